@@ -1,0 +1,451 @@
+#!/usr/bin/env python3
+"""Run one TCP dumbbell scenario in ns-3 and print its measurements as JSON.
+
+Reference point for aqmlab's own simulator: the same scenario spec is run in
+both, and their wall times and bottleneck statistics are compared side by side.
+
+Usage (with the Python of the venv made by benches/ns3_setup.sh):
+
+    python benches/ns3_dumbbell.py SPEC.json      # or "-" to read stdin
+
+Fairness of the timing comparison rests on two rules kept throughout:
+
+* No Python runs per packet. Measurements come from C++ counters
+  (QueueDisc::GetStats, PacketSink::GetTotalRx) read between pieces of
+  Simulator::Run, which is stopped at every period boundary and resumed.
+* The ns-3 model follows the spec and nothing else: every queue is an explicit
+  queue disc of the given size (no ns-3 default FqCoDel left anywhere, device
+  queues shrunk to one packet), TCP is NewReno with the spec's parameters.
+
+Only the JSON result goes to stdout; progress and ns-3/cppyy noise go to stderr.
+"""
+
+import json
+import sys
+import time
+
+import cppyy  # comes with the ns3 wheel; also used to compile ABORT_CPP
+
+NS3_VERSION = "3.44"
+SINK_PORT = 9
+# A send/receive buffer far above any window the scenarios reach, so that
+# neither caps the congestion window (the ns-3 defaults, 128 KiB, would).
+SOCKET_BUFFER_BYTES = 4 * 1024 * 1024
+
+REQUIRED_KEYS = (
+    "duration_s", "bottleneck_rate_bps", "bottleneck_delay_s", "access_rate_bps",
+    "receiver_access_delay_s", "access_limit_packets", "reverse_limit_packets",
+    "qdisc", "mss_bytes", "initial_cwnd_segments", "min_rto_s", "delayed_ack",
+    "flows", "periods_s",
+)
+RED_KEYS = ("limit_packets", "min_th", "max_th", "w_q", "max_p", "gentle", "mean_pkt_size")
+
+# ns-3's TcpSocketBase has no public abort: Close() and ShutdownSend() both
+# transmit everything already written to the send buffer first, which with a
+# 4 MB buffer would keep a "stopped" flow sending for many seconds. A flow's
+# stop must end its sending at stop_s, so stop it the way ns-3 itself aborts a
+# connection in Close() when unread data is pending: SendRST(), which sends a
+# RST, cancels all timers and releases the endpoint. SendRST is protected; the
+# derived struct only names it (&Derived::member is legal C++ and has type
+# void (TcpSocketBase::*)()), it is never instantiated. The abort runs as a C++
+# event, one per stopped flow, so it adds no Python to the event loop.
+ABORT_CPP = r"""
+#include "ns3/bulk-send-application.h"
+#include "ns3/simulator.h"
+#include "ns3/tcp-socket-base.h"
+
+namespace aqmlab_bench {
+struct TcpAbort : public ns3::TcpSocketBase {
+    static void Abort(ns3::Ptr<ns3::Application> app) {
+        auto bulk = ns3::DynamicCast<ns3::BulkSendApplication>(app);
+        auto sock = ns3::DynamicCast<ns3::TcpSocketBase>(bulk->GetSocket());
+        if (sock) {  // null if the application never started
+            (ns3::PeekPointer(sock)->*(&TcpAbort::SendRST))();
+        }
+    }
+};
+
+void ScheduleAbort(ns3::Ptr<ns3::Application> app, int64_t at_ns) {
+    ns3::Simulator::Schedule(ns3::NanoSeconds(at_ns), &TcpAbort::Abort, app);
+}
+}  // namespace aqmlab_bench
+"""
+
+
+def log(*args):
+    print(*args, file=sys.stderr, flush=True)
+
+
+def load_spec(arg):
+    """Read the scenario spec from a path, or from stdin for "-", and check it."""
+    if arg == "-":
+        spec = json.load(sys.stdin)
+    else:
+        with open(arg) as f:
+            spec = json.load(f)
+    validate_spec(spec)
+    return spec
+
+
+def validate_spec(spec):
+    missing = [k for k in REQUIRED_KEYS if k not in spec]
+    if missing:
+        raise SystemExit(f"spec is missing keys: {', '.join(missing)}")
+    kind = spec["qdisc"].get("kind")
+    if kind not in ("droptail", "red"):
+        raise SystemExit(f"qdisc.kind must be 'droptail' or 'red', got {kind!r}")
+    needed = RED_KEYS if kind == "red" else ("limit_packets",)
+    missing = [k for k in needed if k not in spec["qdisc"]]
+    if missing:
+        raise SystemExit(f"qdisc is missing keys: {', '.join(missing)}")
+    if not spec["flows"]:
+        raise SystemExit("spec has no flows")
+    for i, flow in enumerate(spec["flows"]):
+        if not 0 <= flow["start_s"] < flow["stop_s"]:
+            raise SystemExit(f"flow {i}: need 0 <= start_s < stop_s")
+    for a, b in spec["periods_s"]:
+        if not 0 <= a < b <= spec["duration_s"]:
+            raise SystemExit(f"period [{a}, {b}] is not inside [0, duration_s]")
+
+
+def seconds_to_ns(t):
+    return int(round(t * 1e9))
+
+
+# --------------------------------------------------------------------------
+# Model configuration
+# --------------------------------------------------------------------------
+
+def use_sack(spec):
+    """SACK is on unless the spec says "sack": false.
+
+    ns-3 3.44 has no real non-SACK NewReno: with Sack=false it emulates SACK
+    from duplicate ACKs (TcpTxBuffer::AddRenoSack) on top of its RFC 6675
+    machinery, and that emulation sends about three segments per two ACKs
+    during partial-ACK recovery. The queue then overflows again inside every
+    recovery, and a flow cycles through RTOs and spurious go-back-N
+    retransmissions: a single flow on the 25 Mbps dumbbell gets ~7 Mbps with
+    ~9% loss and a third of its packets duplicates, whatever the queue setup.
+    With SACK the same flow fills the link with ~0 loss. SACK changes only how
+    fast holes are repaired inside one recovery (one window decrease per loss
+    event either way), so it is the closer stand-in for a correct NewReno.
+    """
+    return bool(spec.get("sack", True))
+
+
+def configure_defaults(ns, spec):
+    """Global attribute defaults; they apply to sockets created later by apps."""
+    type_id = ns.TypeId.LookupByName
+    cfg = ns.Config.SetDefault
+    # 3.44 defaults to TcpCubic with PRR recovery: ask for NewReno with the
+    # classic RFC 6582 fast recovery instead.
+    cfg("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(type_id("ns3::TcpNewReno")))
+    cfg("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(type_id("ns3::TcpClassicRecovery")))
+    cfg("ns3::TcpSocket::SegmentSize", ns.UintegerValue(spec["mss_bytes"]))
+    cfg("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(spec["initial_cwnd_segments"]))
+    cfg("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2 if spec["delayed_ack"] else 1))
+    cfg("ns3::TcpSocket::SndBufSize", ns.UintegerValue(SOCKET_BUFFER_BYTES))
+    cfg("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(SOCKET_BUFFER_BYTES))
+    cfg("ns3::TcpSocketBase::Sack", ns.BooleanValue(use_sack(spec)))
+    # On by default in 3.44; the spec's TCP has no timestamps.
+    cfg("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
+    cfg("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(spec["min_rto_s"])))
+    # RED draws its drop decisions from ns-3's RNG; fix the stream.
+    ns.RngSeedManager.SetSeed(1)
+    ns.RngSeedManager.SetRun(int(spec.get("seed", 1)))
+
+
+def queue_size(ns, packets):
+    return ns.QueueSizeValue(ns.QueueSize(f"{int(packets)}p"))
+
+
+def fifo_helper(ns, limit_packets):
+    tch = ns.TrafficControlHelper()
+    tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", queue_size(ns, limit_packets))
+    return tch
+
+
+def bottleneck_helper(ns, spec):
+    """Helper for the discipline under test on R1's bottleneck device."""
+    q = spec["qdisc"]
+    if q["kind"] == "droptail":
+        return fifo_helper(ns, q["limit_packets"])
+    attrs = {
+        "MaxSize": queue_size(ns, q["limit_packets"]),
+        # Thresholds are in packets because MaxSize is in packets.
+        "MinTh": ns.DoubleValue(q["min_th"]),
+        "MaxTh": ns.DoubleValue(q["max_th"]),
+        "QW": ns.DoubleValue(q["w_q"]),
+        "LInterm": ns.DoubleValue(1.0 / q["max_p"]),
+        "Gentle": ns.BooleanValue(bool(q["gentle"])),
+        "MeanPktSize": ns.UintegerValue(q["mean_pkt_size"]),
+        # Idle-time decay of the average counts the packets of MeanPktSize the
+        # link could have sent while the queue was empty.
+        "LinkBandwidth": ns.DataRateValue(ns.DataRate(int(spec["bottleneck_rate_bps"]))),
+        "LinkDelay": ns.TimeValue(ns.Seconds(spec["bottleneck_delay_s"])),
+        # ns-3's default Wait=true uses p_a = p_b / (2 - count*p_b) (ns-2's
+        # "wait" option); the spec's RED is Floyd & Jacobson's
+        # p_a = p_b / (1 - count*p_b) unless it says otherwise.
+        "Wait": ns.BooleanValue(bool(q.get("wait", False))),
+        # Plain RED: drop, never mark; none of the adaptive variants.
+        "UseEcn": ns.BooleanValue(False),
+        "ARED": ns.BooleanValue(False),
+        "AdaptMaxP": ns.BooleanValue(False),
+        "FengAdaptive": ns.BooleanValue(False),
+        "NLRED": ns.BooleanValue(False),
+    }
+    args = [x for name, value in attrs.items() for x in (name, value)]
+    tch = ns.TrafficControlHelper()
+    # SetRootQueueDisc is a variadic C++ template; cppyy instantiates it for
+    # the (name, value) pairs passed here.
+    tch.SetRootQueueDisc("ns3::RedQueueDisc", *args)
+    return tch
+
+
+def p2p_helper(ns, rate_bps):
+    """Point-to-point links whose device queue holds a single packet.
+
+    The device queue sits below the queue disc; left at its default (100
+    packets) it would hold most of the backlog and hide it from the discipline
+    under test. With one packet the queue disc holds everything but the packet
+    waiting behind the one on the wire.
+    """
+    p2p = ns.PointToPointHelper()
+    p2p.SetDeviceAttribute("DataRate", ns.DataRateValue(ns.DataRate(int(rate_bps))))
+    p2p.SetQueue("ns3::DropTailQueue", "MaxSize", ns.StringValue("1p"))
+    return p2p
+
+
+# --------------------------------------------------------------------------
+# Topology
+# --------------------------------------------------------------------------
+
+class Dumbbell:
+    """Handles to the parts of the built model that are read after the run."""
+
+    def __init__(self):
+        self.bottleneck_qdisc = None  # Ptr<QueueDisc> on R1 -> R2
+        self.other_qdiscs = []  # QueueDiscContainers of every other device
+        self.sink_apps = None  # ApplicationContainer, one PacketSink per flow
+        self.all_nodes = None
+
+
+def build_dumbbell(ns, spec):
+    flows = spec["flows"]
+    n = len(flows)
+    net = Dumbbell()
+
+    routers, senders, receivers = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
+    routers.Create(2)
+    senders.Create(n)
+    receivers.Create(n)
+    r1, r2 = routers.Get(0), routers.Get(1)
+    net.all_nodes = ns.NodeContainer(routers, senders, receivers)
+    ns.InternetStackHelper().Install(net.all_nodes)
+
+    # Links first, queue discs second, addresses last: Ipv4AddressHelper::Assign
+    # installs the default FqCoDel on any device that has no root queue disc
+    # yet, so every device must have ours before addresses are assigned.
+    access = p2p_helper(ns, spec["access_rate_bps"])
+    bottleneck = p2p_helper(ns, spec["bottleneck_rate_bps"])
+    bottleneck.SetChannelAttribute("Delay", ns.TimeValue(ns.Seconds(spec["bottleneck_delay_s"])))
+    bn_devs = bottleneck.Install(r1, r2)
+
+    sender_links, receiver_links = [], []
+    access_devs = ns.NetDeviceContainer()
+    for i, flow in enumerate(flows):
+        access.SetChannelAttribute("Delay", ns.TimeValue(ns.Seconds(flow["access_delay_s"])))
+        s_devs = access.Install(senders.Get(i), r1)
+        sender_links.append(s_devs)
+        access_devs.Add(s_devs)
+    access.SetChannelAttribute("Delay", ns.TimeValue(ns.Seconds(spec["receiver_access_delay_s"])))
+    for i in range(n):
+        d_devs = access.Install(r2, receivers.Get(i))
+        receiver_links.append(d_devs)
+        access_devs.Add(d_devs)
+
+    net.bottleneck_qdisc = bottleneck_helper(ns, spec).Install(bn_devs.Get(0)).Get(0)
+    net.other_qdiscs.append(fifo_helper(ns, spec["reverse_limit_packets"]).Install(bn_devs.Get(1)))
+    net.other_qdiscs.append(fifo_helper(ns, spec["access_limit_packets"]).Install(access_devs))
+
+    # One /30 per link out of 10.0.0.0/8: room for ~4M links.
+    addresses = ns.Ipv4AddressHelper()
+    addresses.SetBase(ns.Ipv4Address("10.0.0.0"), ns.Ipv4Mask("255.255.255.252"))
+    addresses.Assign(bn_devs)
+    for devs in sender_links:
+        addresses.NewNetwork()
+        addresses.Assign(devs)
+    receiver_addrs = []
+    for devs in receiver_links:
+        addresses.NewNetwork()
+        receiver_addrs.append(addresses.Assign(devs).GetAddress(1))
+
+    check_queue_discs(ns, net.all_nodes, spec)
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    net.sink_apps = install_apps(ns, spec, senders, receivers, receiver_addrs)
+    return net
+
+
+def check_queue_discs(ns, nodes, spec):
+    """Fail loudly if any device ended up with a queue disc we did not choose."""
+    wanted = {"ns3::FifoQueueDisc", "ns3::RedQueueDisc"}
+    for k in range(nodes.GetN()):
+        node = nodes.Get(k)
+        tc = node.GetObject[ns.TrafficControlLayer]()
+        for d in range(node.GetNDevices()):
+            dev = node.GetDevice(d)
+            if ns.DynamicCast[ns.LoopbackNetDevice](dev):
+                continue
+            qd = tc.GetRootQueueDiscOnDevice(dev)
+            name = qd.GetInstanceTypeId().GetName() if qd else "none"
+            if name not in wanted:
+                raise SystemExit(f"node {k} device {d} has queue disc {name}")
+            dev_queue = ns.DynamicCast[ns.PointToPointNetDevice](dev).GetQueue()
+            if dev_queue.GetMaxSize().GetValue() != 1:
+                raise SystemExit(f"node {k} device {d} has a device queue above 1 packet")
+
+
+def install_apps(ns, spec, senders, receivers, receiver_addrs):
+    """A PacketSink on every D_i and an unlimited BulkSend on every S_i."""
+    any_addr = ns.InetSocketAddress(ns.Ipv4Address.GetAny(), SINK_PORT).ConvertTo()
+    sinks = ns.PacketSinkHelper("ns3::TcpSocketFactory", any_addr).Install(receivers)
+    sinks.Start(ns.Seconds(0.0))
+
+    duration_ns = seconds_to_ns(spec["duration_s"])
+    for i, flow in enumerate(spec["flows"]):
+        remote = ns.InetSocketAddress(receiver_addrs[i], SINK_PORT).ConvertTo()
+        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", remote)
+        bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
+        bulk.SetAttribute("SendSize", ns.UintegerValue(spec["mss_bytes"]))
+        app = bulk.Install(senders.Get(i)).Get(0)
+        app.SetStartTime(ns.Seconds(flow["start_s"]))
+        # No Application stop time: BulkSend's StopApplication would Close()
+        # the socket, which drains the send buffer (see ABORT_CPP).
+        stop_ns = seconds_to_ns(flow["stop_s"])
+        if stop_ns < duration_ns:
+            cppyy.gbl.aqmlab_bench.ScheduleAbort(app, stop_ns)
+    return sinks
+
+
+# --------------------------------------------------------------------------
+# Running and measuring
+# --------------------------------------------------------------------------
+
+def snapshot(qdisc):
+    """Copy the counters now: GetStats() returns a live reference.
+
+    Byte counts are QueueDiscItem sizes, which for IPv4 are the full IP packet
+    (IP header + TCP header + payload, i.e. mss + 40 for a data segment),
+    without the 2-byte PPP header the point-to-point device adds on the wire.
+    """
+    st = qdisc.GetStats()
+    return {
+        "arrivals": int(st.nTotalReceivedPackets),
+        "drops": int(st.nTotalDroppedPackets),
+        "dequeued_packets": int(st.nTotalDequeuedPackets),
+        "dequeued_bytes": int(st.nTotalDequeuedBytes),
+    }
+
+
+def run_until(ns, t_s):
+    """Advance the simulation to t_s and return the wall time it took.
+
+    Simulator::Stop takes a delay relative to Now(), not an absolute time.
+    Events at exactly t_s run in the next piece, so a snapshot taken here
+    covers [previous boundary, t_s).
+    """
+    delay_ns = seconds_to_ns(t_s) - ns.Simulator.Now().GetNanoSeconds()
+    if delay_ns <= 0:
+        return 0.0
+    ns.Simulator.Stop(ns.NanoSeconds(delay_ns))
+    t0 = time.perf_counter()
+    ns.Simulator.Run()
+    return time.perf_counter() - t0
+
+
+def run_and_measure(ns, spec, qdisc):
+    """Run in pieces ending at every period boundary; snapshot at each."""
+    boundaries = sorted({float(t) for p in spec["periods_s"] for t in p} | {float(spec["duration_s"])})
+    snaps = {0.0: snapshot(qdisc)}
+    wall_run = 0.0
+    for t in boundaries:
+        if t == 0.0:
+            continue
+        wall_run += run_until(ns, t)
+        snaps[t] = snapshot(qdisc)
+        log(f"t={t:g}s  wall_run={wall_run:.2f}s  {snaps[t]}")
+    return snaps, wall_run
+
+
+def period_rows(spec, snaps):
+    rows = []
+    for a, b in spec["periods_s"]:
+        start, end = snaps[float(a)], snaps[float(b)]
+        d = {k: end[k] - start[k] for k in end}
+        rows.append({
+            "start_s": a,
+            "end_s": b,
+            "utilization_mbps": d["dequeued_bytes"] * 8 / (b - a) / 1e6,
+            "drop_rate_pct": 100.0 * d["drops"] / d["arrivals"] if d["arrivals"] else 0.0,
+            "arrivals": d["arrivals"],
+            "drops": d["drops"],
+            "dequeued_bytes": d["dequeued_bytes"],
+        })
+    return rows
+
+
+def other_queue_drops(net):
+    """Drops outside the bottleneck: should be 0 if the spec's limits are sane."""
+    total = 0
+    for container in net.other_qdiscs:
+        for k in range(container.GetN()):
+            total += int(container.Get(k).GetStats().nTotalDroppedPackets)
+    return total
+
+
+def import_ns3():
+    """Import the bindings; cppyy loads every ns-3 library here (slow)."""
+    from ns import ns
+
+    cppyy.cppdef(ABORT_CPP)
+    return ns
+
+
+def main(argv):
+    if len(argv) != 2:
+        raise SystemExit("usage: ns3_dumbbell.py SPEC.json|-")
+    spec = load_spec(argv[1])
+
+    t0 = time.perf_counter()
+    ns = import_ns3()
+    wall_import = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    configure_defaults(ns, spec)
+    net = build_dumbbell(ns, spec)
+    wall_setup = time.perf_counter() - t0
+    log(f"import {wall_import:.1f}s, setup {wall_setup:.1f}s, {len(spec['flows'])} flows")
+
+    snaps, wall_run = run_and_measure(ns, spec, net.bottleneck_qdisc)
+    end = snaps[float(spec["duration_s"])]
+    result = {
+        "ns3_version": NS3_VERSION,
+        "n_flows": len(spec["flows"]),
+        "tcp_sack": use_sack(spec),
+        "wall_import_s": wall_import,
+        "wall_setup_s": wall_setup,
+        "wall_run_s": wall_run,
+        "periods": period_rows(spec, snaps),
+        "total": end,
+        "sink_bytes": [
+            int(ns.DynamicCast[ns.PacketSink](net.sink_apps.Get(i)).GetTotalRx())
+            for i in range(net.sink_apps.GetN())
+        ],
+        "other_queue_drops": other_queue_drops(net),
+    }
+    ns.Simulator.Destroy()
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main(sys.argv)

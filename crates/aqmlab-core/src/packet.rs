@@ -1,0 +1,93 @@
+//! The packet that flows through every discipline and both engines.
+//!
+//! A packet is a plain `Copy` value: disciplines move it around by value and never allocate
+//! per packet. Only the fields a discipline, a classifier or an application needs are here;
+//! payload bytes are never simulated.
+
+use crate::units::Time;
+use serde::{Deserialize, Serialize};
+
+/// Transport protocol of a packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Proto {
+    #[default]
+    Tcp,
+    Udp,
+}
+
+/// The two ECN bits of the IP header (RFC 3168 section 5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Ecn {
+    #[default]
+    NotEct,
+    Ect0,
+    Ect1,
+    Ce,
+}
+
+impl Ecn {
+    pub fn is_ect(self) -> bool {
+        matches!(self, Ecn::Ect0 | Ecn::Ect1)
+    }
+}
+
+/// Video frame type of the application data a packet carries, if any.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FrameType {
+    #[default]
+    None,
+    I,
+    P,
+    B,
+}
+
+/// TCP header flags the simulator uses.
+pub mod tcp_flags {
+    pub const ACK: u8 = 0x10;
+    pub const PSH: u8 = 0x08;
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Packet {
+    /// Unique id within a run, assigned by the engine at creation.
+    pub uid: u64,
+    /// Size on the wire at the IP layer, headers included, in bytes.
+    pub size: u32,
+    /// Engine-wide flow index (one per transport connection / stream and direction group).
+    pub flow: u32,
+    /// Source and destination node addresses (the engine's node ids).
+    pub src: u32,
+    pub dst: u32,
+    pub sport: u16,
+    pub dport: u16,
+    pub proto: Proto,
+    /// Priority class for class-based disciplines: 0 = unclassified, 1 = lowest ... 3 = highest.
+    pub class: u8,
+    /// DiffServ code point (6 bits).
+    pub dscp: u8,
+    pub ecn: Ecn,
+    /// Transport sequence number: first payload byte for TCP data, RTP-like sequence for UDP.
+    pub seq: u64,
+    /// Cumulative acknowledgment number (TCP ACKs only).
+    pub ack: u64,
+    /// Transport payload bytes (TCP/UDP data, excluding headers).
+    pub payload: u32,
+    pub tcp_flags: u8,
+    /// ECN-Echo flag on a TCP ACK (RFC 3168 section 6.1.3).
+    pub ece: bool,
+    /// When the sender created this packet.
+    pub sent_at: Time,
+    /// Set by the queue wrapper when the packet enters a discipline; used for sojourn times.
+    pub enqueued_at: Time,
+    /// Application metadata: frame number, type, fragment index and count.
+    pub frame_id: u32,
+    pub frame_type: FrameType,
+    pub frag_index: u16,
+    pub frag_count: u16,
+}
+
+impl Packet {
+    pub fn is_tcp_data(&self) -> bool {
+        self.proto == Proto::Tcp && self.payload > 0
+    }
+}

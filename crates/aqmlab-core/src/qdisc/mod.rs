@@ -1,0 +1,253 @@
+//! The queue-discipline seam shared by both engines.
+//!
+//! A discipline implements [`Qdisc`]: `enqueue` decides (accept, mark, drop with a typed
+//! [`DropReason`], or accept and push out other packets, as longest-queue-drop does) and
+//! `dequeue` picks the next packet to send. Engines never call a discipline directly: they go
+//! through [`Queue`], which keeps the books so that no discipline can get them wrong:
+//!
+//! * received = enqueued + dropped on arrival
+//! * backlog  = enqueued - dequeued - evicted
+//!
+//! (after ns-3's `QueueDisc::Enqueue`/`DoEnqueue` split). [`Queue::check_invariants`] verifies
+//! both against the discipline's own backlog counters.
+
+pub mod fifo;
+pub mod red;
+
+use crate::packet::Packet;
+use crate::rng::SimRng;
+use crate::units::{Rate, Time};
+use serde::{Deserialize, Serialize};
+
+/// Why a packet was dropped. Every drop in aqmlab carries one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[repr(u8)]
+pub enum DropReason {
+    /// The buffer was full (tail drop).
+    Overflow = 0,
+    /// Probabilistic early drop by an AQM (RED's random drop, Rb-RED's rate-based coin).
+    Early = 1,
+    /// Forced drop by an AQM beyond its hard threshold (RED's avg >= max_th).
+    Forced = 2,
+    /// Pushed out of the buffer to make room for an arrival (longest queue drop).
+    Evicted = 3,
+    /// Dropped by a class policy regardless of load (Rb-RIO "drop all class1 packets").
+    Policy = 4,
+}
+
+impl DropReason {
+    pub const ALL: [DropReason; 5] = [
+        DropReason::Overflow,
+        DropReason::Early,
+        DropReason::Forced,
+        DropReason::Evicted,
+        DropReason::Policy,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::Overflow => "overflow",
+            DropReason::Early => "early",
+            DropReason::Forced => "forced",
+            DropReason::Evicted => "evicted",
+            DropReason::Policy => "policy",
+        }
+    }
+}
+
+/// The outcome of offering a packet to a discipline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Accepted unchanged.
+    Enqueued,
+    /// Accepted with its ECN field set to CE instead of being dropped (RFC 3168).
+    Marked,
+    /// Refused; the caller still holds its copy of the packet.
+    Dropped(DropReason),
+}
+
+/// A packet pushed out of the buffer after it had been accepted.
+#[derive(Clone, Copy, Debug)]
+pub struct Evicted {
+    pub packet: Packet,
+    pub reason: DropReason,
+}
+
+/// A queue discipline. Implementations hold only their own state; the accounting that must
+/// always hold lives in [`Queue`].
+pub trait Qdisc: Send {
+    /// Offers `pkt` at time `now`. Packets pushed out to make room are appended to `evicted`.
+    fn enqueue(&mut self, pkt: Packet, now: Time, rng: &mut SimRng, evicted: &mut Vec<Evicted>) -> Verdict;
+    /// Removes the next packet to transmit, if any.
+    fn dequeue(&mut self, now: Time) -> Option<Packet>;
+    /// Backlog in packets.
+    fn len_packets(&self) -> usize;
+    /// Backlog in bytes.
+    fn len_bytes(&self) -> u64;
+    /// The discipline's own smoothed queue estimate (RED's `avg`), in the unit it uses.
+    fn average_queue(&self) -> Option<f64> {
+        None
+    }
+    /// Short name used in records and tables.
+    fn kind(&self) -> &'static str;
+}
+
+/// Counters kept by [`Queue`] for every discipline.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct QdiscStats {
+    pub received_packets: u64,
+    pub received_bytes: u64,
+    pub enqueued_packets: u64,
+    pub enqueued_bytes: u64,
+    pub marked_packets: u64,
+    pub dequeued_packets: u64,
+    pub dequeued_bytes: u64,
+    /// Drops on arrival, indexed by `DropReason as usize`.
+    pub dropped_packets: [u64; 5],
+    pub dropped_bytes: [u64; 5],
+    /// Packets pushed out after acceptance, indexed by `DropReason as usize`.
+    pub evicted_packets: [u64; 5],
+    pub evicted_bytes: [u64; 5],
+}
+
+impl QdiscStats {
+    pub fn total_dropped_packets(&self) -> u64 {
+        self.dropped_packets.iter().sum::<u64>() + self.evicted_packets.iter().sum::<u64>()
+    }
+}
+
+/// What happened to one arrival, as the engine needs it for its records.
+#[derive(Debug)]
+pub struct EnqueueOutcome<'a> {
+    pub verdict: Verdict,
+    pub evicted: &'a [Evicted],
+}
+
+/// A discipline behind the accounting wrapper. Engines hold `Queue`s, never bare disciplines.
+pub struct Queue {
+    inner: Box<dyn Qdisc>,
+    stats: QdiscStats,
+    evicted: Vec<Evicted>,
+}
+
+impl Queue {
+    pub fn new(inner: Box<dyn Qdisc>) -> Queue {
+        Queue { inner, stats: QdiscStats::default(), evicted: Vec::new() }
+    }
+
+    pub fn enqueue(&mut self, mut pkt: Packet, now: Time, rng: &mut SimRng) -> EnqueueOutcome<'_> {
+        let size = pkt.size as u64;
+        self.stats.received_packets += 1;
+        self.stats.received_bytes += size;
+        pkt.enqueued_at = now;
+        self.evicted.clear();
+        let verdict = self.inner.enqueue(pkt, now, rng, &mut self.evicted);
+        match verdict {
+            Verdict::Enqueued | Verdict::Marked => {
+                self.stats.enqueued_packets += 1;
+                self.stats.enqueued_bytes += size;
+                if verdict == Verdict::Marked {
+                    self.stats.marked_packets += 1;
+                }
+            }
+            Verdict::Dropped(reason) => {
+                self.stats.dropped_packets[reason as usize] += 1;
+                self.stats.dropped_bytes[reason as usize] += size;
+            }
+        }
+        for e in &self.evicted {
+            self.stats.evicted_packets[e.reason as usize] += 1;
+            self.stats.evicted_bytes[e.reason as usize] += e.packet.size as u64;
+        }
+        EnqueueOutcome { verdict, evicted: &self.evicted }
+    }
+
+    pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
+        let pkt = self.inner.dequeue(now)?;
+        self.stats.dequeued_packets += 1;
+        self.stats.dequeued_bytes += pkt.size as u64;
+        Some(pkt)
+    }
+
+    pub fn len_packets(&self) -> usize {
+        self.inner.len_packets()
+    }
+    pub fn len_bytes(&self) -> u64 {
+        self.inner.len_bytes()
+    }
+    pub fn average_queue(&self) -> Option<f64> {
+        self.inner.average_queue()
+    }
+    pub fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+    pub fn stats(&self) -> &QdiscStats {
+        &self.stats
+    }
+
+    /// Checks the two accounting identities against the discipline's own backlog.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let s = &self.stats;
+        let dropped: u64 = s.dropped_packets.iter().sum();
+        let evicted: u64 = s.evicted_packets.iter().sum();
+        if s.received_packets != s.enqueued_packets + dropped {
+            return Err(format!(
+                "{}: received {} != enqueued {} + dropped {}",
+                self.kind(), s.received_packets, s.enqueued_packets, dropped
+            ));
+        }
+        let backlog = s.enqueued_packets as i128 - s.dequeued_packets as i128 - evicted as i128;
+        if backlog != self.len_packets() as i128 {
+            return Err(format!(
+                "{}: backlog by accounting {} != discipline's {} packets",
+                self.kind(), backlog, self.len_packets()
+            ));
+        }
+        let evicted_b: u64 = s.evicted_bytes.iter().sum();
+        let backlog_b = s.enqueued_bytes as i128 - s.dequeued_bytes as i128 - evicted_b as i128;
+        if backlog_b != self.len_bytes() as i128 {
+            return Err(format!(
+                "{}: byte backlog by accounting {} != discipline's {}",
+                self.kind(), backlog_b, self.len_bytes()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Every discipline's configuration, tagged by `kind` as in scenario files.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QdiscConfig {
+    #[serde(alias = "fifo", alias = "drop_tail")]
+    Droptail(fifo::DropTailConfig),
+    Red(red::RedConfig),
+}
+
+impl QdiscConfig {
+    /// Checks parameter ranges; the error names the field and what is allowed.
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            QdiscConfig::Droptail(c) => c.validate(),
+            QdiscConfig::Red(c) => c.validate(),
+        }
+    }
+}
+
+/// Builds a discipline for a link of rate `link_rate` (RED needs it for its idle-time decay).
+pub fn build_qdisc(cfg: &QdiscConfig, link_rate: Rate) -> Result<Queue, String> {
+    cfg.validate()?;
+    let inner: Box<dyn Qdisc> = match cfg {
+        QdiscConfig::Droptail(c) => Box::new(fifo::DropTail::new(c.clone())),
+        QdiscConfig::Red(c) => Box::new(red::Red::new(c.clone(), link_rate)),
+    };
+    Ok(Queue::new(inner))
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use crate::packet::Packet;
+
+    pub fn pkt(uid: u64, flow: u32, size: u32) -> Packet {
+        Packet { uid, flow, size, ..Packet::default() }
+    }
+}

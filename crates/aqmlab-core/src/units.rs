@@ -1,0 +1,279 @@
+//! Units in types: [`Time`] (integer nanoseconds), [`Rate`] (bits per second), [`Bytes`], and
+//! queue [`Limit`]s in packets or bytes, with the parsers behind scenario strings such as
+//! `"20ms"`, `"25Mbps"`, `"150KB"` and `"100p"`.
+//!
+//! Parsing is strict on purpose: a number without a unit, or a unit we do not know (`"25Mbs"`),
+//! is an error that lists the accepted units, never a guess. Decimal prefixes are SI (1 KB =
+//! 1000 B, 1 Mbps = 10^6 bit/s, as ns-3 and the papers use them); binary sizes are spelled KiB/MiB.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// A point in time or a duration, in integer nanoseconds since the start of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Time(pub u64);
+
+impl Time {
+    pub const ZERO: Time = Time(0);
+    pub const MAX: Time = Time(u64::MAX);
+
+    pub const fn from_nanos(ns: u64) -> Time {
+        Time(ns)
+    }
+    pub const fn from_micros(us: u64) -> Time {
+        Time(us * 1_000)
+    }
+    pub const fn from_millis(ms: u64) -> Time {
+        Time(ms * 1_000_000)
+    }
+    pub const fn from_secs(s: u64) -> Time {
+        Time(s * 1_000_000_000)
+    }
+    /// Rounds to the nearest nanosecond; negative or NaN inputs become zero.
+    pub fn from_secs_f64(s: f64) -> Time {
+        if s.is_finite() && s > 0.0 {
+            Time((s * 1e9).round() as u64)
+        } else {
+            Time(0)
+        }
+    }
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    pub fn saturating_sub(self, other: Time) -> Time {
+        Time(self.0.saturating_sub(other.0))
+    }
+    pub fn mul_f64(self, k: f64) -> Time {
+        Time::from_secs_f64(self.as_secs_f64() * k)
+    }
+}
+
+impl Add for Time {
+    type Output = Time;
+    fn add(self, rhs: Time) -> Time {
+        Time(self.0.saturating_add(rhs.0))
+    }
+}
+impl AddAssign for Time {
+    fn add_assign(&mut self, rhs: Time) {
+        self.0 = self.0.saturating_add(rhs.0);
+    }
+}
+impl Sub for Time {
+    type Output = Time;
+    fn sub(self, rhs: Time) -> Time {
+        Time(self.0.saturating_sub(rhs.0))
+    }
+}
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}s", self.as_secs_f64())
+    }
+}
+
+/// A data rate in bits per second.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Rate(pub u64);
+
+impl Rate {
+    pub const fn bps(b: u64) -> Rate {
+        Rate(b)
+    }
+    pub const fn mbps(m: u64) -> Rate {
+        Rate(m * 1_000_000)
+    }
+    pub fn as_bps_f64(self) -> f64 {
+        self.0 as f64
+    }
+    /// Serialization time of `bytes` at this rate, rounded up to the next nanosecond so that a
+    /// link never sends faster than its rate. A zero rate means "infinitely fast".
+    pub fn tx_time(self, bytes: u64) -> Time {
+        if self.0 == 0 {
+            return Time::ZERO;
+        }
+        let bits = bytes as u128 * 8 * 1_000_000_000;
+        Time(bits.div_ceil(self.0 as u128) as u64)
+    }
+}
+
+/// A size in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Bytes(pub u64);
+
+/// A queue capacity, in packets or in bytes (Linux tc's `limit`, ns-3's `MaxSize`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    Packets(u64),
+    Bytes(u64),
+}
+
+impl Limit {
+    /// Whether a queue holding `packets`/`bytes` can take one more packet of `size` bytes.
+    pub fn admits(self, packets: usize, bytes: u64, size: u32) -> bool {
+        match self {
+            Limit::Packets(n) => (packets as u64) < n,
+            Limit::Bytes(b) => bytes + size as u64 <= b,
+        }
+    }
+}
+
+/// Why a unit string was rejected; the message lists what would have been accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitError(pub String);
+
+impl fmt::Display for UnitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for UnitError {}
+
+pub const TIME_UNITS: &str = "s, ms, us, ns (e.g. \"20ms\", \"1.5s\")";
+pub const RATE_UNITS: &str = "bps, Kbps, Mbps, Gbps or kb/s, mb/s, gb/s (e.g. \"25Mbps\")";
+pub const SIZE_UNITS: &str = "B, KB, MB, GB (x1000), KiB, MiB (x1024) (e.g. \"150KB\")";
+pub const LIMIT_UNITS: &str = "p for packets or a byte size (B, KB, MB, KiB, MiB), e.g. \"100p\" or \"150KB\"";
+
+/// Splits `"25.5Mbps"` into (25.5, "Mbps"), rejecting negative, empty or non-finite numbers.
+fn split_number(text: &str, what: &str, allowed: &str) -> Result<(f64, String), UnitError> {
+    let s = text.trim();
+    let cut = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(cut);
+    let num = num.replace('_', "");
+    if num.is_empty() {
+        return Err(UnitError(format!(
+            "{what} {text:?} must start with a non-negative number followed by a unit: {allowed}"
+        )));
+    }
+    let value: f64 = num
+        .parse()
+        .map_err(|_| UnitError(format!("{what} {text:?}: {num:?} is not a number")))?;
+    if !value.is_finite() {
+        return Err(UnitError(format!("{what} {text:?} is not finite")));
+    }
+    let unit = unit.trim().to_string();
+    if unit.is_empty() {
+        return Err(UnitError(format!(
+            "{what} {text:?} has no unit; write one of: {allowed}"
+        )));
+    }
+    Ok((value, unit))
+}
+
+fn unknown_unit(what: &str, text: &str, unit: &str, allowed: &str) -> UnitError {
+    UnitError(format!(
+        "{what} {text:?}: unknown unit {unit:?}; allowed units: {allowed}"
+    ))
+}
+
+/// Parses a duration such as `"20ms"`.
+pub fn parse_time(text: &str) -> Result<Time, UnitError> {
+    let (v, unit) = split_number(text, "duration", TIME_UNITS)?;
+    let scale = match unit.as_str() {
+        "s" | "sec" => 1e9,
+        "ms" => 1e6,
+        "us" | "µs" => 1e3,
+        "ns" => 1.0,
+        _ => return Err(unknown_unit("duration", text, &unit, TIME_UNITS)),
+    };
+    Ok(Time((v * scale).round() as u64))
+}
+
+/// Parses a rate such as `"25Mbps"`. Lower-case `mb/s` is accepted because the PELS paper
+/// writes rates that way; `MBps` (bytes) is refused as too easy to misread.
+pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {
+    let (v, unit) = split_number(text, "rate", RATE_UNITS)?;
+    let scale = match unit.as_str() {
+        "bps" | "b/s" => 1.0,
+        "Kbps" | "kbps" | "kb/s" | "Kb/s" => 1e3,
+        "Mbps" | "mbps" | "mb/s" | "Mb/s" => 1e6,
+        "Gbps" | "gbps" | "gb/s" | "Gb/s" => 1e9,
+        _ => return Err(unknown_unit("rate", text, &unit, RATE_UNITS)),
+    };
+    Ok(Rate((v * scale).round() as u64))
+}
+
+/// Parses a byte size such as `"150KB"` or `"1500B"`.
+pub fn parse_bytes(text: &str) -> Result<Bytes, UnitError> {
+    let (v, unit) = split_number(text, "size", SIZE_UNITS)?;
+    let scale = byte_scale(&unit).ok_or_else(|| unknown_unit("size", text, &unit, SIZE_UNITS))?;
+    Ok(Bytes((v * scale).round() as u64))
+}
+
+fn byte_scale(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "B" => 1.0,
+        "KB" | "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        _ => return None,
+    })
+}
+
+/// Parses a queue limit: `"100p"` (packets) or a byte size (`"150KB"`).
+pub fn parse_limit(text: &str) -> Result<Limit, UnitError> {
+    let (v, unit) = split_number(text, "queue limit", LIMIT_UNITS)?;
+    if unit == "p" || unit == "pkts" || unit == "packets" {
+        if v.fract() != 0.0 {
+            return Err(UnitError(format!(
+                "queue limit {text:?}: a packet count must be a whole number"
+            )));
+        }
+        return Ok(Limit::Packets(v as u64));
+    }
+    let scale = byte_scale(&unit).ok_or_else(|| unknown_unit("queue limit", text, &unit, LIMIT_UNITS))?;
+    Ok(Limit::Bytes((v * scale).round() as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_times() {
+        assert_eq!(parse_time("20ms").unwrap(), Time::from_millis(20));
+        assert_eq!(parse_time("1.5s").unwrap(), Time::from_millis(1500));
+        assert_eq!(parse_time("100us").unwrap(), Time::from_micros(100));
+        assert_eq!(parse_time(" 7ns ").unwrap(), Time(7));
+    }
+
+    #[test]
+    fn parses_rates_and_sizes() {
+        assert_eq!(parse_rate("25Mbps").unwrap(), Rate(25_000_000));
+        assert_eq!(parse_rate("4mb/s").unwrap(), Rate(4_000_000));
+        assert_eq!(parse_rate("600Kbps").unwrap(), Rate(600_000));
+        assert_eq!(parse_bytes("150KB").unwrap(), Bytes(150_000));
+        assert_eq!(parse_bytes("2KiB").unwrap(), Bytes(2048));
+        assert_eq!(parse_limit("100p").unwrap(), Limit::Packets(100));
+        assert_eq!(parse_limit("10KB").unwrap(), Limit::Bytes(10_000));
+    }
+
+    #[test]
+    fn rejects_typos_with_the_allowed_units() {
+        let e = parse_rate("25Mbs").unwrap_err().0;
+        assert!(e.contains("Mbs") && e.contains("Mbps"), "{e}");
+        assert!(parse_time("20").unwrap_err().0.contains("no unit"));
+        assert!(parse_rate("-5Mbps").is_err());
+        assert!(parse_limit("1.5p").is_err());
+        assert!(parse_bytes("MB").is_err());
+    }
+
+    #[test]
+    fn tx_time_rounds_up() {
+        // 1000 bytes at 25 Mbit/s is exactly 320 us.
+        assert_eq!(Rate::mbps(25).tx_time(1000), Time::from_micros(320));
+        // 1 byte at 3 bit/s is 8/3 s: must round up, never down.
+        assert_eq!(Rate(3).tx_time(1), Time(2_666_666_667));
+    }
+}

@@ -1,0 +1,88 @@
+//! One property test for every discipline: drive it with arbitrary arrivals, departures and
+//! clock steps, and check after every step that the accounting wrapper's identities hold
+//! (received = enqueued + dropped on arrival; backlog = enqueued - dequeued - evicted) in
+//! packets and in bytes, and that a discipline never exceeds its physical limit.
+//! Add each new discipline to `configs()`.
+
+use aqmlab_core::qdisc::fifo::DropTailConfig;
+use aqmlab_core::qdisc::red::{RedConfig, RedMode};
+use aqmlab_core::{build_qdisc, Ecn, Limit, Packet, QdiscConfig, Rate, SimRng, Time};
+use proptest::prelude::*;
+
+fn red(limit: Limit, mode: RedMode, gentle: bool, ecn: bool) -> QdiscConfig {
+    QdiscConfig::Red(RedConfig {
+        limit,
+        min_th: 3.0,
+        max_th: 9.0,
+        w_q: 0.2,
+        max_p: 0.3,
+        gentle,
+        mode,
+        ecn,
+        mean_pkt_size: 500,
+    })
+}
+
+fn configs() -> Vec<QdiscConfig> {
+    vec![
+        QdiscConfig::Droptail(DropTailConfig { limit: Limit::Packets(12) }),
+        QdiscConfig::Droptail(DropTailConfig { limit: Limit::Bytes(9_000) }),
+        red(Limit::Packets(12), RedMode::Packets, false, false),
+        red(Limit::Packets(12), RedMode::Packets, true, true),
+        red(Limit::Bytes(9_000), RedMode::Bytes, true, false),
+        red(Limit::Bytes(9_000), RedMode::Bytes, false, true),
+    ]
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Arrive { size: u32, flow: u32, class: u8, ect: bool },
+    Depart,
+    Wait(u64),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (40u32..1500, 0u32..6, 0u8..4, any::<bool>())
+            .prop_map(|(size, flow, class, ect)| Op::Arrive { size, flow, class, ect }),
+        3 => Just(Op::Depart),
+        1 => (0u64..5_000_000).prop_map(Op::Wait),
+    ]
+}
+
+fn max_backlog(cfg: &QdiscConfig) -> (u64, u64) {
+    let limit = match cfg {
+        QdiscConfig::Droptail(c) => c.limit,
+        QdiscConfig::Red(c) => c.limit,
+    };
+    match limit {
+        Limit::Packets(n) => (n, u64::MAX),
+        Limit::Bytes(b) => (u64::MAX, b),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    #[test]
+    fn accounting_holds_for_every_discipline(ops in prop::collection::vec(op(), 1..300), seed in any::<u64>()) {
+        for cfg in configs() {
+            let mut q = build_qdisc(&cfg, Rate::mbps(10)).unwrap();
+            let mut rng = SimRng::stream(seed, "prop");
+            let mut now = Time::ZERO;
+            let (max_p, max_b) = max_backlog(&cfg);
+            for (uid, op) in ops.iter().enumerate() {
+                match *op {
+                    Op::Arrive { size, flow, class, ect } => {
+                        let ecn = if ect { Ecn::Ect0 } else { Ecn::NotEct };
+                        let p = Packet { uid: uid as u64, size, flow, class, ecn, ..Packet::default() };
+                        q.enqueue(p, now, &mut rng);
+                    }
+                    Op::Depart => { q.dequeue(now); }
+                    Op::Wait(ns) => now += Time(ns),
+                }
+                prop_assert!(q.check_invariants().is_ok(), "{:?}: {}", cfg, q.check_invariants().unwrap_err());
+                prop_assert!((q.len_packets() as u64) <= max_p && q.len_bytes() <= max_b, "{:?} over its limit", cfg);
+            }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! `aqmlab._core`: the thin binding between Python and the Rust core and simulator.
+//! Conversions and error mapping only; all logic lives in aqmlab-core and aqmlab-sim.
+
+use aqmlab_core::units::{self, Limit};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+fn value_error(e: impl ToString) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// Parses a duration such as "20ms" into integer nanoseconds.
+#[pyfunction]
+fn parse_time(text: &str) -> PyResult<u64> {
+    units::parse_time(text).map(|t| t.as_nanos()).map_err(value_error)
+}
+
+/// Parses a rate such as "25Mbps" into bits per second.
+#[pyfunction]
+fn parse_rate(text: &str) -> PyResult<u64> {
+    units::parse_rate(text).map(|r| r.0).map_err(value_error)
+}
+
+/// Parses a size such as "150KB" into bytes.
+#[pyfunction]
+fn parse_bytes(text: &str) -> PyResult<u64> {
+    units::parse_bytes(text).map(|b| b.0).map_err(value_error)
+}
+
+/// Parses a queue limit ("100p" or "150KB") into ("packets" | "bytes", amount).
+#[pyfunction]
+fn parse_limit(text: &str) -> PyResult<(&'static str, u64)> {
+    match units::parse_limit(text).map_err(value_error)? {
+        Limit::Packets(n) => Ok(("packets", n)),
+        Limit::Bytes(b) => Ok(("bytes", b)),
+    }
+}
+
+/// One simulation run. `run()` releases the GIL; `progress_ns()` and `cancel()` may be called
+/// from another Python thread meanwhile.
+#[pyclass(frozen, module = "aqmlab._core")]
+struct Simulation {
+    inner: Mutex<Option<aqmlab_sim::Simulation>>,
+    cancel: Arc<AtomicBool>,
+    progress: Arc<AtomicU64>,
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    fn new(config_json: &str) -> PyResult<Simulation> {
+        let cfg = aqmlab_sim::config::parse(config_json).map_err(value_error)?;
+        let sim = aqmlab_sim::Simulation::new(cfg).map_err(value_error)?;
+        Ok(Simulation { inner: Mutex::new(Some(sim)), cancel: Arc::default(), progress: Arc::default() })
+    }
+
+    /// Runs to the end. Raises KeyboardInterrupt if `cancel()` was called meanwhile.
+    fn run(&self, py: Python<'_>) -> PyResult<()> {
+        let cancel = self.cancel.clone();
+        let progress = self.progress.clone();
+        let result = py.detach(|| {
+            let mut guard = self.inner.lock().map_err(|_| "simulation state poisoned".to_string())?;
+            let sim = guard.as_mut().ok_or_else(|| "simulation already consumed".to_string())?;
+            sim.run(&cancel, &progress)
+        });
+        match result {
+            Ok(()) => Ok(()),
+            Err(e) if e == "cancelled" => Err(PyKeyboardInterrupt::new_err("simulation cancelled")),
+            Err(e) => Err(PyRuntimeError::new_err(e)),
+        }
+    }
+
+    fn progress_ns(&self) -> u64 {
+        self.progress.load(Ordering::Relaxed)
+    }
+
+    fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    fn summary_json(&self) -> PyResult<String> {
+        let guard = self.inner.lock().map_err(|_| PyRuntimeError::new_err("poisoned"))?;
+        let sim = guard.as_ref().ok_or_else(|| PyRuntimeError::new_err("simulation consumed"))?;
+        Ok(sim.summary().to_string())
+    }
+
+    /// Returns ({table: [(column, numpy dtype, little-endian bytes)]}, pcap bytes or None).
+    fn take_records<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyBytes>>)> {
+        let mut guard = self.inner.lock().map_err(|_| PyRuntimeError::new_err("poisoned"))?;
+        let sim = guard.as_mut().ok_or_else(|| PyRuntimeError::new_err("simulation consumed"))?;
+        let (tables, pcap) = sim.take_records();
+        let out = PyDict::new(py);
+        for (name, table) in tables {
+            let cols = PyList::empty(py);
+            for (col, data) in table {
+                cols.append((col, data.dtype(), PyBytes::new(py, &data.to_le_bytes())))?;
+            }
+            out.set_item(name, cols)?;
+        }
+        Ok((out, pcap.map(|b| PyBytes::new(py, &b))))
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(parse_time, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_limit, m)?)?;
+    m.add_class::<Simulation>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,141 @@
+//! The run description the simulator accepts, as JSON from the Python front end.
+//!
+//! Python validates the human-facing scenario (units as strings, defaults, clear errors) and
+//! hands over this already-normalized form: integer nanoseconds, bits per second and bytes.
+//! `deny_unknown_fields` everywhere makes a mismatch between the two layers loud.
+
+use aqmlab_core::QdiscConfig;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    pub seed: u64,
+    pub duration_ns: u64,
+    pub topology: DumbbellConfig,
+    pub flow_groups: Vec<FlowGroup>,
+    pub records: RecordsConfig,
+}
+
+/// One direction of a point-to-point link.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    pub qdisc: QdiscConfig,
+}
+
+/// Senders on the left of router R1, receivers on the right of R2, one bottleneck R1->R2.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DumbbellConfig {
+    pub bottleneck: LinkConfig,
+    /// R2 -> R1, the path of ACKs.
+    pub reverse: LinkConfig,
+    /// Discipline of every access link (host <-> router), normally a large FIFO.
+    pub access_qdisc: QdiscConfig,
+}
+
+/// A group of identical flows; flow `i` of the group gets its own sender and receiver host.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowGroup {
+    pub name: String,
+    pub count: u32,
+    pub start_ns: u64,
+    /// Each flow starts at `start_ns + U[0, start_jitter_ns)`, drawn from stream
+    /// `"group/<name>/start"`, so that flows do not slow-start in lock step.
+    pub start_jitter_ns: u64,
+    pub stop_ns: u64,
+    pub access_rate_bps: u64,
+    /// Sender access delays spread linearly over [lo, hi] by flow index within the group.
+    pub sender_delay_ns: [u64; 2],
+    pub receiver_delay_ns: u64,
+    /// Priority class weights (class1, class2, class3) for a per-packet random class mark;
+    /// all zero means unclassified (class 0).
+    pub class_weights: [f64; 3],
+    pub dscp: u8,
+    pub app: AppConfig,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AppConfig {
+    /// An FTP-like bulk transfer over TCP NewReno with unlimited data.
+    Bulk { tcp: TcpConfig },
+    /// Constant-bit-rate UDP.
+    Cbr { rate_bps: u64, packet_size: u32 },
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpConfig {
+    /// Payload bytes per segment; packets on the wire are `mss + 40` bytes.
+    pub mss: u32,
+    pub initial_cwnd_segments: u32,
+    pub initial_rto_ns: u64,
+    pub min_rto_ns: u64,
+    pub max_rto_ns: u64,
+    /// RFC 6298's clock granularity G.
+    pub clock_granularity_ns: u64,
+    pub delayed_ack: bool,
+    pub delayed_ack_timeout_ns: u64,
+    /// Receiver window in bytes (also caps the congestion window).
+    pub rwnd: u64,
+    /// Send ECN-capable packets and react to ECN-Echo (RFC 3168).
+    pub ecn: bool,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordsConfig {
+    /// Log every arrive/enqueue/drop/dequeue at the bottleneck.
+    pub packet_events: bool,
+    pub queue_sample_ns: u64,
+    pub flow_sample_ns: u64,
+    /// Capture the bottleneck link's transmissions as a pcap (headers only).
+    pub pcap: bool,
+}
+
+pub fn parse(json: &str) -> Result<SimConfig, String> {
+    let cfg: SimConfig = serde_json::from_str(json).map_err(|e| format!("simulator config: {e}"))?;
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+impl SimConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        let t = &self.topology;
+        t.bottleneck.qdisc.validate().map_err(|e| format!("bottleneck.qdisc.{e}"))?;
+        t.reverse.qdisc.validate().map_err(|e| format!("reverse.qdisc.{e}"))?;
+        t.access_qdisc.validate().map_err(|e| format!("access_qdisc.{e}"))?;
+        if t.bottleneck.rate_bps == 0 {
+            return Err("bottleneck.rate: must be positive".into());
+        }
+        for g in &self.flow_groups {
+            if g.stop_ns < g.start_ns {
+                return Err(format!("flows.{}: stop must not be before start", g.name));
+            }
+            if g.sender_delay_ns[0] > g.sender_delay_ns[1] {
+                return Err(format!("flows.{}: sender_delay range is reversed", g.name));
+            }
+            if g.class_weights.iter().any(|w| !(*w >= 0.0) || !w.is_finite()) {
+                return Err(format!("flows.{}: class_weights must be finite and >= 0", g.name));
+            }
+            match &g.app {
+                AppConfig::Bulk { tcp } if tcp.mss == 0 => {
+                    return Err(format!("flows.{}.tcp.mss: must be positive", g.name))
+                }
+                AppConfig::Cbr { rate_bps: 0, .. } => {
+                    return Err(format!("flows.{}.rate: must be positive", g.name))
+                }
+                AppConfig::Cbr { packet_size, .. } if *packet_size < 28 => {
+                    return Err(format!("flows.{}.packet_size: must be at least 28 bytes (IP+UDP headers)", g.name))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,120 @@
+//! A pcap writer for a monitored link: one record per transmission, headers only.
+//!
+//! Format: libpcap with nanosecond timestamps (magic 0xa1b23c4d) and LINKTYPE_RAW (101,
+//! packets start with the IPv4 header), which Wireshark, tshark and tcpdump open. Node `n` is
+//! the address 10.x.y.z with x.y.z = n in base 256. Payload bytes are not simulated, so each
+//! record carries the IPv4 and TCP/UDP headers (`incl_len`) and the real size as `orig_len`.
+
+use aqmlab_core::{Packet, Proto, Time};
+
+const LINKTYPE_RAW: u32 = 101;
+
+pub struct PcapWriter {
+    buf: Vec<u8>,
+}
+
+impl Default for PcapWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+pub fn node_ip(node: u32) -> [u8; 4] {
+    [10, (node >> 16) as u8, (node >> 8) as u8, node as u8]
+}
+
+impl PcapWriter {
+    pub fn new() -> PcapWriter {
+        let mut buf = Vec::new();
+        buf.extend_from_slice(&0xa1b2_3c4du32.to_le_bytes());
+        buf.extend_from_slice(&2u16.to_le_bytes()); // version 2.4
+        buf.extend_from_slice(&4u16.to_le_bytes());
+        buf.extend_from_slice(&0i32.to_le_bytes()); // thiszone
+        buf.extend_from_slice(&0u32.to_le_bytes()); // sigfigs
+        buf.extend_from_slice(&65535u32.to_le_bytes()); // snaplen
+        buf.extend_from_slice(&LINKTYPE_RAW.to_le_bytes());
+        PcapWriter { buf }
+    }
+
+    pub fn write(&mut self, now: Time, p: &Packet) {
+        let hdr = headers(p);
+        let ns = now.as_nanos();
+        self.buf.extend_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
+        self.buf.extend_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
+        self.buf.extend_from_slice(&(hdr.len() as u32).to_le_bytes());
+        self.buf.extend_from_slice(&p.size.max(hdr.len() as u32).to_le_bytes());
+        self.buf.extend_from_slice(&hdr);
+    }
+
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.buf
+    }
+}
+
+/// IPv4 header (RFC 791) with a valid checksum, then a TCP (RFC 9293) or UDP (RFC 768) header.
+fn headers(p: &Packet) -> Vec<u8> {
+    let mut h = Vec::with_capacity(40);
+    let total_len = p.size.min(65535) as u16;
+    h.push(0x45);
+    h.push((p.dscp << 2) | ecn_bits(p));
+    h.extend_from_slice(&total_len.to_be_bytes());
+    h.extend_from_slice(&(p.uid as u16).to_be_bytes()); // identification
+    h.extend_from_slice(&0x4000u16.to_be_bytes()); // DF
+    h.push(64);
+    h.push(if p.proto == Proto::Tcp { 6 } else { 17 });
+    h.extend_from_slice(&[0, 0]);
+    h.extend_from_slice(&node_ip(p.src));
+    h.extend_from_slice(&node_ip(p.dst));
+    let csum = ipv4_checksum(&h);
+    h[10..12].copy_from_slice(&csum.to_be_bytes());
+    h.extend_from_slice(&p.sport.to_be_bytes());
+    h.extend_from_slice(&p.dport.to_be_bytes());
+    match p.proto {
+        Proto::Tcp => {
+            h.extend_from_slice(&(p.seq as u32).to_be_bytes());
+            h.extend_from_slice(&(p.ack as u32).to_be_bytes());
+            h.push(5 << 4); // data offset: 20 bytes
+            h.push(p.tcp_flags | if p.ece { 0x40 } else { 0 });
+            h.extend_from_slice(&65535u16.to_be_bytes()); // window
+            h.extend_from_slice(&[0, 0, 0, 0]); // checksum (not computed), urgent pointer
+        }
+        Proto::Udp => {
+            let udp_len = total_len.saturating_sub(20);
+            h.extend_from_slice(&udp_len.to_be_bytes());
+            h.extend_from_slice(&[0, 0]); // checksum 0 = none (RFC 768)
+        }
+    }
+    h
+}
+
+fn ecn_bits(p: &Packet) -> u8 {
+    use aqmlab_core::Ecn;
+    match p.ecn {
+        Ecn::NotEct => 0,
+        Ecn::Ect1 => 1,
+        Ecn::Ect0 => 2,
+        Ecn::Ce => 3,
+    }
+}
+
+fn ipv4_checksum(h: &[u8]) -> u16 {
+    let mut sum: u32 = h.chunks(2).map(|c| u16::from_be_bytes([c[0], c[1]]) as u32).sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_checksum_verifies() {
+        let p = Packet { size: 1000, src: 2, dst: 300, proto: Proto::Tcp, ..Packet::default() };
+        let h = headers(&p);
+        assert_eq!(h.len(), 40);
+        assert_eq!(ipv4_checksum(&h[..20]), 0, "a correct header sums to zero");
+        assert_eq!(&h[16..20], &[10, 0, 1, 44]);
+    }
+}

@@ -1,0 +1,649 @@
+//! The simulation: a dumbbell of hosts and routers, flows with their applications, the event
+//! loop, and the records.
+//!
+//! One event per link departure (htsim's structure): a link serializes one packet at a time;
+//! when it finishes, the packet is scheduled to arrive at the far node after the propagation
+//! delay and the next packet is pulled from the link's discipline.
+
+use crate::config::{AppConfig, FlowGroup, LinkConfig, SimConfig};
+use crate::engine::EventList;
+use crate::pcap::PcapWriter;
+use crate::record::{event, FlowSample, FlowSamples, PacketEvents, QueueSamples, Table, Column};
+use crate::tcp::{AckAction, Segment, TcpReceiver, TcpSender};
+use crate::topology::{Link, LinkId, NodeId, Topology};
+use aqmlab_core::packet::tcp_flags;
+use aqmlab_core::qdisc::build_qdisc;
+use aqmlab_core::{Ecn, Packet, Proto, QdiscConfig, Rate, SimRng, Time, Verdict};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// IPv4 + TCP headers without options.
+pub const TCP_HEADER: u32 = 40;
+pub const TCP_PORT: u16 = 5001;
+pub const UDP_PORT: u16 = 5004;
+
+enum Event {
+    TxDone(LinkId),
+    Arrive(NodeId, Packet),
+    FlowStart(u32),
+    FlowStop(u32),
+    RtoTimer(u32),
+    DelayedAck(u32),
+    CbrSend(u32),
+    QueueSample,
+    FlowSample,
+}
+
+enum Transport {
+    Tcp {
+        tx: Box<TcpSender>,
+        rx: TcpReceiver,
+        mss: u32,
+        ecn: bool,
+        /// When the pending RTO timer event fires, if one is scheduled.
+        timer_at: Option<Time>,
+    },
+    Cbr {
+        interval: Time,
+        size: u32,
+        next_seq: u64,
+        running: bool,
+        rx_packets: u64,
+        rx_bytes: u64,
+    },
+}
+
+struct Flow {
+    group: usize,
+    src: NodeId,
+    dst: NodeId,
+    sport: u16,
+    start: Time,
+    stop: Time,
+    sender_delay: Time,
+    receiver_delay: Time,
+    class_weights: [f64; 3],
+    class_rng: SimRng,
+    dscp: u8,
+    transport: Transport,
+}
+
+/// Cumulative counters of the run, reported in the summary.
+#[derive(Default, Debug, Clone)]
+pub struct RunCounters {
+    pub events: u64,
+    pub packets_created: u64,
+}
+
+pub struct Simulation {
+    cfg: SimConfig,
+    now: Time,
+    events: EventList<Event>,
+    topo: Topology,
+    flows: Vec<Flow>,
+    bottleneck: LinkId,
+    next_uid: u64,
+    segs: Vec<Segment>,
+    pkt_events: Option<PacketEvents>,
+    queue_samples: QueueSamples,
+    flow_samples: FlowSamples,
+    pcap: Option<PcapWriter>,
+    pub counters: RunCounters,
+}
+
+fn access_link(from: NodeId, to: NodeId, rate: u64, delay: u64, qdisc: &QdiscConfig, seed: u64, name: String) -> Result<Link, String> {
+    let rate = Rate(rate);
+    Ok(Link {
+        from,
+        to,
+        rate,
+        delay: Time(delay),
+        queue: build_qdisc(qdisc, rate).map_err(|e| format!("{name}: {e}"))?,
+        rng: SimRng::stream(seed, &format!("link/{name}")),
+        in_flight: None,
+        name,
+    })
+}
+
+fn link_from(cfg: &LinkConfig, from: NodeId, to: NodeId, seed: u64, name: &str) -> Result<Link, String> {
+    access_link(from, to, cfg.rate_bps, cfg.delay_ns, &cfg.qdisc, seed, name.to_string())
+}
+
+impl Simulation {
+    pub fn new(cfg: SimConfig) -> Result<Simulation, String> {
+        cfg.validate()?;
+        let seed = cfg.seed;
+        let mut topo = Topology::default();
+        let r1 = topo.add_node();
+        let r2 = topo.add_node();
+        let t = &cfg.topology;
+        let bottleneck = topo.add_link(link_from(&t.bottleneck, r1, r2, seed, "bottleneck")?);
+        topo.add_link(link_from(&t.reverse, r2, r1, seed, "reverse")?);
+        let mut flows = Vec::new();
+        for (gi, g) in cfg.flow_groups.iter().enumerate() {
+            let mut start_rng = SimRng::stream(seed, &format!("group/{}/start", g.name));
+            for i in 0..g.count {
+                let id = flows.len() as u32;
+                let flow = Self::build_flow(&mut topo, &cfg, gi, g, i, id, r1, r2, &mut start_rng)?;
+                flows.push(flow);
+            }
+        }
+        topo.compute_routes();
+        let records = &cfg.records;
+        let mut sim = Simulation {
+            pkt_events: records.packet_events.then(PacketEvents::default),
+            pcap: records.pcap.then(PcapWriter::new),
+            cfg,
+            now: Time::ZERO,
+            events: EventList::default(),
+            topo,
+            flows,
+            bottleneck,
+            next_uid: 0,
+            segs: Vec::new(),
+            queue_samples: QueueSamples::default(),
+            flow_samples: FlowSamples::default(),
+            counters: RunCounters::default(),
+        };
+        for (id, f) in sim.flows.iter().enumerate() {
+            sim.events.schedule(f.start, Event::FlowStart(id as u32));
+            sim.events.schedule(f.stop, Event::FlowStop(id as u32));
+        }
+        sim.events.schedule(Time::ZERO, Event::QueueSample);
+        sim.events.schedule(Time::ZERO, Event::FlowSample);
+        Ok(sim)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn build_flow(
+        topo: &mut Topology,
+        cfg: &SimConfig,
+        gi: usize,
+        g: &FlowGroup,
+        i: u32,
+        id: u32,
+        r1: NodeId,
+        r2: NodeId,
+        start_rng: &mut SimRng,
+    ) -> Result<Flow, String> {
+        let seed = cfg.seed;
+        let src = topo.add_node();
+        let dst = topo.add_node();
+        // Linear spread of sender access delays over the group, by index.
+        let [lo, hi] = g.sender_delay_ns;
+        let sender_delay = if g.count > 1 { lo + (hi - lo) * i as u64 / (g.count as u64 - 1) } else { lo };
+        let aq = &cfg.topology.access_qdisc;
+        let rate = g.access_rate_bps;
+        let rd = g.receiver_delay_ns;
+        topo.add_link(access_link(src, r1, rate, sender_delay, aq, seed, format!("flow{id}/up"))?);
+        topo.add_link(access_link(r1, src, rate, sender_delay, aq, seed, format!("flow{id}/up-rev"))?);
+        topo.add_link(access_link(r2, dst, rate, rd, aq, seed, format!("flow{id}/down"))?);
+        topo.add_link(access_link(dst, r2, rate, rd, aq, seed, format!("flow{id}/down-rev"))?);
+        let jitter = if g.start_jitter_ns > 0 { start_rng.uniform() * g.start_jitter_ns as f64 } else { 0.0 };
+        let start = Time(g.start_ns) + Time(jitter as u64);
+        let transport = match &g.app {
+            AppConfig::Bulk { tcp } => Transport::Tcp {
+                tx: Box::new(TcpSender::new(tcp)),
+                rx: TcpReceiver::new(tcp),
+                mss: tcp.mss,
+                ecn: tcp.ecn,
+                timer_at: None,
+            },
+            AppConfig::Cbr { rate_bps, packet_size } => Transport::Cbr {
+                interval: Rate(*rate_bps).tx_time(*packet_size as u64),
+                size: *packet_size,
+                next_seq: 0,
+                running: false,
+                rx_packets: 0,
+                rx_bytes: 0,
+            },
+        };
+        Ok(Flow {
+            group: gi,
+            src,
+            dst,
+            sport: 10_000 + (id % 50_000) as u16,
+            start,
+            stop: Time(g.stop_ns).max(start),
+            sender_delay: Time(sender_delay),
+            receiver_delay: Time(rd),
+            class_weights: g.class_weights,
+            class_rng: SimRng::stream(seed, &format!("flow/{id}/class")),
+            dscp: g.dscp,
+            transport,
+        })
+    }
+
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Runs to the configured duration. Checks `cancel` and publishes the simulated time in
+    /// `progress_ns` every few thousand events; returns Err if cancelled.
+    pub fn run(&mut self, cancel: &AtomicBool, progress_ns: &AtomicU64) -> Result<(), String> {
+        let end = Time(self.cfg.duration_ns);
+        while let Some((at, ev)) = self.events.pop_until(end) {
+            self.now = at;
+            self.counters.events += 1;
+            self.handle(ev);
+            if self.counters.events % 8192 == 0 {
+                progress_ns.store(at.as_nanos(), Ordering::Relaxed);
+                if cancel.load(Ordering::Relaxed) {
+                    return Err("cancelled".into());
+                }
+            }
+        }
+        self.now = end;
+        progress_ns.store(end.as_nanos(), Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::TxDone(l) => self.on_tx_done(l),
+            Event::Arrive(node, p) => self.on_arrive(node, p),
+            Event::FlowStart(f) => self.on_flow_start(f),
+            Event::FlowStop(f) => self.on_flow_stop(f),
+            Event::RtoTimer(f) => self.on_rto_timer(f),
+            Event::DelayedAck(f) => self.on_delayed_ack(f),
+            Event::CbrSend(f) => self.on_cbr_send(f),
+            Event::QueueSample => self.on_queue_sample(),
+            Event::FlowSample => self.on_flow_sample(),
+        }
+    }
+
+    // ---- links -------------------------------------------------------------------------
+
+    fn record(&mut self, l: LinkId, ev: u8, p: &Packet, reason: Option<aqmlab_core::DropReason>, marked: bool) {
+        if l != self.bottleneck {
+            return;
+        }
+        if let Some(rec) = self.pkt_events.as_mut() {
+            let q = &self.topo.links[l as usize].queue;
+            rec.push(self.now, ev, p, reason, marked, q.len_packets(), q.len_bytes());
+        }
+    }
+
+    /// Offers `p` to link `l`'s discipline and starts transmission if the link is idle.
+    fn send_on(&mut self, l: LinkId, p: Packet) {
+        self.record(l, event::ARRIVE, &p, None, false);
+        let now = self.now;
+        let link = &mut self.topo.links[l as usize];
+        let out = link.queue.enqueue(p, now, &mut link.rng);
+        let verdict = out.verdict;
+        let evicted: Vec<_> = if l == self.bottleneck { out.evicted.to_vec() } else { Vec::new() };
+        match verdict {
+            Verdict::Enqueued | Verdict::Marked => {
+                self.record(l, event::ENQUEUE, &p, None, verdict == Verdict::Marked)
+            }
+            Verdict::Dropped(reason) => self.record(l, event::DROP, &p, Some(reason), false),
+        }
+        for e in evicted {
+            self.record(l, event::DROP, &e.packet, Some(e.reason), false);
+        }
+        self.start_tx_if_idle(l);
+    }
+
+    fn start_tx_if_idle(&mut self, l: LinkId) {
+        let now = self.now;
+        let link = &mut self.topo.links[l as usize];
+        if link.in_flight.is_some() {
+            return;
+        }
+        let Some(p) = link.queue.dequeue(now) else { return };
+        let done = now + link.rate.tx_time(p.size as u64);
+        link.in_flight = Some(p);
+        self.events.schedule(done, Event::TxDone(l));
+        self.record(l, event::DEQUEUE, &p, None, false);
+        if l == self.bottleneck {
+            if let Some(w) = self.pcap.as_mut() {
+                w.write(now, &p);
+            }
+        }
+    }
+
+    fn on_tx_done(&mut self, l: LinkId) {
+        let link = &mut self.topo.links[l as usize];
+        let p = link.in_flight.take().expect("TxDone on an idle link");
+        let arrive = self.now + link.delay;
+        let to = link.to;
+        self.events.schedule(arrive, Event::Arrive(to, p));
+        self.start_tx_if_idle(l);
+    }
+
+    fn on_arrive(&mut self, node: NodeId, p: Packet) {
+        if node == p.dst {
+            self.deliver(p);
+            return;
+        }
+        match self.topo.next_hop(node, p.dst) {
+            Some(l) => self.send_on(l, p),
+            None => debug_assert!(false, "no route from {node} to {}", p.dst),
+        }
+    }
+
+    /// Sends a packet from its source host onto the first link.
+    fn emit(&mut self, p: Packet) {
+        self.counters.packets_created += 1;
+        let l = self.topo.next_hop(p.src, p.dst).expect("host without a link");
+        self.send_on(l, p);
+    }
+
+    fn new_packet(&mut self, f: u32, from_sender: bool) -> Packet {
+        let uid = self.next_uid;
+        self.next_uid += 1;
+        let flow = &self.flows[f as usize];
+        let (src, dst, sport, dport) = if from_sender {
+            (flow.src, flow.dst, flow.sport, self.dport(f))
+        } else {
+            (flow.dst, flow.src, self.dport(f), flow.sport)
+        };
+        Packet { uid, flow: f, src, dst, sport, dport, dscp: flow.dscp, sent_at: self.now, ..Packet::default() }
+    }
+
+    fn dport(&self, f: u32) -> u16 {
+        match self.flows[f as usize].transport {
+            Transport::Tcp { .. } => TCP_PORT,
+            Transport::Cbr { .. } => UDP_PORT,
+        }
+    }
+
+    /// Draws a priority class (1..=3) from the flow's weights; 0 when the flow is unclassified.
+    fn draw_class(&mut self, f: u32) -> u8 {
+        let flow = &mut self.flows[f as usize];
+        if flow.class_weights.iter().all(|w| *w == 0.0) {
+            return 0;
+        }
+        flow.class_rng.weighted_index(&flow.class_weights) as u8 + 1
+    }
+
+    // ---- applications and transports --------------------------------------------------
+
+    fn on_flow_start(&mut self, f: u32) {
+        match &mut self.flows[f as usize].transport {
+            Transport::Tcp { .. } => self.tcp_send(f, |tx, now, out| tx.send_available(now, out)),
+            Transport::Cbr { running, .. } => {
+                *running = true;
+                self.on_cbr_send(f);
+            }
+        }
+    }
+
+    fn on_flow_stop(&mut self, f: u32) {
+        match &mut self.flows[f as usize].transport {
+            Transport::Tcp { tx, .. } => tx.stop(),
+            Transport::Cbr { running, .. } => *running = false,
+        }
+    }
+
+    fn on_cbr_send(&mut self, f: u32) {
+        let now = self.now;
+        let (size, seq, interval) = match &mut self.flows[f as usize].transport {
+            Transport::Cbr { running: true, size, next_seq, interval, .. } => {
+                *next_seq += 1;
+                (*size, *next_seq - 1, *interval)
+            }
+            _ => return,
+        };
+        let class = self.draw_class(f);
+        let mut p = self.new_packet(f, true);
+        p.proto = Proto::Udp;
+        p.size = size;
+        p.payload = size - 28;
+        p.seq = seq;
+        p.class = class;
+        self.emit(p);
+        self.events.schedule(now + interval, Event::CbrSend(f));
+    }
+
+    /// Runs `step` on flow `f`'s TCP sender, puts the resulting segments on the wire and keeps
+    /// one RTO timer event scheduled no later than the sender's deadline.
+    fn tcp_send(&mut self, f: u32, step: impl FnOnce(&mut TcpSender, Time, &mut Vec<Segment>)) {
+        let now = self.now;
+        let mut segs = std::mem::take(&mut self.segs);
+        segs.clear();
+        let (mss, ecn) = match &mut self.flows[f as usize].transport {
+            Transport::Tcp { tx, mss, ecn, .. } => {
+                step(tx, now, &mut segs);
+                (*mss, *ecn)
+            }
+            Transport::Cbr { .. } => unreachable!("tcp_send on a UDP flow"),
+        };
+        for s in &segs {
+            let class = self.draw_class(f);
+            let mut p = self.new_packet(f, true);
+            p.proto = Proto::Tcp;
+            p.seq = s.seq;
+            p.payload = s.len;
+            p.size = s.len + TCP_HEADER;
+            p.class = class;
+            p.tcp_flags = tcp_flags::ACK | tcp_flags::PSH;
+            if ecn {
+                p.ecn = Ecn::Ect0;
+            }
+            let _ = mss;
+            self.emit(p);
+        }
+        self.segs = segs;
+        self.arm_rto_timer(f);
+    }
+
+    fn arm_rto_timer(&mut self, f: u32) {
+        if let Transport::Tcp { tx, timer_at, .. } = &mut self.flows[f as usize].transport {
+            if let Some(deadline) = tx.rto_deadline() {
+                // A later deadline is handled when the earlier event fires (lazy timer).
+                if timer_at.is_none_or(|t| t > deadline) {
+                    *timer_at = Some(deadline);
+                    self.events.schedule(deadline, Event::RtoTimer(f));
+                }
+            }
+        }
+    }
+
+    fn on_rto_timer(&mut self, f: u32) {
+        let now = self.now;
+        if let Transport::Tcp { timer_at, .. } = &mut self.flows[f as usize].transport {
+            if *timer_at != Some(now) {
+                return; // superseded by an earlier-scheduled event
+            }
+            *timer_at = None;
+        }
+        self.tcp_send(f, |tx, now, out| tx.on_timer(now, out));
+    }
+
+    fn on_delayed_ack(&mut self, f: u32) {
+        let now = self.now;
+        if let Transport::Tcp { rx, .. } = &self.flows[f as usize].transport {
+            if rx.delack_deadline == Some(now) {
+                self.send_ack(f);
+            }
+        }
+    }
+
+    fn send_ack(&mut self, f: u32) {
+        let (ack, ece) = match &mut self.flows[f as usize].transport {
+            Transport::Tcp { rx, .. } => rx.take_ack(),
+            Transport::Cbr { .. } => return,
+        };
+        let mut p = self.new_packet(f, false);
+        p.proto = Proto::Tcp;
+        p.size = TCP_HEADER;
+        p.ack = ack;
+        p.ece = ece;
+        p.tcp_flags = tcp_flags::ACK;
+        self.emit(p);
+    }
+
+    fn deliver(&mut self, p: Packet) {
+        let f = p.flow;
+        let now = self.now;
+        let to_receiver = p.dst == self.flows[f as usize].dst;
+        match &mut self.flows[f as usize].transport {
+            Transport::Tcp { rx, .. } if to_receiver => {
+                match rx.on_data(p.seq, p.payload, p.ecn == Ecn::Ce, now) {
+                    AckAction::Now => self.send_ack(f),
+                    AckAction::Delay(at) => self.events.schedule(at, Event::DelayedAck(f)),
+                }
+            }
+            Transport::Tcp { .. } => {
+                let (ack, ece) = (p.ack, p.ece);
+                self.tcp_send(f, |tx, now, out| tx.on_ack(ack, ece, now, out));
+            }
+            Transport::Cbr { rx_packets, rx_bytes, .. } => {
+                *rx_packets += 1;
+                *rx_bytes += p.payload as u64;
+            }
+        }
+    }
+
+    // ---- sampling ----------------------------------------------------------------------
+
+    fn on_queue_sample(&mut self) {
+        let q = &self.topo.links[self.bottleneck as usize].queue;
+        self.queue_samples.push(self.now, q.len_packets(), q.len_bytes(), q.average_queue());
+        let next = self.now + Time(self.cfg.records.queue_sample_ns);
+        self.events.schedule(next, Event::QueueSample);
+    }
+
+    fn on_flow_sample(&mut self) {
+        for (id, flow) in self.flows.iter().enumerate() {
+            let s = match &flow.transport {
+                Transport::Tcp { tx, rx, .. } => FlowSample {
+                    delivered_bytes: rx.delivered_bytes,
+                    cwnd_bytes: tx.cwnd,
+                    ssthresh_bytes: tx.ssthresh.min(u64::MAX / 4),
+                    srtt_ns: tx.rtt().srtt().map_or(0, |t| t.as_nanos()),
+                    rto_ns: tx.rtt().rto().as_nanos(),
+                },
+                Transport::Cbr { rx_bytes, .. } => FlowSample {
+                    delivered_bytes: *rx_bytes,
+                    cwnd_bytes: 0,
+                    ssthresh_bytes: 0,
+                    srtt_ns: 0,
+                    rto_ns: 0,
+                },
+            };
+            self.flow_samples.push(self.now, id as u32, s);
+        }
+        let next = self.now + Time(self.cfg.records.flow_sample_ns);
+        self.events.schedule(next, Event::FlowSample);
+    }
+
+    // ---- results -----------------------------------------------------------------------
+
+    /// The static description and totals of every flow.
+    pub fn flows_table(&self) -> Table {
+        let mut id = Vec::new();
+        let mut group = Vec::new();
+        let mut is_tcp = Vec::new();
+        let mut start = Vec::new();
+        let mut stop = Vec::new();
+        let mut sdelay = Vec::new();
+        let mut rdelay = Vec::new();
+        let mut base_rtt = Vec::new();
+        let mut sent = Vec::new();
+        let mut retx = Vec::new();
+        let mut fast = Vec::new();
+        let mut tos = Vec::new();
+        let mut delivered = Vec::new();
+        let t = &self.cfg.topology;
+        for (i, f) in self.flows.iter().enumerate() {
+            id.push(i as u32);
+            group.push(f.group as u32);
+            start.push(f.start.as_nanos());
+            stop.push(f.stop.as_nanos());
+            sdelay.push(f.sender_delay.as_nanos());
+            rdelay.push(f.receiver_delay.as_nanos());
+            base_rtt.push(2 * (f.sender_delay.as_nanos() + f.receiver_delay.as_nanos()) + t.bottleneck.delay_ns + t.reverse.delay_ns);
+            match &f.transport {
+                Transport::Tcp { tx, rx, .. } => {
+                    is_tcp.push(1u8);
+                    sent.push(tx.stats.segments_sent);
+                    retx.push(tx.stats.retransmissions);
+                    fast.push(tx.stats.fast_retransmits);
+                    tos.push(tx.stats.timeouts);
+                    delivered.push(rx.delivered_bytes);
+                }
+                Transport::Cbr { next_seq, rx_bytes, .. } => {
+                    is_tcp.push(0u8);
+                    sent.push(*next_seq);
+                    retx.push(0);
+                    fast.push(0);
+                    tos.push(0);
+                    delivered.push(*rx_bytes);
+                }
+            }
+        }
+        vec![
+            ("flow", Column::U32(id)),
+            ("group", Column::U32(group)),
+            ("is_tcp", Column::U8(is_tcp)),
+            ("start_ns", Column::U64(start)),
+            ("stop_ns", Column::U64(stop)),
+            ("sender_delay_ns", Column::U64(sdelay)),
+            ("receiver_delay_ns", Column::U64(rdelay)),
+            ("base_rtt_ns", Column::U64(base_rtt)),
+            ("packets_sent", Column::U64(sent)),
+            ("retransmissions", Column::U64(retx)),
+            ("fast_retransmits", Column::U64(fast)),
+            ("timeouts", Column::U64(tos)),
+            ("delivered_bytes", Column::U64(delivered)),
+        ]
+    }
+
+    /// Consumes the simulation's records: (name, table) pairs, plus the pcap bytes if captured.
+    pub fn take_records(&mut self) -> (Vec<(&'static str, Table)>, Option<Vec<u8>>) {
+        let mut tables = vec![("flows", self.flows_table())];
+        if let Some(pe) = self.pkt_events.take() {
+            tables.push(("packets", pe.into_table()));
+        }
+        tables.push(("queue", std::mem::take(&mut self.queue_samples).into_table()));
+        tables.push(("flow_samples", std::mem::take(&mut self.flow_samples).into_table()));
+        (tables, self.pcap.take().map(PcapWriter::into_bytes))
+    }
+
+    /// Run-level facts for summary.json.
+    pub fn summary(&self) -> serde_json::Value {
+        let b = &self.topo.links[self.bottleneck as usize].queue;
+        serde_json::json!({
+            "sim_time_ns": self.now.as_nanos(),
+            "events": self.counters.events,
+            "packets_created": self.counters.packets_created,
+            "flows": self.flows.len(),
+            "bottleneck": {
+                "qdisc": b.kind(),
+                "stats": b.stats(),
+                "invariants_ok": b.check_invariants().is_ok(),
+            },
+        })
+    }
+
+    /// Every link's discipline still satisfies the accounting identities.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        for l in &self.topo.links {
+            l.queue.check_invariants().map_err(|e| format!("{}: {e}", l.name))?;
+        }
+        Ok(())
+    }
+
+    pub fn bottleneck_stats(&self) -> &aqmlab_core::QdiscStats {
+        self.topo.links[self.bottleneck as usize].queue.stats()
+    }
+
+    /// Delivered bytes of each flow at the receiver.
+    pub fn delivered_bytes(&self) -> Vec<u64> {
+        self.flows
+            .iter()
+            .map(|f| match &f.transport {
+                Transport::Tcp { rx, .. } => rx.delivered_bytes,
+                Transport::Cbr { rx_bytes, .. } => *rx_bytes,
+            })
+            .collect()
+    }
+
+    pub fn tcp_sender(&self, f: usize) -> Option<&TcpSender> {
+        match &self.flows[f].transport {
+            Transport::Tcp { tx, .. } => Some(tx),
+            _ => None,
+        }
+    }
+}

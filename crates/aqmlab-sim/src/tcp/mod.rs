@@ -1,0 +1,389 @@
+//! TCP NewReno, as pure state machines: events in (ACKs, data, timer expiries, the clock),
+//! segments and ACK decisions out. The engine turns them into packets.
+//!
+//! * congestion control: slow start and congestion avoidance (RFC 5681 section 3.1), fast
+//!   retransmit / fast recovery (RFC 5681 section 3.2) with NewReno's partial-ACK handling
+//!   (RFC 6582 section 3.2);
+//! * retransmission timer: RFC 6298 ([`rtt::RttEstimator`]) with Karn's rule (no RTT sample
+//!   from a retransmitted segment) and go-back-N after a timeout;
+//! * optional ECN reaction: one window reduction per window of data on ECN-Echo (RFC 3168
+//!   section 6.1.2);
+//! * receiver: cumulative ACKs, out-of-order data held, immediate ACK for out-of-order or
+//!   gap-filling segments, optional delayed ACKs (every second segment or a timeout, RFC 5681
+//!   section 4.2).
+//!
+//! Sequence numbers are 64-bit byte offsets starting at 1 (the SYN's), never wrapping. No SACK.
+
+pub mod rtt;
+
+use crate::config::TcpConfig;
+use aqmlab_core::Time;
+use rtt::RttEstimator;
+use std::collections::BTreeMap;
+
+/// A segment the sender wants on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub seq: u64,
+    pub len: u32,
+    pub retransmission: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    pub segments_sent: u64,
+    pub retransmissions: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    pub ecn_reductions: u64,
+}
+
+/// The first byte of data (byte 0 is taken by the SYN).
+pub const ISS_DATA: u64 = 1;
+
+#[derive(Clone, Debug)]
+pub struct TcpSender {
+    mss: u64,
+    rwnd: u64,
+    ecn: bool,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    dupacks: u32,
+    in_recovery: bool,
+    /// RFC 6582's `recover`: highest sequence sent when recovery (or a timeout) began.
+    recover: u64,
+    /// Sequence below which ECN-Echo has already caused a reduction.
+    ecn_recover: u64,
+    /// Whether a partial ACK in this recovery already restarted the timer (RFC 6582 section
+    /// 3.2 step 5, the "Impatient" variant: only the first partial ACK does).
+    partial_ack_seen: bool,
+    rtt: RttEstimator,
+    /// (end sequence, send time) of the one segment being timed.
+    timing: Option<(u64, Time)>,
+    rto_deadline: Option<Time>,
+    /// No new data beyond this sequence once the application has stopped.
+    data_end: Option<u64>,
+    pub stats: SenderStats,
+}
+
+impl TcpSender {
+    pub fn new(cfg: &TcpConfig) -> TcpSender {
+        let mss = cfg.mss as u64;
+        TcpSender {
+            mss,
+            rwnd: cfg.rwnd,
+            ecn: cfg.ecn,
+            cwnd: mss * cfg.initial_cwnd_segments.max(1) as u64,
+            ssthresh: u64::MAX / 2,
+            snd_una: ISS_DATA,
+            snd_nxt: ISS_DATA,
+            snd_max: ISS_DATA,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            ecn_recover: 0,
+            partial_ack_seen: false,
+            rtt: RttEstimator::new(
+                Time(cfg.initial_rto_ns),
+                Time(cfg.min_rto_ns),
+                Time(cfg.max_rto_ns),
+                Time(cfg.clock_granularity_ns),
+            ),
+            timing: None,
+            rto_deadline: None,
+            data_end: None,
+            stats: SenderStats::default(),
+        }
+    }
+
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+    pub fn rto_deadline(&self) -> Option<Time> {
+        self.rto_deadline
+    }
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+    fn flight_size(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+
+    /// The application stops producing data: nothing new is sent after what is queued.
+    pub fn stop(&mut self) {
+        self.data_end = Some(self.snd_max);
+    }
+
+    /// Sends as much as the windows allow.
+    pub fn send_available(&mut self, now: Time, out: &mut Vec<Segment>) {
+        let window = self.cwnd.min(self.rwnd);
+        // Only whole segments: a segment goes out when it fits entirely in the window.
+        while self.snd_nxt + self.mss <= self.snd_una + window {
+            let retransmission = self.snd_nxt < self.snd_max;
+            if !retransmission && self.data_end.is_some_and(|end| self.snd_nxt >= end) {
+                break;
+            }
+            let seq = self.snd_nxt;
+            self.transmit(seq, retransmission, now, out);
+            self.snd_nxt += self.mss;
+            self.snd_max = self.snd_max.max(self.snd_nxt);
+        }
+    }
+
+    fn transmit(&mut self, seq: u64, retransmission: bool, now: Time, out: &mut Vec<Segment>) {
+        if retransmission {
+            self.stats.retransmissions += 1;
+            // Karn: a retransmitted segment must not give an RTT sample.
+            self.timing = None;
+        } else if self.timing.is_none() {
+            self.timing = Some((seq + self.mss, now));
+        }
+        self.stats.segments_sent += 1;
+        if self.rto_deadline.is_none() {
+            // RFC 6298 (5.1): start the timer when data is sent and it is not running.
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        out.push(Segment { seq, len: self.mss as u32, retransmission });
+    }
+
+    fn restart_timer(&mut self, now: Time) {
+        // (5.2)/(5.3): stop when all data is acked, else restart.
+        self.rto_deadline = (self.snd_una < self.snd_max).then(|| now + self.rtt.rto());
+    }
+
+    /// Processes a cumulative ACK (with its ECN-Echo flag) and sends what the new window allows.
+    pub fn on_ack(&mut self, ack: u64, ece: bool, now: Time, out: &mut Vec<Segment>) {
+        if ack > self.snd_max {
+            return; // acknowledges data never sent: ignore (RFC 9293 section 3.10.7.4)
+        }
+        if ack > self.snd_una {
+            self.on_new_ack(ack, now, out);
+        } else if ack == self.snd_una && self.snd_una < self.snd_max {
+            self.on_duplicate_ack(now, out);
+        }
+        if ece {
+            self.on_ecn_echo();
+        }
+        self.send_available(now, out);
+    }
+
+    fn on_new_ack(&mut self, ack: u64, now: Time, out: &mut Vec<Segment>) {
+        if let Some((end, sent)) = self.timing {
+            if ack >= end {
+                self.rtt.sample(now - sent);
+                self.timing = None;
+            }
+        }
+        let acked = ack - self.snd_una;
+        self.snd_una = ack;
+        if self.snd_nxt < self.snd_una {
+            self.snd_nxt = self.snd_una; // after a go-back-N timeout the receiver had more
+        }
+        if self.in_recovery {
+            if ack > self.recover {
+                self.exit_recovery();
+            } else {
+                self.on_partial_ack(acked, now, out);
+                return;
+            }
+        } else {
+            self.dupacks = 0;
+            self.grow_window(acked);
+        }
+        self.restart_timer(now);
+    }
+
+    /// RFC 5681 (2) slow start: cwnd += min(N, SMSS); (3) congestion avoidance:
+    /// cwnd += SMSS*SMSS/cwnd per ACK, at least one byte.
+    fn grow_window(&mut self, acked: u64) {
+        if self.cwnd < self.ssthresh {
+            self.cwnd += acked.min(self.mss);
+        } else {
+            self.cwnd += (self.mss * self.mss / self.cwnd).max(1);
+        }
+        self.cwnd = self.cwnd.min(self.rwnd.max(self.mss));
+    }
+
+    /// RFC 6582 section 3.2 step 3, full acknowledgment: deflate to
+    /// min(ssthresh, max(FlightSize, SMSS) + SMSS).
+    fn exit_recovery(&mut self) {
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.cwnd = self.ssthresh.min(self.flight_size().max(self.mss) + self.mss);
+    }
+
+    /// RFC 6582 section 3.2 step 4, partial acknowledgment: retransmit the first unacked
+    /// segment, deflate cwnd by the newly acked amount and add back one SMSS if at least one
+    /// SMSS was acked; restart the timer on the first partial ACK only.
+    fn on_partial_ack(&mut self, acked: u64, now: Time, out: &mut Vec<Segment>) {
+        let seq = self.snd_una;
+        self.transmit(seq, true, now, out);
+        self.cwnd = self.cwnd.saturating_sub(acked);
+        if acked >= self.mss {
+            self.cwnd += self.mss;
+        }
+        self.cwnd = self.cwnd.max(self.mss);
+        if !self.partial_ack_seen {
+            self.partial_ack_seen = true;
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    fn on_duplicate_ack(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.dupacks += 1;
+        if self.in_recovery {
+            // RFC 5681 section 3.2 step 4: inflate by one SMSS per additional duplicate.
+            self.cwnd += self.mss;
+        } else if self.dupacks == 3 && self.snd_una > self.recover {
+            // RFC 6582 section 3.2 step 1: only when the ACK covers more than `recover`, so
+            // that duplicates caused by a timeout's retransmissions do not start a recovery.
+            self.enter_fast_recovery(now, out);
+        }
+    }
+
+    /// RFC 5681 section 3.2 steps 2-3 with RFC 6582's `recover`.
+    fn enter_fast_recovery(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.stats.fast_retransmits += 1;
+        self.ssthresh = (self.flight_size() / 2).max(2 * self.mss);
+        self.recover = self.snd_max - 1;
+        self.in_recovery = true;
+        self.partial_ack_seen = false;
+        let seq = self.snd_una;
+        self.transmit(seq, true, now, out);
+        self.cwnd = self.ssthresh + 3 * self.mss;
+    }
+
+    /// RFC 3168 section 6.1.2: react to ECN-Echo at most once per window of data.
+    fn on_ecn_echo(&mut self) {
+        if !self.ecn || self.in_recovery || self.snd_una <= self.ecn_recover {
+            return;
+        }
+        self.stats.ecn_reductions += 1;
+        self.ssthresh = (self.flight_size() / 2).max(2 * self.mss);
+        self.cwnd = self.ssthresh;
+        self.ecn_recover = self.snd_max;
+    }
+
+    /// Handles the retransmission timer if it has expired at `now` (RFC 6298 section 5.4-5.6,
+    /// RFC 5681 (4) and section 3.1's loss window of one segment).
+    pub fn on_timer(&mut self, now: Time, out: &mut Vec<Segment>) {
+        match self.rto_deadline {
+            Some(d) if d <= now => {}
+            _ => return,
+        }
+        self.stats.timeouts += 1;
+        self.ssthresh = (self.flight_size() / 2).max(2 * self.mss);
+        self.cwnd = self.mss;
+        self.rtt.back_off();
+        self.recover = self.snd_max - 1; // RFC 6582 section 3.2 step 1's guard after a timeout
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.timing = None;
+        self.snd_nxt = self.snd_una; // go-back-N
+        self.rto_deadline = None;
+        self.send_available(now, out);
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+}
+
+/// What the receiver does after a data segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AckAction {
+    /// Send an ACK now.
+    Now,
+    /// Hold the ACK until the delayed-ACK deadline (or the next segment).
+    Delay(Time),
+}
+
+#[derive(Clone, Debug)]
+pub struct TcpReceiver {
+    rcv_nxt: u64,
+    /// Out-of-order data: start -> end.
+    ooo: BTreeMap<u64, u64>,
+    delayed_ack: bool,
+    delack_timeout: Time,
+    /// In-order segments received since the last ACK.
+    unacked_segments: u32,
+    pub delack_deadline: Option<Time>,
+    /// Echo CE back to the sender until it is acknowledged (simplified RFC 3168 6.1.3: on the
+    /// next ACK only).
+    ce_pending: bool,
+    pub delivered_bytes: u64,
+}
+
+impl TcpReceiver {
+    pub fn new(cfg: &TcpConfig) -> TcpReceiver {
+        TcpReceiver {
+            rcv_nxt: ISS_DATA,
+            ooo: BTreeMap::new(),
+            delayed_ack: cfg.delayed_ack,
+            delack_timeout: Time(cfg.delayed_ack_timeout_ns),
+            unacked_segments: 0,
+            delack_deadline: None,
+            ce_pending: false,
+            delivered_bytes: 0,
+        }
+    }
+
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// The ACK to send now: (cumulative ack, ECN-Echo). Clears the delayed-ACK state.
+    pub fn take_ack(&mut self) -> (u64, bool) {
+        self.unacked_segments = 0;
+        self.delack_deadline = None;
+        let ece = std::mem::take(&mut self.ce_pending);
+        (self.rcv_nxt, ece)
+    }
+
+    pub fn on_data(&mut self, seq: u64, len: u32, ce: bool, now: Time) -> AckAction {
+        self.ce_pending |= ce;
+        let end = seq + len as u64;
+        if end <= self.rcv_nxt {
+            return AckAction::Now; // duplicate: ACK at once so the sender learns
+        }
+        if seq > self.rcv_nxt {
+            let e = self.ooo.entry(seq).or_insert(end);
+            *e = (*e).max(end);
+            return AckAction::Now; // out of order: immediate duplicate ACK (RFC 5681 4.2)
+        }
+        let filled_gap = !self.ooo.is_empty();
+        self.advance(end);
+        if !self.delayed_ack || filled_gap || ce {
+            return AckAction::Now;
+        }
+        self.unacked_segments += 1;
+        if self.unacked_segments >= 2 {
+            return AckAction::Now;
+        }
+        let deadline = *self.delack_deadline.get_or_insert(now + self.delack_timeout);
+        AckAction::Delay(deadline)
+    }
+
+    fn advance(&mut self, end: u64) {
+        let mut new_nxt = end.max(self.rcv_nxt);
+        // Pull in every held block that now touches the in-order edge.
+        while let Some((&s, &e)) = self.ooo.first_key_value() {
+            if s > new_nxt {
+                break;
+            }
+            new_nxt = new_nxt.max(e);
+            self.ooo.pop_first();
+        }
+        self.delivered_bytes += new_nxt - self.rcv_nxt;
+        self.rcv_nxt = new_nxt;
+    }
+}
+
+#[cfg(test)]
+mod tests;

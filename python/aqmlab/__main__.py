@@ -1,0 +1,3 @@
+from aqmlab.cli import main
+
+main()

@@ -1,0 +1,172 @@
+"""The `aqmlab` command line: run, plot, list."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from aqmlab.scenario import APP_MODELS, QDISC_MODELS, Scenario, ScenarioError, Tcp, load
+
+out = Console()
+err = Console(stderr=True)
+
+DISPLAY = {"droptail": "Drop-Tail", "red": "RED"}
+
+#: Exit status for bad input (as argparse and click use it).
+EXIT_USAGE = 2
+
+
+def _fail(lines: list[str] | str, status: int = EXIT_USAGE) -> None:
+    for line in [lines] if isinstance(lines, str) else lines:
+        err.print(f"[bold red]error:[/] {line}", highlight=False, markup=True, soft_wrap=True)
+    sys.exit(status)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="aqmlab")
+def main() -> None:
+    """aqmlab: router queue management and scheduling when video and data share a bottleneck."""
+
+
+@main.command()
+@click.argument("scenarios", nargs=-1, required=True)
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True,
+              help="results directory (with several scenarios: one subdirectory each)")
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="override the scenario seed")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="override a field, e.g. --set topology.bottleneck.rate=30Mbps (repeatable)")
+@click.option("--force", is_flag=True, help="replace an existing results directory")
+@click.option("--plot/--no-plot", default=False, help="also draw the figures into the results directory")
+@click.option("--progress/--no-progress", default=True, help="progress bar for long runs")
+def run(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overrides: tuple[str, ...],
+        force: bool, plot: bool, progress: bool) -> None:
+    """Run one or more SCENARIO files (or built-in names such as rb-rio/tcp-red)."""
+    from aqmlab.run import simulate, write_results
+
+    loaded = _load_all(scenarios, list(overrides), seed)
+    targets = _targets(loaded, out_dir)
+    for target in targets:
+        if target.exists() and not force:
+            _fail(f"{target} exists; pass --force to replace it")
+    results = []
+    try:
+        for (sc, raw), target in zip(loaded, targets):
+            result = simulate(sc, progress=progress)
+            write_results(result, raw, target, force=force)
+            if plot:
+                from aqmlab.plots import plot_results
+                plot_results(target)
+            err.print(f"[dim]{sc.name}: {result.summary['sim']['events']:,} events in {result.wall_s:.2f} s "
+                      f"-> {target}[/]", highlight=False)
+            results.append(result)
+    except KeyboardInterrupt:
+        _fail("interrupted; the run in progress wrote nothing", status=130)
+    _print_period_table(results)
+
+
+def _load_all(names: tuple[str, ...], overrides: list[str], seed: int | None) -> list[tuple[Scenario, dict]]:
+    loaded, problems = [], []
+    for name in names:
+        try:
+            loaded.append(load(name, overrides, seed))
+        except ScenarioError as e:
+            problems.extend(e.lines)
+    if problems:
+        _fail(problems)
+    return loaded
+
+
+def _targets(loaded: list[tuple[Scenario, dict]], out_dir: Path) -> list[Path]:
+    if len(loaded) == 1:
+        return [out_dir]
+    names = [sc.name for sc, _ in loaded]
+    if len(set(names)) != len(names):
+        _fail("several scenarios share a name; their result subdirectories would collide")
+    return [out_dir / n for n in names]
+
+
+def _print_period_table(results: list[Any]) -> None:
+    """The Figure 5 form: one block per period, one row per run, published values beside."""
+    table = Table(title="Bottleneck per period", header_style="bold")
+    for col in ("period (s)", "scenario", "qdisc", "util (Mbps)", "drop (%)", "Jain", "qdelay (ms)",
+                "published util", "published drop"):
+        table.add_column(col, justify="left" if col in ("scenario", "qdisc") else "right")
+    periods = sorted({(r["start_s"], r["end_s"]) for res in results for r in res.summary["periods"]})
+    for i, (a, b) in enumerate(periods):
+        for res in results:
+            row = next((r for r in res.summary["periods"] if (r["start_s"], r["end_s"]) == (a, b)), None)
+            if row is None:
+                continue
+            ref = _reference(res.scenario, a, b)
+            table.add_row(f"{a:g}-{b:g}", res.scenario.name,
+                          DISPLAY.get(res.scenario.topology.bottleneck.qdisc.kind, "?"),
+                          f"{row['utilization_mbps']:.3f}", f"{row['drop_rate_pct']:.2f}",
+                          _fmt(row["jain"], ".3f"), _fmt(row["qdelay_mean_ms"], ".2f"),
+                          _fmt(ref.utilization_mbps if ref else None, ".3f"),
+                          _fmt(ref.drop_rate_pct if ref else None, ".2f"),
+                          end_section=i < len(periods) - 1 and res is results[-1])
+    out.print(table)
+    refs = {res.scenario.reference.source for res in results if res.scenario.reference}
+    for src in sorted(refs):
+        out.print(f"[dim]published: {src}[/]")
+
+
+def _reference(sc: Scenario, a: float, b: float):
+    if not sc.reference:
+        return None
+    return next((p for p in sc.reference.periods if (p.start / 1e9, p.end / 1e9) == (a, b)), None)
+
+
+def _fmt(v: float | None, spec: str) -> str:
+    if v is None or v != v:
+        return "-"
+    return format(v, spec)
+
+
+@main.command()
+@click.argument("results_dir", type=click.Path(path_type=Path))
+@click.option("--out", "dest", type=click.Path(path_type=Path), default=None,
+              help="where to write the PNGs (default: the results directory)")
+def plot(results_dir: Path, dest: Path | None) -> None:
+    """Draw the queue time series and per-flow throughput of a results directory."""
+    from aqmlab.plots import plot_results
+
+    try:
+        for p in plot_results(results_dir, dest):
+            out.print(str(p))
+    except (FileNotFoundError, KeyError) as e:
+        _fail(str(e).strip("'\""))
+
+
+@main.command(name="list")
+def list_components() -> None:
+    """Show the queue disciplines and applications with their parameters."""
+    for title, models in (("queue disciplines (qdisc.kind)", QDISC_MODELS),
+                          ("applications (flows.app.kind)", APP_MODELS),
+                          ("", {"tcp (flows.app.tcp of bulk)": Tcp})):
+        for kind, model in models.items():
+            t = Table(title=f"{title + ': ' if title else ''}[bold]{kind}[/] - {(model.__doc__ or '').strip()}",
+                      title_justify="left", header_style="bold")
+            for col in ("parameter", "default", "meaning"):
+                t.add_column(col)
+            for name, f in model.model_fields.items():
+                if name == "kind":
+                    continue
+                default = "required" if f.is_required() else _default_text(f)
+                t.add_row(name, default, f.description or "")
+            out.print(t)
+
+
+def _default_text(f: Any) -> str:
+    if f.default_factory is not None:
+        return "(nested)"
+    return str(f.default)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""Figures from a results directory: the bottleneck queue over time (the form of the Rb-RIO
+paper's Figure 4) and per-flow throughput per period."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; never needs a display
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from aqmlab.run import read_results  # noqa: E402
+
+
+def plot_queue(queue: pd.DataFrame, title: str, path: Path) -> Path:
+    """Instantaneous and average queue length against time."""
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    t = queue["t_ns"] / 1e9
+    ax.plot(t, queue["qlen_pkts"], lw=0.6, color="0.55", label="instantaneous queue")
+    if queue["avg"].notna().any():
+        ax.plot(t, queue["avg"], lw=1.4, color="C3", label="average queue")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("queue (packets)")
+    ax.set_title(title)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return path
+
+
+def plot_flow_throughput(flow_periods: pd.DataFrame, title: str, path: Path) -> Path:
+    """Per-flow throughput at the bottleneck, one panel per measurement period."""
+    periods = flow_periods.groupby(["start_s", "end_s"], sort=True)
+    fig, axes = plt.subplots(1, len(periods), figsize=(3.2 * len(periods) + 1, 3.2), sharey=True, squeeze=False)
+    for ax, ((start, end), df) in zip(axes[0], periods):
+        for i, (group, g) in enumerate(df.groupby("group", sort=False)):
+            ax.bar(g["flow"], g["throughput_mbps"], width=0.85, color=f"C{i}", label=group)
+        ax.set_title(f"{start:g}-{end:g} s", fontsize=9)
+        ax.set_xlabel("flow")
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("throughput (Mbit/s)")
+    axes[0][-1].legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return path
+
+
+def plot_results(out_dir: Path, dest: Path | None = None) -> list[Path]:
+    """Draws every figure of a results directory into `dest` (default: the directory itself)."""
+    out_dir = Path(out_dir)
+    if not (out_dir / "summary.json").exists():
+        raise FileNotFoundError(f"{out_dir} is not an aqmlab results directory (no summary.json)")
+    dest = Path(dest) if dest else out_dir
+    dest.mkdir(parents=True, exist_ok=True)
+    tables = read_results(out_dir)
+    name = out_dir.name
+    made = [plot_queue(tables["queue"], f"{name}: bottleneck queue", dest / "queue.png")]
+    if "flow_periods" in tables:
+        made.append(plot_flow_throughput(tables["flow_periods"], f"{name}: per-flow throughput",
+                                         dest / "flow_throughput.png"))
+    return made

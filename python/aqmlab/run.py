@@ -1,0 +1,187 @@
+"""Running one scenario in the simulator and writing its results directory atomically.
+
+A results directory holds:
+
+* ``packets.parquet``      bottleneck events (arrive/enqueue/drop/dequeue), one row each
+* ``queue.parquet``        bottleneck queue samples (instantaneous and the discipline's average)
+* ``flow_samples.parquet`` per-flow cumulative delivered bytes, cwnd, ssthresh, srtt, rto
+* ``flows.parquet``        one row per flow: group, start/stop, delays, totals
+* ``periods.parquet/.csv`` metrics per measurement period
+* ``flow_periods.parquet`` per-flow throughput and goodput per period
+* ``summary.json``         run facts and period metrics; ``scenario.toml`` the resolved input
+* ``bottleneck.pcap``      when ``records.pcap`` is on
+
+Everything is written to a hidden sibling directory first and renamed into place at the end,
+so an error or Ctrl-C never leaves a half-written result. Nothing wall-clock dependent is
+written, so the same scenario and seed give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import tomli_w
+
+from aqmlab import _core
+from aqmlab.metrics import DROP_REASONS, EVENT_NAMES, flow_period_metrics, period_metrics
+from aqmlab.scenario import Scenario
+
+#: Show a progress bar only for runs that take longer than this (seconds of wall time).
+PROGRESS_AFTER_S = 2.0
+
+
+@dataclass
+class RunResult:
+    scenario: Scenario
+    out_dir: Path | None
+    tables: dict[str, pd.DataFrame]
+    periods: pd.DataFrame
+    flow_periods: pd.DataFrame
+    summary: dict[str, Any]
+    pcap: bytes | None = None
+    wall_s: float = 0.0
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+def _to_frame(columns: list[tuple[str, str, bytes]]) -> pd.DataFrame:
+    return pd.DataFrame({name: np.frombuffer(buf, dtype=np.dtype(f"<{dtype}")) for name, dtype, buf in columns})
+
+
+def simulate(scenario: Scenario, progress: bool = True) -> RunResult:
+    """Runs the scenario in the simulator and computes its metrics, without writing files."""
+    sim = _core.Simulation(json.dumps(scenario.to_sim_config()))
+    started = time.perf_counter()
+    _run_with_progress(sim, scenario, progress)
+    wall = time.perf_counter() - started
+    raw, pcap = sim.take_records()
+    tables = {name: _to_frame(cols) for name, cols in raw.items()}
+    flows = tables["flows"]
+    flows["group_name"] = [scenario.flows[g].name for g in flows["group"]]
+    packets = tables.get("packets")
+    periods = scenario.periods()
+    if packets is not None:
+        per = period_metrics(packets, flows, periods)
+        flow_per = flow_period_metrics(packets, tables["flow_samples"], flows, periods)
+    else:
+        per, flow_per = pd.DataFrame(), pd.DataFrame()
+    summary = {
+        "scenario": scenario.name,
+        "seed": scenario.seed,
+        "engine": "sim",
+        "aqmlab_version": _core.__version__,
+        "sim": json.loads(sim.summary_json()),
+        "periods": json.loads(per.to_json(orient="records")) if len(per) else [],
+        "event_names": EVENT_NAMES,
+        "drop_reasons": DROP_REASONS,
+    }
+    return RunResult(scenario, None, tables, per, flow_per, summary, pcap, wall)
+
+
+def _run_with_progress(sim: Any, scenario: Scenario, progress: bool) -> None:
+    """Runs `sim` in a worker thread (the GIL is released in Rust) so that the main thread can
+    draw a progress bar and turn Ctrl-C into a clean cancellation."""
+    error: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            sim.run()
+        except BaseException as e:  # noqa: BLE001 - re-raised in the main thread
+            error.append(e)
+
+    worker = threading.Thread(target=work, name="aqmlab-sim", daemon=True)
+    worker.start()
+    try:
+        _wait(worker, sim, scenario, progress)
+    except KeyboardInterrupt:
+        sim.cancel()
+        worker.join()
+        raise
+    if error:
+        raise error[0]
+
+
+def _wait(worker: threading.Thread, sim: Any, scenario: Scenario, progress: bool) -> None:
+    worker.join(PROGRESS_AFTER_S)
+    if not worker.is_alive() or not progress:
+        worker.join()
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    total = scenario.duration / 1e9
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                  TextColumn("{task.completed:.1f}/{task.total:.0f} s simulated"),
+                  TimeRemainingColumn(), transient=True) as bar:
+        task = bar.add_task(scenario.name, total=total)
+        while worker.is_alive():
+            bar.update(task, completed=sim.progress_ns() / 1e9)
+            worker.join(0.2)
+
+
+def _write_parquet(df: pd.DataFrame, path: Path) -> None:
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    # Drop pandas' metadata blob: it is not needed to read the file back and keeps the bytes
+    # independent of the pandas version.
+    table = table.replace_schema_metadata(None)
+    pq.write_table(table, path, compression="zstd")
+
+
+def write_results(result: RunResult, raw_scenario: dict[str, Any], out_dir: Path, force: bool = False) -> Path:
+    """Writes the results directory atomically: to a hidden sibling, then renamed into place."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not force:
+        raise FileExistsError(f"{out_dir} exists; pass --force to replace it")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir.parent / f".{out_dir.name}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        for name, df in result.tables.items():
+            _write_parquet(df, tmp / f"{name}.parquet")
+        if len(result.periods):
+            _write_parquet(result.periods, tmp / "periods.parquet")
+            result.periods.to_csv(tmp / "periods.csv", index=False, float_format="%.6g")
+            _write_parquet(result.flow_periods, tmp / "flow_periods.parquet")
+        (tmp / "summary.json").write_text(json.dumps(result.summary, indent=2, sort_keys=True, default=_json_default) + "\n")
+        (tmp / "scenario.toml").write_text(tomli_w.dumps(raw_scenario))
+        if result.pcap is not None:
+            (tmp / "bottleneck.pcap").write_bytes(result.pcap)
+        _replace_dir(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    result.out_dir = out_dir
+    return out_dir
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    old = None
+    if target.exists():
+        old = target.parent / f".{target.name}.old-{os.getpid()}"
+        target.rename(old)
+    new.rename(target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    raise TypeError(f"not JSON serializable: {type(o)}")
+
+
+def read_results(out_dir: Path) -> dict[str, pd.DataFrame]:
+    """Loads every Parquet table of a results directory."""
+    return {p.stem: pd.read_parquet(p) for p in sorted(Path(out_dir).glob("*.parquet"))}

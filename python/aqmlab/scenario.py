@@ -1,0 +1,437 @@
+"""Scenario files: TOML validated by pydantic models.
+
+Every field has a unit (see :mod:`aqmlab.units`) and a documented default; unknown keys are
+errors that list the allowed ones. :func:`load` reads a file, applies ``--set key=value``
+overrides, validates, and raises :class:`ScenarioError` with one line per problem, each
+naming the field (``topology.bottleneck.rate: ...``).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from aqmlab.units import Duration, Limit, Rate, Size
+
+BUILTIN_DIR = Path(__file__).parent / "scenarios"
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be run; `lines` holds one message per problem."""
+
+    def __init__(self, lines: list[str]):
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+class Strict(BaseModel):
+    """Base model: unknown keys are rejected with the list of allowed ones."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys_only(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            allowed = set(cls.model_fields)
+            unknown = [k for k in data if k not in allowed]
+            if unknown:
+                raise ValueError(
+                    f"unknown key {unknown[0]!r}; allowed keys: {', '.join(sorted(allowed))}"
+                )
+        return data
+
+
+# ---- disciplines ------------------------------------------------------------------------
+
+
+class DropTail(Strict):
+    """FIFO that drops arrivals once full."""
+
+    kind: Literal["droptail"]
+    limit: Limit = Field("100p", description="capacity: packets (\"100p\") or bytes (\"150KB\")")
+
+
+class Red(Strict):
+    """Random Early Detection (Floyd and Jacobson 1993), with gentle, byte mode and ECN."""
+
+    kind: Literal["red"]
+    limit: Limit = Field("100p", description="physical capacity, packets or bytes")
+    min_th: float = Field(20.0, ge=0, description="lower average-queue threshold, packets")
+    max_th: float = Field(60.0, gt=0, description="upper average-queue threshold, packets")
+    w_q: float = Field(0.002, gt=0, le=1, description="EWMA weight of the average queue")
+    max_p: float = Field(0.1, gt=0, le=1, description="drop probability at max_th")
+    gentle: bool = Field(True, description="ramp to 1 between max_th and 2*max_th")
+    mode: Literal["packets", "bytes"] = Field("packets", description="measure the queue in packets or bytes")
+    ecn: bool = Field(False, description="mark ECN-capable packets instead of dropping")
+    mean_pkt_size: Size = Field("1000B", description="typical packet size: byte-mode unit and idle decay")
+
+    @model_validator(mode="after")
+    def _thresholds_ordered(self) -> "Red":
+        if self.min_th >= self.max_th:
+            raise ValueError(f"min_th ({self.min_th:g}) must be smaller than max_th ({self.max_th:g})")
+        return self
+
+
+Qdisc = Annotated[Union[DropTail, Red], Field(discriminator="kind")]
+QDISC_MODELS: dict[str, type[Strict]] = {"droptail": DropTail, "red": Red}
+
+
+# ---- topology ---------------------------------------------------------------------------
+
+
+class Link(Strict):
+    rate: Rate = Field(..., description="link rate, e.g. \"25Mbps\"")
+    delay: Duration = Field(..., description="one-way propagation delay, e.g. \"20ms\"")
+    qdisc: Qdisc = Field(default_factory=lambda: DropTail(kind="droptail", limit="1000p"),
+                         description="egress discipline")
+
+    @model_validator(mode="after")
+    def _positive_rate(self) -> "Link":
+        if self.rate <= 0:
+            raise ValueError("rate must be positive")
+        return self
+
+
+class Dumbbell(Strict):
+    """Senders -- R1 == bottleneck ==> R2 -- receivers; the reverse direction carries ACKs."""
+
+    kind: Literal["dumbbell"] = "dumbbell"
+    bottleneck: Link
+    reverse: Link | None = Field(None, description="R2->R1; default: the bottleneck's rate and delay, FIFO 1000p")
+    access_qdisc: Qdisc = Field(default_factory=lambda: DropTail(kind="droptail", limit="10000p"),
+                                description="discipline of every host access link")
+
+
+# ---- applications -----------------------------------------------------------------------
+
+
+class Tcp(Strict):
+    """TCP NewReno (RFC 5681, RFC 6582, RFC 6298)."""
+
+    mss: Size = Field("1460B", description="payload per segment; packets are mss + 40 B")
+    initial_cwnd: int = Field(2, ge=1, le=100, description="initial window, segments")
+    initial_rto: Duration = Field("1s", description="RTO before the first RTT sample (RFC 6298 2.1)")
+    min_rto: Duration = Field("1s", description="lower bound on the RTO (RFC 6298 2.4)")
+    max_rto: Duration = Field("60s", description="upper bound on the RTO")
+    clock_granularity: Duration = Field("1ms", description="RFC 6298's G")
+    delayed_ack: bool = Field(False, description="ACK every second segment or after the timeout")
+    delayed_ack_timeout: Duration = Field("200ms", description="delayed-ACK timer")
+    rwnd: Size = Field("1MB", description="receiver window (caps cwnd)")
+    ecn: bool = Field(False, description="negotiate ECN (RFC 3168)")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Tcp":
+        if self.mss <= 0:
+            raise ValueError("mss must be positive")
+        if self.min_rto > self.max_rto:
+            raise ValueError("min_rto must not exceed max_rto")
+        return self
+
+
+class Bulk(Strict):
+    """FTP-like bulk transfer with unlimited data over TCP."""
+
+    kind: Literal["bulk"]
+    tcp: Tcp = Field(default_factory=Tcp)
+
+
+class Cbr(Strict):
+    """Constant-bit-rate UDP, the simplest unresponsive source."""
+
+    kind: Literal["cbr"]
+    rate: Rate = Field(..., description="sending rate at the IP layer")
+    packet_size: Size = Field("1000B", description="IP packet size")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Cbr":
+        if self.rate <= 0:
+            raise ValueError("rate must be positive")
+        if self.packet_size < 28:
+            raise ValueError("packet_size must be at least 28 B (IPv4 + UDP headers)")
+        return self
+
+
+App = Annotated[Union[Bulk, Cbr], Field(discriminator="kind")]
+APP_MODELS: dict[str, type[Strict]] = {"bulk": Bulk, "cbr": Cbr}
+
+
+class FlowGroup(Strict):
+    """`count` identical flows, each between its own sender and receiver host."""
+
+    name: str = Field(..., min_length=1, description="label used in tables and RNG stream names")
+    count: int = Field(..., ge=1, le=100_000, description="number of flows")
+    app: App
+    start: Duration = Field("0s", description="start time")
+    start_jitter: Duration = Field("0s", description="each flow starts at start + U[0, start_jitter)")
+    stop: Duration | None = Field(None, description="stop time; default: the end of the run")
+    access_rate: Rate = Field("100Mbps", description="rate of each host access link")
+    sender_delay: Duration | tuple[Duration, Duration] = Field(
+        "1ms", description="sender access delay, or [lo, hi] spread linearly over the group")
+    receiver_delay: Duration = Field("1ms", description="receiver access delay")
+    class_weights: tuple[float, float, float] = Field(
+        (0.0, 0.0, 0.0), description="random per-packet class marks (class1, class2, class3); all 0 = none")
+    dscp: int = Field(0, ge=0, le=63, description="DiffServ code point of the flow's packets")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "FlowGroup":
+        if self.stop is not None and self.stop < self.start:
+            raise ValueError(f"stop must not be before start")
+        if any(w < 0 for w in self.class_weights):
+            raise ValueError("class_weights must be >= 0")
+        if self.access_rate <= 0:
+            raise ValueError("access_rate must be positive")
+        return self
+
+    def sender_delay_range(self) -> tuple[int, int]:
+        d = self.sender_delay
+        lo, hi = (d, d) if isinstance(d, int) else d
+        if lo > hi:
+            raise ValueError("sender_delay range is reversed")
+        return lo, hi
+
+
+# ---- records, metrics, reference ---------------------------------------------------------
+
+
+class Records(Strict):
+    packet_events: bool = Field(True, description="log arrive/enqueue/drop/dequeue at the bottleneck")
+    queue_sample: Duration = Field("10ms", description="bottleneck queue sampling interval")
+    flow_sample: Duration = Field("100ms", description="per-flow sampling interval")
+    pcap: bool = Field(False, description="write bottleneck.pcap (headers only)")
+
+    @model_validator(mode="after")
+    def _positive(self) -> "Records":
+        if self.queue_sample <= 0 or self.flow_sample <= 0:
+            raise ValueError("sampling intervals must be positive")
+        return self
+
+
+class Metrics(Strict):
+    periods: list[tuple[Duration, Duration]] | None = Field(
+        None, description="measurement periods [start, end]; default: the whole run")
+
+
+class ReferencePeriod(Strict):
+    start: Duration
+    end: Duration
+    utilization_mbps: float | None = None
+    drop_rate_pct: float | None = None
+    jain: float | None = None
+
+
+class Reference(Strict):
+    """Published values to print beside ours."""
+
+    source: str
+    periods: list[ReferencePeriod] = []
+
+
+class Scenario(Strict):
+    name: str = Field(..., min_length=1)
+    description: str = ""
+    seed: int = Field(1, ge=0, lt=2**64)
+    duration: Duration
+    topology: Dumbbell
+    flows: list[FlowGroup] = Field(..., min_length=1)
+    records: Records = Field(default_factory=Records)
+    metrics: Metrics = Field(default_factory=Metrics)
+    reference: Reference | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Scenario":
+        if self.duration <= 0:
+            raise ValueError("duration must be positive")
+        names = [g.name for g in self.flows]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ValueError(f"flow group names must be unique, repeated: {', '.join(sorted(dup))}")
+        for g in self.flows:
+            g.sender_delay_range()
+        for a, b in self.periods():
+            if not (0 <= a < b <= self.duration):
+                raise ValueError(f"metrics.periods: [{a}ns, {b}ns] must satisfy 0 <= start < end <= duration")
+        return self
+
+    def periods(self) -> list[tuple[int, int]]:
+        return list(self.metrics.periods) if self.metrics.periods else [(0, self.duration)]
+
+    def to_sim_config(self) -> dict[str, Any]:
+        """The normalized form `aqmlab._core.Simulation` takes (see aqmlab-sim's config.rs)."""
+        t = self.topology
+        reverse = t.reverse or Link(rate=f"{t.bottleneck.rate}bps", delay=f"{t.bottleneck.delay}ns")
+        return {
+            "seed": self.seed,
+            "duration_ns": self.duration,
+            "topology": {
+                "bottleneck": _link(t.bottleneck),
+                "reverse": _link(reverse),
+                "access_qdisc": _qdisc(t.access_qdisc),
+            },
+            "flow_groups": [_group(g, self.duration) for g in self.flows],
+            "records": {
+                "packet_events": self.records.packet_events,
+                "queue_sample_ns": self.records.queue_sample,
+                "flow_sample_ns": self.records.flow_sample,
+                "pcap": self.records.pcap,
+            },
+        }
+
+
+def _qdisc(q: DropTail | Red) -> dict[str, Any]:
+    d = q.model_dump()
+    if isinstance(q, Red):
+        d["mean_pkt_size"] = int(q.mean_pkt_size)
+    return d
+
+
+def _link(link: Link) -> dict[str, Any]:
+    return {"rate_bps": link.rate, "delay_ns": link.delay, "qdisc": _qdisc(link.qdisc)}
+
+
+def _app(app: Bulk | Cbr) -> dict[str, Any]:
+    if isinstance(app, Cbr):
+        return {"kind": "cbr", "rate_bps": app.rate, "packet_size": app.packet_size}
+    t = app.tcp
+    return {"kind": "bulk", "tcp": {
+        "mss": t.mss, "initial_cwnd_segments": t.initial_cwnd, "initial_rto_ns": t.initial_rto,
+        "min_rto_ns": t.min_rto, "max_rto_ns": t.max_rto, "clock_granularity_ns": t.clock_granularity,
+        "delayed_ack": t.delayed_ack, "delayed_ack_timeout_ns": t.delayed_ack_timeout,
+        "rwnd": t.rwnd, "ecn": t.ecn,
+    }}
+
+
+def _group(g: FlowGroup, duration: int) -> dict[str, Any]:
+    lo, hi = g.sender_delay_range()
+    return {
+        "name": g.name, "count": g.count, "start_ns": g.start, "start_jitter_ns": g.start_jitter,
+        "stop_ns": duration if g.stop is None else min(g.stop, duration),
+        "access_rate_bps": g.access_rate, "sender_delay_ns": [lo, hi],
+        "receiver_delay_ns": g.receiver_delay, "class_weights": list(g.class_weights),
+        "dscp": g.dscp, "app": _app(g.app),
+    }
+
+
+# ---- loading -------------------------------------------------------------------------------
+
+
+def _parse_override_value(text: str) -> Any:
+    """A --set value: a TOML value if it parses as one ("3", "true", "[1, 2]"), else a string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def apply_override(data: dict[str, Any], assignment: str) -> None:
+    """Applies one `dotted.key=value`. List items are addressed by index or by their `name`."""
+    if "=" not in assignment:
+        raise ScenarioError([f"--set {assignment!r}: expected key=value, e.g. topology.bottleneck.rate=30Mbps"])
+    key, _, raw = assignment.partition("=")
+    parts = key.strip().split(".")
+    node: Any = data
+    for i, part in enumerate(parts[:-1]):
+        where = ".".join(parts[: i + 1])
+        if isinstance(node, list):
+            node = _list_item(node, part, where)
+        elif isinstance(node, dict):
+            node = node.setdefault(part, {})
+        else:
+            raise ScenarioError([f"--set {key}: {where} is a value, not a table"])
+    last = parts[-1]
+    value = _parse_override_value(raw.strip())
+    if isinstance(node, list):
+        idx = _list_index(node, last, key)
+        node[idx] = value
+    elif isinstance(node, dict):
+        node[last] = value
+    else:
+        raise ScenarioError([f"--set {key}: cannot set a key inside a value"])
+
+
+def _list_index(items: list[Any], part: str, where: str) -> int:
+    if part.isdigit() and int(part) < len(items):
+        return int(part)
+    for i, item in enumerate(items):
+        if isinstance(item, dict) and item.get("name") == part:
+            return i
+    names = [str(i) for i in range(len(items))] + [
+        str(it["name"]) for it in items if isinstance(it, dict) and "name" in it]
+    raise ScenarioError([f"--set {where}: no item {part!r}; use an index or a name: {', '.join(names)}"])
+
+
+def _list_item(items: list[Any], part: str, where: str) -> Any:
+    return items[_list_index(items, part, where)]
+
+
+def _format_errors(err: ValidationError) -> list[str]:
+    lines = []
+    for e in err.errors():
+        loc = ".".join(_user_location(e["loc"]))
+        msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "union_tag_invalid":
+            ctx = e.get("ctx", {})
+            msg = f"unknown kind {ctx.get('tag')!r}; allowed: {ctx.get('expected_tags')}"
+        elif e["type"] == "union_tag_not_found":
+            msg = "missing 'kind'; allowed: " + ", ".join(
+                QDISC_MODELS if loc.endswith("qdisc") else APP_MODELS)
+        lines.append(f"{loc}: {msg}" if loc else msg)
+    return lines
+
+
+_UNION_FIELDS = {"qdisc": QDISC_MODELS, "access_qdisc": QDISC_MODELS, "app": APP_MODELS}
+
+
+def _user_location(loc: tuple[Any, ...]) -> list[str]:
+    """The error location as the user wrote it: pydantic inserts the discriminator tag of a
+    union ("...qdisc.red.min_th") and the type of a tuple-or-scalar field; drop those."""
+    out: list[str] = []
+    for part in loc:
+        if out and out[-1] in _UNION_FIELDS and part in _UNION_FIELDS[out[-1]]:
+            continue
+        if isinstance(part, str) and ("[" in part or part in ("int", "str", "function-before")):
+            continue
+        out.append(str(part))
+    return out
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise ScenarioError([f"{path}: no such scenario file"]) from None
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError([f"{path}: not valid TOML: {e}"]) from None
+
+
+def resolve_path(name: str) -> Path:
+    """A file path, or a built-in scenario name such as `rb-rio/tcp-red`."""
+    p = Path(name)
+    if p.exists():
+        return p
+    builtin = BUILTIN_DIR / (name if name.endswith(".toml") else f"{name}.toml")
+    if builtin.exists():
+        return builtin
+    return p
+
+
+def validate(data: dict[str, Any], origin: str = "scenario") -> Scenario:
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as e:
+        raise ScenarioError([f"{origin}: {line}" for line in _format_errors(e)]) from None
+
+
+def load(name: str, overrides: list[str] = (), seed: int | None = None) -> tuple[Scenario, dict[str, Any]]:
+    """Reads, overrides and validates a scenario. Returns the model and the raw merged data."""
+    path = resolve_path(name)
+    data = read_toml(path)
+    for assignment in overrides:
+        apply_override(data, assignment)
+    if seed is not None:
+        data["seed"] = seed
+    return validate(data, str(path)), data

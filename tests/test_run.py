@@ -1,0 +1,128 @@
+"""Running scenarios: results layout, determinism, overrides, interruption, pcap, plots."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import dpkt
+import pandas as pd
+import pytest
+
+from aqmlab.run import read_results
+from conftest import aqmlab, small_scenario
+
+TABLES = {"packets", "queue", "flow_samples", "flows", "periods", "flow_periods"}
+
+
+def test_results_directory_is_complete_and_loadable(tmp_path, write_scenario):
+    out = tmp_path / "r"
+    r = aqmlab("run", str(write_scenario(small_scenario())), "--out", str(out), "--no-progress")
+    assert r.returncode == 0, r.stderr
+    tables = read_results(out)
+    assert TABLES <= set(tables)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["sim"]["bottleneck"]["invariants_ok"] is True
+    assert [p["start_s"] for p in summary["periods"]] == [0.0, 2.0]
+    assert (out / "periods.csv").exists() and (out / "scenario.toml").exists()
+    # The printed table carries the period metrics.
+    assert "0-2" in r.stdout and "RED" in r.stdout
+    # Events are consistent: every dequeue had an enqueue, arrivals = enqueues + drops.
+    p = tables["packets"]
+    counts = p["event"].value_counts()
+    evicted = int((p["reason"] == 3).sum())
+    assert counts[0] == counts[1] + counts[2] - evicted
+    assert counts[3] <= counts[1]
+
+
+def _files(d):
+    return {f.name: f.read_bytes() for f in sorted(d.iterdir())}
+
+
+def test_same_seed_same_bytes_different_seed_different_bytes(tmp_path, write_scenario):
+    path = str(write_scenario(small_scenario()))
+    for name, seed in (("a", "3"), ("b", "3"), ("c", "4")):
+        r = aqmlab("run", path, "--out", str(tmp_path / name), "--seed", seed, "--no-progress")
+        assert r.returncode == 0, r.stderr
+    a, b, c = (_files(tmp_path / n) for n in "abc")
+    assert a == b
+    assert a["packets.parquet"] != c["packets.parquet"]
+
+
+def test_set_overrides_any_field(tmp_path, write_scenario):
+    out = tmp_path / "r"
+    r = aqmlab("run", str(write_scenario(small_scenario())), "--out", str(out), "--no-progress",
+               "--set", "topology.bottleneck.rate=5Mbps", "--set", "flows.bulk.count=3")
+    assert r.returncode == 0, r.stderr
+    per = pd.read_parquet(out / "periods.parquet")
+    assert per["utilization_mbps"].max() <= 5.0 + 1e-9
+    assert len(pd.read_parquet(out / "flows.parquet")) == 3
+    assert 'rate = "5Mbps"' in (out / "scenario.toml").read_text()
+
+
+def test_ctrl_c_leaves_no_results(tmp_path, write_scenario):
+    long = small_scenario(duration="3000s")
+    long["flows"][0]["count"] = 40
+    out = tmp_path / "r"
+    proc = subprocess.Popen([sys.executable, "-m", "aqmlab", "run", str(write_scenario(long)),
+                             "--out", str(out), "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3.0)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert list(tmp_path.iterdir()) == [tmp_path / "scenario.toml"]
+
+
+def test_pcap_matches_the_dequeue_records(tmp_path, write_scenario):
+    s = small_scenario(records={"pcap": True})
+    out = tmp_path / "r"
+    assert aqmlab("run", str(write_scenario(s)), "--out", str(out), "--no-progress").returncode == 0
+    packets = pd.read_parquet(out / "packets.parquet")
+    deq = packets[packets["event"] == 3].reset_index(drop=True)
+    with open(out / "bottleneck.pcap", "rb") as f:
+        reader = dpkt.pcap.Reader(f)
+        assert reader.datalink() == 101  # LINKTYPE_RAW: packets begin with the IP header
+        records = [(ts, buf) for ts, buf in reader]
+    assert len(records) == len(deq)
+    for (ts, buf), (_, row) in zip(records[:200], deq.head(200).iterrows()):
+        ip = dpkt.ip.IP(buf)
+        assert ip.len == row["size"]
+        assert isinstance(ip.data, dpkt.tcp.TCP) and ip.data.dport == 5001
+        assert abs(float(ts) - row["t_ns"] / 1e9) < 1e-6
+    # Distinct flows have distinct source addresses.
+    srcs = {dpkt.ip.IP(buf).src for _, buf in records}
+    assert len(srcs) == 5
+
+
+def test_plot_and_list(tmp_path, write_scenario):
+    out = tmp_path / "r"
+    assert aqmlab("run", str(write_scenario(small_scenario())), "--out", str(out), "--no-progress").returncode == 0
+    r = aqmlab("plot", str(out))
+    assert r.returncode == 0, r.stderr
+    for png in ("queue.png", "flow_throughput.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    r = aqmlab("plot", str(tmp_path))
+    assert r.returncode == 2 and "not an aqmlab results directory" in r.stderr
+    r = aqmlab("list")
+    assert r.returncode == 0
+    for word in ("droptail", "red", "min_th", "bulk", "cbr", "min_rto"):
+        assert word in r.stdout
+
+
+def test_udp_cbr_is_unresponsive(tmp_path, write_scenario):
+    # A 12 Mbit/s CBR flow into a 10 Mbit/s link keeps sending and loses the excess.
+    s = small_scenario()
+    s["flows"] = [{"name": "cbr", "count": 1, "app": {"kind": "cbr", "rate": "12Mbps", "packet_size": "1000B"}}]
+    out = tmp_path / "r"
+    assert aqmlab("run", str(write_scenario(s)), "--out", str(out), "--no-progress").returncode == 0
+    per = pd.read_parquet(out / "periods.parquet")
+    late = per.iloc[-1]
+    assert late["utilization_mbps"] > 9.5
+    assert 100 * 2 / 12 - 3 < late["drop_rate_pct"] < 100 * 2 / 12 + 3

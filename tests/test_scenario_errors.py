@@ -1,0 +1,81 @@
+"""Bad input: one clear line naming the field and what is allowed, exit status 2, and no
+results directory left behind."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import aqmlab, small_scenario
+
+
+def _error_lines(stderr: str) -> list[str]:
+    return [l for l in stderr.splitlines() if l.strip()]
+
+
+@pytest.mark.parametrize(
+    "mutate, expect",
+    [
+        (lambda s: s["topology"]["bottleneck"]["qdisc"].update(kind="rde"),
+         ["topology.bottleneck.qdisc", "unknown kind 'rde'", "droptail", "red"]),
+        (lambda s: s["topology"]["bottleneck"].update(rate="-5Mbps"),
+         ["topology.bottleneck.rate", "non-negative number"]),
+        (lambda s: s["topology"]["bottleneck"]["qdisc"].update(min_th=60, max_th=20),
+         ["topology.bottleneck.qdisc", "min_th (60) must be smaller than max_th (20)"]),
+        (lambda s: s["topology"]["bottleneck"].update(bandwidth="10Mbps"),
+         ["topology.bottleneck", "unknown key 'bandwidth'", "allowed keys: delay, qdisc, rate"]),
+        (lambda s: s["topology"]["bottleneck"].update(rate="25Mbs"),
+         ["topology.bottleneck.rate", "unknown unit \"Mbs\"", "Mbps"]),
+        (lambda s: s["flows"][0].update(count=0),
+         ["flows.0.count", "greater than or equal to 1"]),
+        (lambda s: s["flows"][0]["app"].update(kind="ftp"),
+         ["flows.0.app", "unknown kind 'ftp'", "bulk", "cbr"]),
+    ],
+    ids=["unknown-discipline", "negative-rate", "min_th>=max_th", "unknown-key", "unit-typo",
+         "zero-flows", "unknown-app"],
+)
+def test_bad_scenario_is_one_clear_line_exit_2_no_output(tmp_path, write_scenario, mutate, expect):
+    s = small_scenario()
+    mutate(s)
+    out = tmp_path / "results"
+    r = aqmlab("run", str(write_scenario(s)), "--out", str(out))
+    assert r.returncode == 2, r.stderr
+    lines = _error_lines(r.stderr)
+    assert len(lines) == 1, r.stderr
+    for fragment in expect:
+        assert fragment in lines[0], lines[0]
+    assert "Traceback" not in r.stderr
+    assert not out.exists()
+    assert not any(p.name.startswith(".results") for p in tmp_path.iterdir())
+
+
+def test_bad_override_names_the_field(tmp_path, write_scenario):
+    out = tmp_path / "results"
+    r = aqmlab("run", str(write_scenario(small_scenario())), "--out", str(out),
+               "--set", "topology.bottleneck.delay=20")
+    assert r.returncode == 2
+    line, = _error_lines(r.stderr)
+    assert "topology.bottleneck.delay" in line and "with a unit" in line
+    assert not out.exists()
+
+
+def test_override_of_unknown_list_item_lists_the_choices(tmp_path, write_scenario):
+    r = aqmlab("run", str(write_scenario(small_scenario())), "--out", str(tmp_path / "r"),
+               "--set", "flows.video.count=3")
+    assert r.returncode == 2
+    assert "no item 'video'" in r.stderr and "bulk" in r.stderr
+
+
+def test_missing_file_and_invalid_toml(tmp_path):
+    r = aqmlab("run", str(tmp_path / "nope.toml"), "--out", str(tmp_path / "r"))
+    assert r.returncode == 2 and "no such scenario file" in r.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = [unclosed")
+    r = aqmlab("run", str(bad), "--out", str(tmp_path / "r"))
+    assert r.returncode == 2 and "not valid TOML" in r.stderr
+
+
+def test_existing_output_needs_force(tmp_path, write_scenario):
+    out = tmp_path / "results"
+    out.mkdir()
+    r = aqmlab("run", str(write_scenario(small_scenario())), "--out", str(out))
+    assert r.returncode == 2 and "--force" in r.stderr
