@@ -280,13 +280,13 @@ def build_dumbbell(ns, spec):
         addresses.NewNetwork()
         receiver_addrs.append(addresses.Assign(devs).GetAddress(1))
 
-    check_queue_discs(ns, net.all_nodes, spec)
+    check_queue_discs(ns, net.all_nodes)
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
     net.sink_apps = install_apps(ns, spec, senders, receivers, receiver_addrs)
     return net
 
 
-def check_queue_discs(ns, nodes, spec):
+def check_queue_discs(ns, nodes):
     """Fail loudly if any device ended up with a queue disc we did not choose."""
     wanted = {"ns3::FifoQueueDisc", "ns3::RedQueueDisc"}
     for k in range(nodes.GetN()):

@@ -21,9 +21,14 @@ pub const TCP_HEADER: u32 = 40;
 pub const TCP_PORT: u16 = 5001;
 pub const UDP_PORT: u16 = 5004;
 
+/// Events carry only ids: packets wait in link queues and delay lines, never in the event
+/// list, which keeps heap entries small (24 bytes) however many packets are in flight.
+#[derive(Clone, Copy)]
 enum Event {
+    /// A link finished serializing its packet.
     TxDone(LinkId),
-    Arrive(NodeId, Packet),
+    /// The head of a link's delay line reaches the far node.
+    PipeArrive(LinkId),
     FlowStart(u32),
     FlowStop(u32),
     RtoTimer(u32),
@@ -37,7 +42,6 @@ enum Transport {
     Tcp {
         tx: Box<TcpSender>,
         rx: TcpReceiver,
-        mss: u32,
         ecn: bool,
         /// When the pending RTO timer event fires, if one is scheduled.
         timer_at: Option<Time>,
@@ -100,6 +104,7 @@ fn access_link(from: NodeId, to: NodeId, rate: u64, delay: u64, qdisc: &QdiscCon
         queue: build_qdisc(qdisc, rate).map_err(|e| format!("{name}: {e}"))?,
         rng: SimRng::stream(seed, &format!("link/{name}")),
         in_flight: None,
+        pipe: Default::default(),
         name,
     })
 }
@@ -184,7 +189,6 @@ impl Simulation {
             AppConfig::Bulk { tcp } => Transport::Tcp {
                 tx: Box::new(TcpSender::new(tcp)),
                 rx: TcpReceiver::new(tcp),
-                mss: tcp.mss,
                 ecn: tcp.ecn,
                 timer_at: None,
             },
@@ -225,7 +229,7 @@ impl Simulation {
             self.now = at;
             self.counters.events += 1;
             self.handle(ev);
-            if self.counters.events % 8192 == 0 {
+            if self.counters.events.is_multiple_of(8192) {
                 progress_ns.store(at.as_nanos(), Ordering::Relaxed);
                 if cancel.load(Ordering::Relaxed) {
                     return Err("cancelled".into());
@@ -240,7 +244,7 @@ impl Simulation {
     fn handle(&mut self, ev: Event) {
         match ev {
             Event::TxDone(l) => self.on_tx_done(l),
-            Event::Arrive(node, p) => self.on_arrive(node, p),
+            Event::PipeArrive(l) => self.on_pipe_arrive(l),
             Event::FlowStart(f) => self.on_flow_start(f),
             Event::FlowStop(f) => self.on_flow_stop(f),
             Event::RtoTimer(f) => self.on_rto_timer(f),
@@ -301,13 +305,28 @@ impl Simulation {
         }
     }
 
+    /// The serialized packet enters the link's delay line. Departures from one link are in
+    /// time order and the delay is constant, so the line is a FIFO and only its head needs an
+    /// event.
     fn on_tx_done(&mut self, l: LinkId) {
         let link = &mut self.topo.links[l as usize];
         let p = link.in_flight.take().expect("TxDone on an idle link");
         let arrive = self.now + link.delay;
-        let to = link.to;
-        self.events.schedule(arrive, Event::Arrive(to, p));
+        link.pipe.push_back((arrive, p));
+        if link.pipe.len() == 1 {
+            self.events.schedule(arrive, Event::PipeArrive(l));
+        }
         self.start_tx_if_idle(l);
+    }
+
+    fn on_pipe_arrive(&mut self, l: LinkId) {
+        let link = &mut self.topo.links[l as usize];
+        let (_, p) = link.pipe.pop_front().expect("PipeArrive on an empty delay line");
+        let to = link.to;
+        if let Some(&(next, _)) = link.pipe.front() {
+            self.events.schedule(next, Event::PipeArrive(l));
+        }
+        self.on_arrive(to, p);
     }
 
     fn on_arrive(&mut self, node: NodeId, p: Packet) {
@@ -401,10 +420,10 @@ impl Simulation {
         let now = self.now;
         let mut segs = std::mem::take(&mut self.segs);
         segs.clear();
-        let (mss, ecn) = match &mut self.flows[f as usize].transport {
-            Transport::Tcp { tx, mss, ecn, .. } => {
+        let ecn = match &mut self.flows[f as usize].transport {
+            Transport::Tcp { tx, ecn, .. } => {
                 step(tx, now, &mut segs);
-                (*mss, *ecn)
+                *ecn
             }
             Transport::Cbr { .. } => unreachable!("tcp_send on a UDP flow"),
         };
@@ -420,7 +439,6 @@ impl Simulation {
             if ecn {
                 p.ecn = Ecn::Ect0;
             }
-            let _ = mss;
             self.emit(p);
         }
         self.segs = segs;

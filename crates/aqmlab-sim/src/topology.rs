@@ -20,6 +20,8 @@ pub struct Link {
     pub rng: SimRng,
     /// Packet being serialized, if any.
     pub in_flight: Option<Packet>,
+    /// Packets propagating, with their arrival times at the far node (a FIFO).
+    pub pipe: VecDeque<(Time, Packet)>,
     pub name: String,
 }
 

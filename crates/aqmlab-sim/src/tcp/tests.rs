@@ -166,9 +166,9 @@ fn newreno_repairs_several_losses_in_one_window_without_a_timeout() {
 }
 
 #[test]
-fn reno_without_partial_acks_would_have_needed_more_than_one_retransmit_per_loss_event() {
-    // The same scenario's partial ACKs: each of the two later holes is repaired by a partial
-    // ACK, so recovery lasts about three round trips.
+fn three_holes_in_one_window_take_about_three_round_trips_to_repair() {
+    // The first hole is repaired by the fast retransmit, each later one by a partial ACK's
+    // retransmission one round trip later (RFC 6582): about three 50 ms round trips.
     let mut s = TcpSender::new(&cfg());
     s.cwnd = 20 * MSS;
     s.ssthresh = 20 * MSS;

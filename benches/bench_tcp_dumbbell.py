@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""End-to-end speed of aqmlab against ns-3 on the Rb-RIO paper's 60-flow TCP dumbbell, and on
+a 10x scaled version (600 flows, 250 Mbit/s, 1000-packet buffer, RED thresholds x10, w_q / 10).
+
+For each discipline and size it runs aqmlab and ns-3 (3.44, the PyPI `ns3` package, in its own
+virtual environment made by benches/ns3_setup.sh) on the same topology, the same per-flow start
+times and access delays, and prints side by side: wall time, simulated events per wall second,
+bottleneck packets per wall second, wall time per bottleneck packet, and per-period utilization
+and drop rate with their relative differences.
+
+The timed aqmlab run records no per-packet events (ns-3 is timed without tracing too); the
+period metrics come from a second, identical run with recording on. Recording only observes:
+the same seed gives the same dynamics either way (tests check determinism).
+
+    python3 benches/bench_tcp_dumbbell.py               # 60 and 600 flows, Drop-Tail and RED
+    python3 benches/bench_tcp_dumbbell.py --sizes 60 --skip-ns3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from aqmlab import _core
+from aqmlab.run import simulate
+from aqmlab.scenario import load
+
+HERE = Path(__file__).resolve().parent
+console = Console()
+
+
+def scenario_for(qdisc: str, flows: int, duration: str | None):
+    """The paper's scenario, scaled by flows/60 in rate, flow count and buffer."""
+    k = flows // 60
+    overrides = []
+    if k != 1:
+        overrides += [
+            f"topology.bottleneck.rate={25 * k}Mbps", f"topology.reverse.rate={25 * k}Mbps",
+            f"flows.long.count={40 * k}", f"flows.joining.count={20 * k}",
+            f"topology.bottleneck.qdisc.limit={100 * k}p",
+        ]
+        if qdisc == "red":
+            overrides += [f"topology.bottleneck.qdisc.min_th={20 * k}",
+                          f"topology.bottleneck.qdisc.max_th={60 * k}",
+                          f"topology.bottleneck.qdisc.w_q={0.002 / k}"]
+    if duration:
+        overrides.append(f"duration={duration}")
+    sc, _ = load(f"rb-rio/tcp-{qdisc}", overrides)
+    return sc
+
+
+def time_aqmlab(sc) -> dict:
+    cfg = sc.to_sim_config()
+    cfg["records"]["packet_events"] = False
+    sim = _core.Simulation(json.dumps(cfg))
+    t0 = time.perf_counter()
+    sim.run()
+    wall = time.perf_counter() - t0
+    summary = json.loads(sim.summary_json())
+    full = simulate(sc, progress=False)  # identical run with records, for the metrics
+    return {
+        "wall_run_s": wall,
+        "wall_with_records_s": full.wall_s,
+        "events": summary["events"],
+        "bottleneck_packets": summary["sim"]["bottleneck"]["stats"]["dequeued_packets"] if "sim" in summary else summary["bottleneck"]["stats"]["dequeued_packets"],
+        "periods": full.periods.to_dict(orient="records"),
+        "flows": full.tables["flows"],
+    }
+
+
+def ns3_spec(sc, flows) -> dict:
+    t = sc.topology
+    q = t.bottleneck.qdisc
+    tcp = sc.flows[0].app.tcp
+    if q.kind == "red":
+        qd = {"kind": "red", "limit_packets": q.limit["packets"], "min_th": q.min_th, "max_th": q.max_th,
+              "w_q": q.w_q, "max_p": q.max_p, "gentle": q.gentle, "mean_pkt_size": q.mean_pkt_size}
+    else:
+        qd = {"kind": "droptail", "limit_packets": q.limit["packets"]}
+    return {
+        "duration_s": sc.duration / 1e9,
+        "bottleneck_rate_bps": t.bottleneck.rate,
+        "bottleneck_delay_s": t.bottleneck.delay / 1e9,
+        "access_rate_bps": sc.flows[0].access_rate,
+        "receiver_access_delay_s": sc.flows[0].receiver_delay / 1e9,
+        "access_limit_packets": 10000,
+        "reverse_limit_packets": t.reverse.qdisc.limit["packets"],
+        "qdisc": qd,
+        "mss_bytes": tcp.mss,
+        "initial_cwnd_segments": tcp.initial_cwnd,
+        "min_rto_s": tcp.min_rto / 1e9,
+        "delayed_ack": tcp.delayed_ack,
+        "flows": [{"start_s": r.start_ns / 1e9, "stop_s": r.stop_ns / 1e9,
+                   "access_delay_s": r.sender_delay_ns / 1e9} for r in flows.itertuples()],
+        "periods_s": [[a / 1e9, b / 1e9] for a, b in sc.periods()],
+    }
+
+
+def ns3_python() -> str:
+    r = subprocess.run(["bash", str(HERE / "ns3_setup.sh")], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"ns-3 setup failed:\n{r.stderr[-2000:]}")
+    return r.stdout.strip().splitlines()[-1]
+
+
+def run_ns3(python: str, spec: dict) -> dict:
+    r = subprocess.run([python, str(HERE / "ns3_dumbbell.py"), "-"], input=json.dumps(spec),
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"ns-3 run failed:\n{r.stderr[-3000:]}")
+    return json.loads(r.stdout)
+
+
+def rel(a: float, b: float) -> str:
+    return f"{100 * (a - b) / b:+.1f}%" if b else "-"
+
+
+def report(name: str, ours: dict, ns3: dict | None) -> None:
+    pk = ours["bottleneck_packets"]
+    t = Table(title=f"{name}: speed", header_style="bold")
+    for c in ("engine", "wall (s)", "events/s", "bottleneck pkts/s", "ns per bottleneck pkt"):
+        t.add_column(c, justify="right")
+    t.add_row("aqmlab", f"{ours['wall_run_s']:.3f}", f"{ours['events'] / ours['wall_run_s']:,.0f}",
+              f"{pk / ours['wall_run_s']:,.0f}", f"{1e9 * ours['wall_run_s'] / pk:,.0f}")
+    t.add_row("aqmlab + records", f"{ours['wall_with_records_s']:.3f}", "", "", "")
+    if ns3:
+        npk = ns3["total"]["dequeued_packets"]
+        t.add_row("ns-3 3.44", f"{ns3['wall_run_s']:.3f}", "", f"{npk / ns3['wall_run_s']:,.0f}",
+                  f"{1e9 * ns3['wall_run_s'] / npk:,.0f}")
+        t.caption = f"ns-3 / aqmlab wall-time ratio: {ns3['wall_run_s'] / ours['wall_run_s']:.1f}x"
+    console.print(t)
+    m = Table(title=f"{name}: results per period", header_style="bold")
+    for c in ("period (s)", "util aqmlab", "util ns-3", "diff", "drop % aqmlab", "drop % ns-3", "diff"):
+        m.add_column(c, justify="right")
+    for i, p in enumerate(ours["periods"]):
+        n = ns3["periods"][i] if ns3 else None
+        m.add_row(f"{p['start_s']:g}-{p['end_s']:g}", f"{p['utilization_mbps']:.3f}",
+                  f"{n['utilization_mbps']:.3f}" if n else "-",
+                  rel(p["utilization_mbps"], n["utilization_mbps"]) if n else "-",
+                  f"{p['drop_rate_pct']:.2f}", f"{n['drop_rate_pct']:.2f}" if n else "-",
+                  rel(p["drop_rate_pct"], n["drop_rate_pct"]) if n else "-")
+    console.print(m)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[60, 600], help="flow counts (multiples of 60)")
+    ap.add_argument("--qdiscs", nargs="+", default=["droptail", "red"], choices=["droptail", "red"])
+    ap.add_argument("--duration", default=None, help='override the 30 s duration, e.g. "10s"')
+    ap.add_argument("--skip-ns3", action="store_true", help="time aqmlab only")
+    ap.add_argument("--json", type=Path, default=None, help="also write all figures here")
+    args = ap.parse_args()
+    python = None if args.skip_ns3 else ns3_python()
+    dump = {}
+    for size in args.sizes:
+        if size % 60:
+            raise SystemExit("--sizes must be multiples of 60")
+        for q in args.qdiscs:
+            sc = scenario_for(q, size, args.duration)
+            ours = time_aqmlab(sc)
+            ns3 = run_ns3(python, ns3_spec(sc, ours["flows"])) if python else None
+            name = f"{size} flows, {q}"
+            report(name, ours, ns3)
+            dump[name] = {"aqmlab": {k: v for k, v in ours.items() if k != "flows"}, "ns3": ns3}
+    if args.json:
+        args.json.write_text(json.dumps(dump, indent=2))
+
+
+if __name__ == "__main__":
+    main()
