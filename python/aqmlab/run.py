@@ -36,6 +36,7 @@ import tomli_w
 from aqmlab import _core
 from aqmlab.metrics import DROP_REASONS, EVENT_NAMES, flow_period_metrics, period_metrics
 from aqmlab.scenario import Scenario
+from aqmlab.video import annotate_frames
 
 #: Show a progress bar only for runs that take longer than this (seconds of wall time).
 PROGRESS_AFTER_S = 2.0
@@ -68,6 +69,8 @@ def simulate(scenario: Scenario, progress: bool = True) -> RunResult:
     tables = {name: _to_frame(cols) for name, cols in raw.items()}
     flows = tables["flows"]
     flows["group_name"] = [scenario.flows[g].name for g in flows["group"]]
+    if "frames" in tables:
+        tables["frames"] = annotate_frames(tables["frames"])
     packets = tables.get("packets")
     periods = scenario.periods()
     if packets is not None:

@@ -155,8 +155,58 @@ class Cbr(Strict):
         return self
 
 
-App = Annotated[Union[Bulk, Cbr], Field(discriminator="kind")]
-APP_MODELS: dict[str, type[Strict]] = {"bulk": Bulk, "cbr": Cbr}
+class FrameSizesByType(Strict):
+    I: Size = Field("11KB", description="mean I-frame size")
+    P: Size = Field("8KB", description="mean P-frame size")
+    B: Size = Field("2KB", description="mean B-frame size")
+
+
+class FrameClasses(Strict):
+    I: int = Field(3, ge=0, le=3)
+    P: int = Field(2, ge=0, le=3)
+    B: int = Field(1, ge=0, le=3)
+
+
+class Mpeg(Strict):
+    """MPEG-1 video over UDP (the Rb-RIO paper's MPEG_APP): GOP frames fragmented into packets
+    marked by frame type; unresponsive, or responsive by skipping B then P frames at the sender."""
+
+    kind: Literal["mpeg"]
+    gop: str = Field("IBBPBBPBB", description="GOP pattern of I, P, B starting with I")
+    fps: float = Field(30.0, gt=0, le=1000, description="frames per second")
+    frame_sizes: FrameSizesByType = Field(default_factory=FrameSizesByType, description="mean size per type")
+    size_model: Literal["constant", "normal"] = Field("constant", description="constant means or normal spread")
+    size_cv: float = Field(0.0, ge=0, description="coefficient of variation for size_model = normal")
+    trace: str | None = Field(None, description="file of frame sizes in bytes, one per line, in GOP order")
+    max_packet: Size = Field("1000B", description="largest IP packet of a fragment")
+    classes: FrameClasses = Field(default_factory=FrameClasses, description="class mark per frame type")
+    responsive: bool = Field(False, description="scale down on receiver-reported loss")
+    feedback_interval: Duration | None = Field(None, description="receiver report period; default: base RTT")
+    up_after: int = Field(2, ge=1, description="loss-free reports before scaling up one level")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Mpeg":
+        bad = sorted(set(self.gop) - set("IPB"))
+        if bad:
+            raise ValueError(f"gop {self.gop!r}: letters must be I, P or B, found {', '.join(bad)}")
+        if not self.gop.startswith("I"):
+            raise ValueError(f"gop {self.gop!r} must start with I")
+        if self.max_packet <= 28:
+            raise ValueError("max_packet must exceed the 28 B of IP and UDP headers")
+        if min(self.frame_sizes.I, self.frame_sizes.P, self.frame_sizes.B) <= 0:
+            raise ValueError("frame_sizes must be positive")
+        return self
+
+    def largest_frame(self) -> int:
+        s = self.frame_sizes
+        return max(s.I, s.P, s.B)
+
+    def packets_per_frame(self, size: int) -> int:
+        return -(-size // (self.max_packet - 28))
+
+
+App = Annotated[Union[Bulk, Cbr, Mpeg], Field(discriminator="kind")]
+APP_MODELS: dict[str, type[Strict]] = {"bulk": Bulk, "cbr": Cbr, "mpeg": Mpeg}
 
 
 class FlowGroup(Strict):
@@ -172,16 +222,18 @@ class FlowGroup(Strict):
     sender_delay: Duration | tuple[Duration, Duration] = Field(
         "1ms", description="sender access delay, or [lo, hi] spread linearly over the group")
     receiver_delay: Duration = Field("1ms", description="receiver access delay")
-    class_weights: tuple[float, float, float] = Field(
-        (0.0, 0.0, 0.0), description="random per-packet class marks (class1, class2, class3); all 0 = none")
+    class_weights: tuple[float, float, float] | None = Field(
+        None, description="random per-packet class marks, weights of (class1, class2, class3); "
+                          "default: unclassified (video packets take their frame type's class)")
     dscp: int = Field(0, ge=0, le=63, description="DiffServ code point of the flow's packets")
 
     @model_validator(mode="after")
     def _sane(self) -> "FlowGroup":
         if self.stop is not None and self.stop < self.start:
             raise ValueError(f"stop must not be before start")
-        if any(w < 0 for w in self.class_weights):
-            raise ValueError("class_weights must be >= 0")
+        if self.class_weights is not None and (
+                any(not w >= 0 for w in self.class_weights) or not sum(self.class_weights) > 0):
+            raise ValueError(f"class_weights {list(self.class_weights)} must be >= 0 and sum to a positive number")
         if self.access_rate <= 0:
             raise ValueError("access_rate must be positive")
         return self
@@ -251,10 +303,24 @@ class Scenario(Strict):
             raise ValueError(f"flow group names must be unique, repeated: {', '.join(sorted(dup))}")
         for g in self.flows:
             g.sender_delay_range()
+            if isinstance(g.app, Mpeg):
+                self._frames_fit_the_buffer(g.name, g.app)
         for a, b in self.periods():
             if not (0 <= a < b <= self.duration):
                 raise ValueError(f"metrics.periods: [{a}ns, {b}ns] must satisfy 0 <= start < end <= duration")
         return self
+
+    def _frames_fit_the_buffer(self, group: str, m: Mpeg) -> None:
+        """A frame larger than the bottleneck buffer could never be delivered whole."""
+        limit = self.topology.bottleneck.qdisc.limit
+        biggest = m.largest_frame()
+        if "bytes" in limit and biggest > limit["bytes"]:
+            raise ValueError(f"flows.{group}.app.frame_sizes: a {biggest} B frame exceeds the "
+                             f"bottleneck buffer of {limit['bytes']} B")
+        if "packets" in limit and m.packets_per_frame(biggest) > limit["packets"]:
+            raise ValueError(f"flows.{group}.app.frame_sizes: a {biggest} B frame needs "
+                             f"{m.packets_per_frame(biggest)} packets, more than the bottleneck buffer "
+                             f"of {limit['packets']} packets")
 
     def periods(self) -> list[tuple[int, int]]:
         return list(self.metrics.periods) if self.metrics.periods else [(0, self.duration)]
@@ -292,9 +358,11 @@ def _link(link: Link) -> dict[str, Any]:
     return {"rate_bps": link.rate, "delay_ns": link.delay, "qdisc": _qdisc(link.qdisc)}
 
 
-def _app(app: Bulk | Cbr) -> dict[str, Any]:
+def _app(app: Bulk | Cbr | Mpeg) -> dict[str, Any]:
     if isinstance(app, Cbr):
         return {"kind": "cbr", "rate_bps": app.rate, "packet_size": app.packet_size}
+    if isinstance(app, Mpeg):
+        return _mpeg(app)
     t = app.tcp
     return {"kind": "bulk", "tcp": {
         "mss": t.mss, "initial_cwnd_segments": t.initial_cwnd, "initial_rto_ns": t.initial_rto,
@@ -304,13 +372,47 @@ def _app(app: Bulk | Cbr) -> dict[str, Any]:
     }}
 
 
+def _mpeg(m: Mpeg) -> dict[str, Any]:
+    if m.trace:
+        sizes: dict[str, Any] = {"kind": "trace", "sizes": read_trace(m.trace)}
+    elif m.size_model == "normal":
+        sizes = {"kind": "normal", "cv": m.size_cv}
+    else:
+        sizes = {"kind": "constant"}
+    fs, cl = m.frame_sizes, m.classes
+    return {
+        "kind": "mpeg", "gop": m.gop, "fps": m.fps, "mean_sizes": [fs.I, fs.P, fs.B], "sizes": sizes,
+        "max_packet": m.max_packet, "classes": [cl.I, cl.P, cl.B], "responsive": m.responsive,
+        "feedback_interval_ns": m.feedback_interval or 0, "up_after": m.up_after,
+    }
+
+
+def read_trace(path: str) -> list[int]:
+    """Frame sizes in bytes, one per line; blank lines and '#' comments are skipped."""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as e:
+        raise ValueError(f"trace {path!r}: {e.strerror}") from None
+    sizes = []
+    for n, line in enumerate(lines, 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        if not text.isdigit() or int(text) == 0:
+            raise ValueError(f"trace {path!r} line {n}: {text!r} is not a positive whole number of bytes")
+        sizes.append(int(text))
+    if not sizes:
+        raise ValueError(f"trace {path!r}: no frame sizes")
+    return sizes
+
+
 def _group(g: FlowGroup, duration: int) -> dict[str, Any]:
     lo, hi = g.sender_delay_range()
     return {
         "name": g.name, "count": g.count, "start_ns": g.start, "start_jitter_ns": g.start_jitter,
         "stop_ns": duration if g.stop is None else min(g.stop, duration),
         "access_rate_bps": g.access_rate, "sender_delay_ns": [lo, hi],
-        "receiver_delay_ns": g.receiver_delay, "class_weights": list(g.class_weights),
+        "receiver_delay_ns": g.receiver_delay, "class_weights": list(g.class_weights or (0.0, 0.0, 0.0)),
         "dscp": g.dscp, "app": _app(g.app),
     }
 
@@ -426,10 +528,41 @@ def validate(data: dict[str, Any], origin: str = "scenario") -> Scenario:
         raise ScenarioError([f"{origin}: {line}" for line in _format_errors(e)]) from None
 
 
+def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` on top of `base`: tables merge key by key, everything else (arrays too) replaces."""
+    merged = dict(base)
+    for k, v in over.items():
+        merged[k] = deep_merge(merged[k], v) if isinstance(v, dict) and isinstance(merged.get(k), dict) else v
+    return merged
+
+
+def _anchor_traces(data: dict[str, Any], folder: Path) -> None:
+    """Trace files are named relative to the scenario file that names them."""
+    for g in data.get("flows", []) if isinstance(data.get("flows"), list) else []:
+        app = g.get("app") if isinstance(g, dict) else None
+        if isinstance(app, dict) and isinstance(app.get("trace"), str):
+            app["trace"] = str((folder / app["trace"]).resolve())
+
+
+def read_scenario_file(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """Reads a scenario, resolving `extends = "other.toml"` (relative to the file) recursively."""
+    data = read_toml(path)
+    _anchor_traces(data, path.parent)
+    parent = data.pop("extends", None)
+    if parent is None:
+        return data
+    if not isinstance(parent, str):
+        raise ScenarioError([f"{path}: extends must be a file name"])
+    base_path = (path.parent / parent).resolve()
+    if base_path in seen:
+        raise ScenarioError([f"{path}: extends forms a cycle through {base_path.name}"])
+    return deep_merge(read_scenario_file(base_path, seen + (base_path,)), data)
+
+
 def load(name: str, overrides: list[str] = (), seed: int | None = None) -> tuple[Scenario, dict[str, Any]]:
     """Reads, overrides and validates a scenario. Returns the model and the raw merged data."""
     path = resolve_path(name)
-    data = read_toml(path)
+    data = read_scenario_file(path)
     for assignment in overrides:
         apply_override(data, assignment)
     if seed is not None:

@@ -66,6 +66,8 @@ pub enum AppConfig {
     Bulk { tcp: TcpConfig },
     /// Constant-bit-rate UDP.
     Cbr { rate_bps: u64, packet_size: u32 },
+    /// MPEG-1 video over UDP (see `app::mpeg`).
+    Mpeg(crate::app::mpeg::MpegConfig),
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -133,6 +135,7 @@ impl SimConfig {
                 AppConfig::Cbr { packet_size, .. } if *packet_size < 28 => {
                     return Err(format!("flows.{}.packet_size: must be at least 28 bytes (IP+UDP headers)", g.name))
                 }
+                AppConfig::Mpeg(m) => m.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,
                 _ => {}
             }
         }

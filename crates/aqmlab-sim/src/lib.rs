@@ -3,6 +3,7 @@
 //! Determinism: the event list breaks ties by insertion order, and every random choice draws
 //! from a named stream of the scenario seed, so a (scenario, seed) pair always gives the same
 //! records, byte for byte.
+pub mod app;
 pub mod config;
 pub mod engine;
 pub mod pcap;

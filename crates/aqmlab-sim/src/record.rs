@@ -132,6 +132,7 @@ pub struct FlowSamples {
     ssthresh_bytes: Vec<u64>,
     srtt_ns: Vec<u64>,
     rto_ns: Vec<u64>,
+    app_level: Vec<u32>,
 }
 
 pub struct FlowSample {
@@ -140,6 +141,8 @@ pub struct FlowSample {
     pub ssthresh_bytes: u64,
     pub srtt_ns: u64,
     pub rto_ns: u64,
+    /// The application's adaptation level (MPEG scaling level; 0 otherwise).
+    pub app_level: u32,
 }
 
 impl FlowSamples {
@@ -151,6 +154,7 @@ impl FlowSamples {
         self.ssthresh_bytes.push(s.ssthresh_bytes);
         self.srtt_ns.push(s.srtt_ns);
         self.rto_ns.push(s.rto_ns);
+        self.app_level.push(s.app_level);
     }
     pub fn into_table(self) -> Table {
         vec![
@@ -161,6 +165,7 @@ impl FlowSamples {
             ("ssthresh_bytes", Column::U64(self.ssthresh_bytes)),
             ("srtt_ns", Column::U64(self.srtt_ns)),
             ("rto_ns", Column::U64(self.rto_ns)),
+            ("app_level", Column::U32(self.app_level)),
         ]
     }
 }

@@ -5,6 +5,7 @@
 //! when it finishes, the packet is scheduled to arrive at the far node after the propagation
 //! delay and the next packet is pulled from the link's discipline.
 
+use crate::app::mpeg::{Frame, MpegSink, MpegSource};
 use crate::config::{AppConfig, FlowGroup, LinkConfig, SimConfig};
 use crate::engine::EventList;
 use crate::pcap::PcapWriter;
@@ -20,6 +21,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 pub const TCP_HEADER: u32 = 40;
 pub const TCP_PORT: u16 = 5001;
 pub const UDP_PORT: u16 = 5004;
+/// A receiver report: IP + UDP headers and 12 bytes of counters.
+pub const FEEDBACK_SIZE: u32 = 40;
 
 /// Events carry only ids: packets wait in link queues and delay lines, never in the event
 /// list, which keeps heap entries small (24 bytes) however many packets are in flight.
@@ -34,6 +37,8 @@ enum Event {
     RtoTimer(u32),
     DelayedAck(u32),
     CbrSend(u32),
+    FrameSend(u32),
+    VideoFeedback(u32),
     QueueSample,
     FlowSample,
 }
@@ -54,6 +59,26 @@ enum Transport {
         rx_packets: u64,
         rx_bytes: u64,
     },
+    Mpeg(Box<MpegFlow>),
+}
+
+/// An MPEG-1 stream over UDP: source, sink and the per-frame log.
+struct MpegFlow {
+    src: MpegSource,
+    sink: MpegSink,
+    /// Frame sizes stream, `"flow/<id>/frames"`.
+    rng: SimRng,
+    next_seq: u64,
+    running: bool,
+    feedback: Time,
+    packets_sent: u64,
+    frames: Vec<FrameRecord>,
+}
+
+struct FrameRecord {
+    t: Time,
+    frame: Frame,
+    packets: u16,
 }
 
 struct Flow {
@@ -192,6 +217,20 @@ impl Simulation {
                 ecn: tcp.ecn,
                 timer_at: None,
             },
+            AppConfig::Mpeg(m) => {
+                let base_rtt = 2 * (sender_delay + rd) + cfg.topology.bottleneck.delay_ns + cfg.topology.reverse.delay_ns;
+                let feedback = if m.feedback_interval_ns > 0 { m.feedback_interval_ns } else { base_rtt.max(1) };
+                Transport::Mpeg(Box::new(MpegFlow {
+                    src: MpegSource::new(m.clone())?,
+                    sink: MpegSink::default(),
+                    rng: SimRng::stream(seed, &format!("flow/{id}/frames")),
+                    next_seq: 0,
+                    running: false,
+                    feedback: Time(feedback),
+                    packets_sent: 0,
+                    frames: Vec::new(),
+                }))
+            }
             AppConfig::Cbr { rate_bps, packet_size } => Transport::Cbr {
                 interval: Rate(*rate_bps).tx_time(*packet_size as u64),
                 size: *packet_size,
@@ -250,6 +289,8 @@ impl Simulation {
             Event::RtoTimer(f) => self.on_rto_timer(f),
             Event::DelayedAck(f) => self.on_delayed_ack(f),
             Event::CbrSend(f) => self.on_cbr_send(f),
+            Event::FrameSend(f) => self.on_frame_send(f),
+            Event::VideoFeedback(f) => self.on_video_feedback(f),
             Event::QueueSample => self.on_queue_sample(),
             Event::FlowSample => self.on_flow_sample(),
         }
@@ -362,7 +403,7 @@ impl Simulation {
     fn dport(&self, f: u32) -> u16 {
         match self.flows[f as usize].transport {
             Transport::Tcp { .. } => TCP_PORT,
-            Transport::Cbr { .. } => UDP_PORT,
+            Transport::Cbr { .. } | Transport::Mpeg(_) => UDP_PORT,
         }
     }
 
@@ -384,6 +425,12 @@ impl Simulation {
                 *running = true;
                 self.on_cbr_send(f);
             }
+            Transport::Mpeg(m) => {
+                m.running = true;
+                let first_report = self.now + m.feedback;
+                self.events.schedule(first_report, Event::VideoFeedback(f));
+                self.on_frame_send(f);
+            }
         }
     }
 
@@ -391,7 +438,60 @@ impl Simulation {
         match &mut self.flows[f as usize].transport {
             Transport::Tcp { tx, .. } => tx.stop(),
             Transport::Cbr { running, .. } => *running = false,
+            Transport::Mpeg(m) => m.running = false,
         }
+    }
+
+    /// Emits the next frame's fragments back to back (when the scaling level sends it) and
+    /// schedules the following frame.
+    fn on_frame_send(&mut self, f: u32) {
+        let now = self.now;
+        let Transport::Mpeg(m) = &mut self.flows[f as usize].transport else { return };
+        if !m.running {
+            return;
+        }
+        let frame = m.src.next_frame(&mut m.rng);
+        let sizes = if frame.sent { m.src.fragments(frame.size) } else { Vec::new() };
+        m.frames.push(FrameRecord { t: now, frame, packets: sizes.len() as u16 });
+        let class = m.src.class_of(frame.frame_type);
+        let first_seq = m.next_seq;
+        m.next_seq += sizes.len() as u64;
+        m.packets_sent += sizes.len() as u64;
+        let next = now + Time(m.src.frame_interval_ns());
+        self.events.schedule(next, Event::FrameSend(f));
+        let count = sizes.len() as u16;
+        for (i, size) in sizes.into_iter().enumerate() {
+            let mut p = self.new_packet(f, true);
+            p.proto = Proto::Udp;
+            p.size = size;
+            p.payload = size - crate::app::mpeg::UDP_IP_HEADER;
+            p.seq = first_seq + i as u64;
+            p.class = class;
+            p.frame_id = frame.id;
+            p.frame_type = frame.frame_type;
+            p.frag_index = i as u16;
+            p.frag_count = count;
+            self.emit(p);
+        }
+    }
+
+    /// The receiver's periodic report (packets received, highest sequence) to the sender.
+    fn on_video_feedback(&mut self, f: u32) {
+        let now = self.now;
+        let Transport::Mpeg(m) = &self.flows[f as usize].transport else { return };
+        let (received, highest, interval, running) = (m.sink.packets, m.sink.highest_seq, m.feedback, m.running);
+        if !running {
+            return;
+        }
+        self.events.schedule(now + interval, Event::VideoFeedback(f));
+        let mut p = self.new_packet(f, false);
+        p.proto = Proto::Udp;
+        p.size = FEEDBACK_SIZE;
+        p.payload = FEEDBACK_SIZE - crate::app::mpeg::UDP_IP_HEADER;
+        p.ack = received;
+        // Encodes "nothing yet" as 0 and sequence s as s + 1.
+        p.seq = highest.map_or(0, |h| h + 1);
+        self.emit(p);
     }
 
     fn on_cbr_send(&mut self, f: u32) {
@@ -425,7 +525,7 @@ impl Simulation {
                 step(tx, now, &mut segs);
                 *ecn
             }
-            Transport::Cbr { .. } => unreachable!("tcp_send on a UDP flow"),
+            Transport::Cbr { .. } | Transport::Mpeg(_) => unreachable!("tcp_send on a UDP flow"),
         };
         for s in &segs {
             let class = self.draw_class(f);
@@ -480,7 +580,7 @@ impl Simulation {
     fn send_ack(&mut self, f: u32) {
         let (ack, ece) = match &mut self.flows[f as usize].transport {
             Transport::Tcp { rx, .. } => rx.take_ack(),
-            Transport::Cbr { .. } => return,
+            Transport::Cbr { .. } | Transport::Mpeg(_) => return,
         };
         let mut p = self.new_packet(f, false);
         p.proto = Proto::Tcp;
@@ -510,6 +610,8 @@ impl Simulation {
                 *rx_packets += 1;
                 *rx_bytes += p.payload as u64;
             }
+            Transport::Mpeg(m) if to_receiver => m.sink.on_packet(p.frame_id, p.seq, p.payload),
+            Transport::Mpeg(m) => m.src.on_report(p.ack, p.seq.checked_sub(1)),
         }
     }
 
@@ -531,6 +633,7 @@ impl Simulation {
                     ssthresh_bytes: tx.ssthresh.min(u64::MAX / 4),
                     srtt_ns: tx.rtt().srtt().map_or(0, |t| t.as_nanos()),
                     rto_ns: tx.rtt().rto().as_nanos(),
+                    app_level: 0,
                 },
                 Transport::Cbr { rx_bytes, .. } => FlowSample {
                     delivered_bytes: *rx_bytes,
@@ -538,6 +641,15 @@ impl Simulation {
                     ssthresh_bytes: 0,
                     srtt_ns: 0,
                     rto_ns: 0,
+                    app_level: 0,
+                },
+                Transport::Mpeg(m) => FlowSample {
+                    delivered_bytes: m.sink.bytes,
+                    cwnd_bytes: 0,
+                    ssthresh_bytes: 0,
+                    srtt_ns: 0,
+                    rto_ns: 0,
+                    app_level: m.src.level as u32,
                 },
             };
             self.flow_samples.push(self.now, id as u32, s);
@@ -589,6 +701,14 @@ impl Simulation {
                     tos.push(0);
                     delivered.push(*rx_bytes);
                 }
+                Transport::Mpeg(m) => {
+                    is_tcp.push(0u8);
+                    sent.push(m.packets_sent);
+                    retx.push(0);
+                    fast.push(0);
+                    tos.push(0);
+                    delivered.push(m.sink.bytes);
+                }
             }
         }
         vec![
@@ -608,9 +728,54 @@ impl Simulation {
         ]
     }
 
+    /// One row per video frame produced by any MPEG flow: sent or skipped at the sender, its
+    /// packets, and how many of them the receiver got. None when the run has no video.
+    pub fn frames_table(&self) -> Option<Table> {
+        let mut flow = Vec::new();
+        let mut id = Vec::new();
+        let mut ftype = Vec::new();
+        let mut pos = Vec::new();
+        let mut t = Vec::new();
+        let mut size = Vec::new();
+        let mut sent = Vec::new();
+        let mut packets = Vec::new();
+        let mut received = Vec::new();
+        for (fi, f) in self.flows.iter().enumerate() {
+            let Transport::Mpeg(m) = &f.transport else { continue };
+            for r in &m.frames {
+                flow.push(fi as u32);
+                id.push(r.frame.id);
+                ftype.push(r.frame.frame_type as u8);
+                pos.push(r.frame.gop_position);
+                t.push(r.t.as_nanos());
+                size.push(r.frame.size);
+                sent.push(r.frame.sent as u8);
+                packets.push(r.packets as u32);
+                received.push(m.sink.received.get(r.frame.id as usize).copied().unwrap_or(0) as u32);
+            }
+        }
+        if flow.is_empty() {
+            return None;
+        }
+        Some(vec![
+            ("flow", Column::U32(flow)),
+            ("frame_id", Column::U32(id)),
+            ("frame_type", Column::U8(ftype)),
+            ("gop_position", Column::U32(pos)),
+            ("t_ns", Column::U64(t)),
+            ("size", Column::U32(size)),
+            ("sent", Column::U8(sent)),
+            ("packets", Column::U32(packets)),
+            ("packets_received", Column::U32(received)),
+        ])
+    }
+
     /// Consumes the simulation's records: (name, table) pairs, plus the pcap bytes if captured.
     pub fn take_records(&mut self) -> (Vec<(&'static str, Table)>, Option<Vec<u8>>) {
         let mut tables = vec![("flows", self.flows_table())];
+        if let Some(frames) = self.frames_table() {
+            tables.push(("frames", frames));
+        }
         if let Some(pe) = self.pkt_events.take() {
             tables.push(("packets", pe.into_table()));
         }
@@ -654,6 +819,7 @@ impl Simulation {
             .map(|f| match &f.transport {
                 Transport::Tcp { rx, .. } => rx.delivered_bytes,
                 Transport::Cbr { rx_bytes, .. } => *rx_bytes,
+                Transport::Mpeg(m) => m.sink.bytes,
             })
             .collect()
     }

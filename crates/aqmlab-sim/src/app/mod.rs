@@ -1,0 +1,2 @@
+//! Applications that generate traffic on top of the transports.
+pub mod mpeg;
