@@ -29,9 +29,20 @@ def _error_lines(stderr: str) -> list[str]:
          ["flows.0.count", "greater than or equal to 1"]),
         (lambda s: s["flows"][0]["app"].update(kind="ftp"),
          ["flows.0.app", "unknown kind 'ftp'", "bulk", "cbr"]),
+        (lambda s: s["flows"][0].update(class_weights=[0, 0, 0]),
+         ["flows.0", "class_weights [0.0, 0.0, 0.0] must be >= 0 and sum to a positive number"]),
+        (lambda s: s["flows"][0].update(app={"kind": "mpeg", "gop": "IBXP"}),
+         ["flows.0.app", "letters must be I, P or B", "X"]),
+        (lambda s: s["flows"][0].update(app={"kind": "mpeg", "gop": "PBBI"}),
+         ["flows.0.app", "must start with I"]),
+        (lambda s: s["flows"][0].update(app={"kind": "mpeg", "frame_sizes": {"I": "80KB"}}),
+         ["flows.bulk.app.frame_sizes", "needs 83 packets", "buffer of 60 packets"]),
+        (lambda s: s["topology"]["bottleneck"].update(qdisc={"kind": "rb_rio", "aggressiveness": -1}),
+         ["topology.bottleneck.qdisc.aggressiveness", "greater than 0"]),
     ],
     ids=["unknown-discipline", "negative-rate", "min_th>=max_th", "unknown-key", "unit-typo",
-         "zero-flows", "unknown-app"],
+         "zero-flows", "unknown-app", "class-weights", "gop-letter", "gop-start", "frame>buffer",
+         "negative-AP"],
 )
 def test_bad_scenario_is_one_clear_line_exit_2_no_output(tmp_path, write_scenario, mutate, expect):
     s = small_scenario()

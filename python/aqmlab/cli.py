@@ -15,7 +15,7 @@ from aqmlab.scenario import APP_MODELS, QDISC_MODELS, Scenario, ScenarioError, T
 out = Console()
 err = Console(stderr=True)
 
-DISPLAY = {"droptail": "Drop-Tail", "red": "RED"}
+DISPLAY = {"droptail": "Drop-Tail", "red": "RED", "rb_red": "Rb-RED", "rb_rio": "Rb-RIO", "rio": "RIO"}
 
 #: Exit status for bad input (as argparse and click use it).
 EXIT_USAGE = 2
@@ -126,6 +126,59 @@ def _fmt(v: float | None, spec: str) -> str:
     if v is None or v != v:
         return "-"
     return format(v, spec)
+
+
+@main.command()
+@click.argument("paper", type=click.Choice(["rb-rio"]))
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
+              help="output directory (default: results/<paper>)")
+@click.option("--seeds", type=click.IntRange(min=1, max=100), default=1, show_default=True,
+              help="seeds per experiment, run in parallel on the local cores; > 1 gives 95 % CIs")
+@click.option("--seed", "first_seed", type=click.IntRange(min=0), default=1, show_default=True,
+              help="first seed (seeds are consecutive)")
+@click.option("--quick", is_flag=True, help="one seed, no per-run records: a fast check")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="override a field of every scenario, e.g. --set topology.bottleneck.delay=30ms")
+@click.option("--force", is_flag=True, help="replace an existing output directory")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="parallel processes (default: cores)")
+def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick: bool,
+              overrides: tuple[str, ...], force: bool, workers: int | None) -> None:
+    """Reproduce every table and figure of a PAPER's evaluation."""
+    from aqmlab.reproduce import reproducer
+    from aqmlab.run import atomic_directory
+
+    mod = reproducer(paper)
+    out_dir = out_dir or Path("results") / paper
+    if out_dir.exists() and not force:
+        _fail(f"{out_dir} exists; pass --force to replace it")
+    _check_overrides(mod, overrides)
+    seed_list = [first_seed] if quick else list(range(first_seed, first_seed + seeds))
+    try:
+        with atomic_directory(out_dir) as tmp:
+            tables = mod.reproduce(tmp, seed_list, overrides, quick=quick, workers=workers)
+    except KeyboardInterrupt:
+        _fail("interrupted; nothing was written", status=130)
+    for name, df in tables.items():
+        t = Table(title=mod.TITLES[name], title_justify="left", header_style="bold")
+        for col in df.columns:
+            t.add_column(str(col).replace("published_", "pub. "), justify="right")
+        for row in df.itertuples(index=False):
+            t.add_row(*[str(v) for v in row])
+        out.print(t)
+    out.print(f"[dim]tables, figures and report.md in {out_dir}[/]", highlight=False)
+
+
+def _check_overrides(mod: Any, overrides: tuple[str, ...]) -> None:
+    """Validates the overrides on every scenario before anything runs."""
+    problems = []
+    for e in mod.SETS:
+        for d in mod.disciplines():
+            try:
+                load(mod.scenario_name(e, d), list(overrides))
+            except ScenarioError as err:
+                problems.extend(err.lines)
+    if problems:
+        _fail(sorted(set(problems)))
 
 
 @main.command()

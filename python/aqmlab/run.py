@@ -18,6 +18,7 @@ written, so the same scenario and seed give the same bytes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -144,11 +145,7 @@ def write_results(result: RunResult, raw_scenario: dict[str, Any], out_dir: Path
     out_dir = Path(out_dir)
     if out_dir.exists() and not force:
         raise FileExistsError(f"{out_dir} exists; pass --force to replace it")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir.parent / f".{out_dir.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    try:
+    with atomic_directory(out_dir) as tmp:
         for name, df in result.tables.items():
             _write_parquet(df, tmp / f"{name}.parquet")
         if len(result.periods):
@@ -159,12 +156,25 @@ def write_results(result: RunResult, raw_scenario: dict[str, Any], out_dir: Path
         (tmp / "scenario.toml").write_text(tomli_w.dumps(raw_scenario))
         if result.pcap is not None:
             (tmp / "bottleneck.pcap").write_bytes(result.pcap)
-        _replace_dir(tmp, out_dir)
+    result.out_dir = out_dir
+    return out_dir
+
+
+@contextlib.contextmanager
+def atomic_directory(target: Path):
+    """Yields a fresh hidden sibling of `target`; on success it replaces `target`, on any error
+    or interruption it is removed, so `target` is never half written."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        yield tmp
+        _replace_dir(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    result.out_dir = out_dir
-    return out_dir
 
 
 def _replace_dir(new: Path, target: Path) -> None:

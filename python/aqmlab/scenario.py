@@ -76,8 +76,56 @@ class Red(Strict):
         return self
 
 
-Qdisc = Annotated[Union[DropTail, Red], Field(discriminator="kind")]
-QDISC_MODELS: dict[str, type[Strict]] = {"droptail": DropTail, "red": Red}
+class RbRed(Strict):
+    """Rate-based RED: drops from the estimated arrival rate against the link rate, adjusted
+    by the average queue and the aggressiveness AP (see aqmlab-core qdisc/rb_red.rs)."""
+
+    kind: Literal["rb_red"]
+    limit: Limit = Field("100p", description="physical capacity, packets or bytes")
+    time_constant: Duration = Field("100ms", description="time constant of the arrival-rate estimator")
+    aggressiveness: float = Field(2.0, gt=0, description="AP: the average queue settles near 2*target/AP")
+    target_queue: float | None = Field(None, gt=0, description="target average queue, packets; default half the limit")
+    w_q: float = Field(0.002, gt=0, le=1, description="EWMA weight of the average queue")
+    mean_pkt_size: Size = Field("1000B", description="typical packet size (byte-mode unit)")
+
+
+class RbRio(RbRed):
+    """Rb-RIO: Rb-RED with three priority classes and per-class arrival rates; every class1
+    packet is dropped before any class2, every class2 before any class3 (Chung and Claypool)."""
+
+    kind: Literal["rb_rio"]  # type: ignore[assignment]
+
+
+class RioCurve(Strict):
+    min_th: float = Field(..., ge=0, description="packets")
+    max_th: float = Field(..., gt=0, description="packets")
+    max_p: float = Field(..., gt=0, le=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "RioCurve":
+        if self.min_th >= self.max_th:
+            raise ValueError(f"min_th ({self.min_th:g}) must be smaller than max_th ({self.max_th:g})")
+        return self
+
+
+class Rio(Strict):
+    """RIO (Clark and Fang) with three drop precedences and coupled averages: class k's
+    average counts the packets of classes >= k."""
+
+    kind: Literal["rio"]
+    limit: Limit = Field("100p", description="physical capacity, packets or bytes")
+    class1: RioCurve = Field(default_factory=lambda: RioCurve(min_th=10, max_th=30, max_p=0.2),
+                             description="RED curve of the lowest class")
+    class2: RioCurve = Field(default_factory=lambda: RioCurve(min_th=20, max_th=50, max_p=0.1))
+    class3: RioCurve = Field(default_factory=lambda: RioCurve(min_th=30, max_th=70, max_p=0.05),
+                             description="RED curve of the highest class")
+    w_q: float = Field(0.002, gt=0, le=1, description="EWMA weight of the averages")
+    mean_pkt_size: Size = Field("1000B", description="typical packet size")
+
+
+Qdisc = Annotated[Union[DropTail, Red, RbRed, RbRio, Rio], Field(discriminator="kind")]
+QDISC_MODELS: dict[str, type[Strict]] = {"droptail": DropTail, "red": Red, "rb_red": RbRed,
+                                         "rb_rio": RbRio, "rio": Rio}
 
 
 # ---- topology ---------------------------------------------------------------------------
@@ -347,10 +395,10 @@ class Scenario(Strict):
         }
 
 
-def _qdisc(q: DropTail | Red) -> dict[str, Any]:
+def _qdisc(q: Any) -> dict[str, Any]:
     d = q.model_dump()
-    if isinstance(q, Red):
-        d["mean_pkt_size"] = int(q.mean_pkt_size)
+    if "time_constant" in d:
+        d["time_constant_ns"] = d.pop("time_constant")
     return d
 
 

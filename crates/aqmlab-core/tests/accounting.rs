@@ -5,7 +5,10 @@
 //! Add each new discipline to `configs()`.
 
 use aqmlab_core::qdisc::fifo::DropTailConfig;
+use aqmlab_core::qdisc::rb_red::RbRedConfig;
+use aqmlab_core::qdisc::rb_rio::RbRioConfig;
 use aqmlab_core::qdisc::red::{RedConfig, RedMode};
+use aqmlab_core::qdisc::rio::{RioConfig, RioCurve};
 use aqmlab_core::{build_qdisc, Ecn, Limit, Packet, QdiscConfig, Rate, SimRng, Time};
 use proptest::prelude::*;
 
@@ -31,6 +34,21 @@ fn configs() -> Vec<QdiscConfig> {
         red(Limit::Packets(12), RedMode::Packets, true, true),
         red(Limit::Bytes(9_000), RedMode::Bytes, true, false),
         red(Limit::Bytes(9_000), RedMode::Bytes, false, true),
+        // Rate-based: a 2 ms time constant and w_q 0.2 so that short random runs reach every
+        // stage (the property drives 10 Mbit/s with up to 5 ms steps).
+        QdiscConfig::RbRed(RbRedConfig { limit: Limit::Packets(12), time_constant_ns: 2_000_000, w_q: 0.2, mean_pkt_size: 500, ..RbRedConfig::default() }),
+        QdiscConfig::RbRed(RbRedConfig { limit: Limit::Bytes(9_000), time_constant_ns: 2_000_000, aggressiveness: 3.0, target_queue: Some(4.0), w_q: 0.2, mean_pkt_size: 500 }),
+        QdiscConfig::RbRio(RbRioConfig { limit: Limit::Packets(12), time_constant_ns: 2_000_000, w_q: 0.2, mean_pkt_size: 500, ..RbRioConfig::default() }),
+        QdiscConfig::RbRio(RbRioConfig { limit: Limit::Bytes(9_000), time_constant_ns: 2_000_000, w_q: 0.2, mean_pkt_size: 500, ..RbRioConfig::default() }),
+        QdiscConfig::Rio(RioConfig {
+            limit: Limit::Packets(12),
+            class1: RioCurve { min_th: 1.0, max_th: 4.0, max_p: 0.3 },
+            class2: RioCurve { min_th: 2.0, max_th: 6.0, max_p: 0.2 },
+            class3: RioCurve { min_th: 3.0, max_th: 9.0, max_p: 0.1 },
+            w_q: 0.2,
+            mean_pkt_size: 500,
+        }),
+        QdiscConfig::Rio(RioConfig { limit: Limit::Bytes(9_000), w_q: 0.2, mean_pkt_size: 500, ..RioConfig::default() }),
     ]
 }
 
@@ -51,10 +69,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn max_backlog(cfg: &QdiscConfig) -> (u64, u64) {
-    let limit = match cfg {
-        QdiscConfig::Droptail(c) => c.limit,
-        QdiscConfig::Red(c) => c.limit,
-    };
+    let limit = cfg.limit();
     match limit {
         Limit::Packets(n) => (n, u64::MAX),
         Limit::Bytes(b) => (u64::MAX, b),

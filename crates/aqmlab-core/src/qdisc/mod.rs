@@ -12,11 +12,14 @@
 //! both against the discipline's own backlog counters.
 
 pub mod fifo;
+pub mod rb_red;
+pub mod rb_rio;
 pub mod red;
+pub mod rio;
 
 use crate::packet::Packet;
 use crate::rng::SimRng;
-use crate::units::{Rate, Time};
+use crate::units::{Limit, Rate, Time};
 use serde::{Deserialize, Serialize};
 
 /// Why a packet was dropped. Every drop in aqmlab carries one.
@@ -221,6 +224,9 @@ pub enum QdiscConfig {
     #[serde(alias = "fifo", alias = "drop_tail")]
     Droptail(fifo::DropTailConfig),
     Red(red::RedConfig),
+    RbRed(rb_red::RbRedConfig),
+    RbRio(rb_rio::RbRioConfig),
+    Rio(rio::RioConfig),
 }
 
 impl QdiscConfig {
@@ -229,6 +235,20 @@ impl QdiscConfig {
         match self {
             QdiscConfig::Droptail(c) => c.validate(),
             QdiscConfig::Red(c) => c.validate(),
+            QdiscConfig::RbRed(c) => c.validate(),
+            QdiscConfig::RbRio(c) => c.validate(),
+            QdiscConfig::Rio(c) => c.validate(),
+        }
+    }
+
+    /// The physical capacity of the discipline's buffer.
+    pub fn limit(&self) -> Limit {
+        match self {
+            QdiscConfig::Droptail(c) => c.limit,
+            QdiscConfig::Red(c) => c.limit,
+            QdiscConfig::RbRed(c) => c.limit,
+            QdiscConfig::RbRio(c) => c.limit,
+            QdiscConfig::Rio(c) => c.limit,
         }
     }
 }
@@ -239,6 +259,9 @@ pub fn build_qdisc(cfg: &QdiscConfig, link_rate: Rate) -> Result<Queue, String> 
     let inner: Box<dyn Qdisc> = match cfg {
         QdiscConfig::Droptail(c) => Box::new(fifo::DropTail::new(c.clone())),
         QdiscConfig::Red(c) => Box::new(red::Red::new(c.clone(), link_rate)),
+        QdiscConfig::RbRed(c) => Box::new(rb_red::RbRed::new(c.clone(), link_rate)),
+        QdiscConfig::RbRio(c) => Box::new(rb_rio::RbRio::new(c.clone(), link_rate)),
+        QdiscConfig::Rio(c) => Box::new(rio::Rio::new(c.clone(), link_rate)),
     };
     Ok(Queue::new(inner))
 }

@@ -130,6 +130,9 @@ impl Red {
             } else {
                 self.avg = 0.0;
             }
+            // The idle time up to now is accounted for: if this arrival is dropped and the
+            // queue stays empty, the next arrival must decay only over the time since now.
+            self.idle_since = Some(now);
         }
         self.avg = (1.0 - self.cfg.w_q) * self.avg + self.cfg.w_q * self.current_queue();
     }
@@ -278,6 +281,22 @@ mod tests {
         r.enqueue(pkt(1, 0, 1000), Time::from_millis(101), &mut rng, &mut ev);
         let before = (1.0 - 0.002) * 10.0 + 0.0;
         let expect = before * (1.0f64 - 0.002).powf(125.0) * (1.0 - 0.002);
+        assert!((r.avg - expect).abs() < 1e-9, "{} vs {}", r.avg, expect);
+    }
+
+    #[test]
+    fn idle_time_is_decayed_only_once_when_an_arrival_to_an_empty_queue_is_dropped() {
+        // Forced drop with an empty queue: avg above max_th, never below by the next arrival.
+        let mut r = red_with_avg(cfg(), 40.0);
+        r.idle_since = Some(Time::ZERO);
+        let mut rng = SimRng::stream(1, "t");
+        let mut ev = Vec::new();
+        // 0.8 ms per packet at 10 Mbit/s: 8 ms idle is 10 packet times per arrival.
+        assert!(matches!(r.enqueue(pkt(0, 0, 1000), Time::from_millis(8), &mut rng, &mut ev), Verdict::Dropped(_)));
+        r.enqueue(pkt(1, 0, 1000), Time::from_millis(16), &mut rng, &mut ev);
+        let d = 1.0f64 - 0.002;
+        // Twice 10 packet times of decay plus two empty-queue updates, not 10 + 20.
+        let expect = 40.0 * d.powf(10.0) * d * d.powf(10.0) * d;
         assert!((r.avg - expect).abs() < 1e-9, "{} vs {}", r.avg, expect);
     }
 

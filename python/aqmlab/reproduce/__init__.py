@@ -1,0 +1,32 @@
+"""Paper reproductions: `aqmlab reproduce PAPER` runs every experiment of a paper and writes
+its tables (CSV and Markdown, ours beside the published values) and figures (PNG)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def parallel_map(fn: Callable[[T], R], jobs: Sequence[T], workers: int | None = None) -> list[R]:
+    """Maps over jobs on the local cores, keeping the jobs' order (results are deterministic)."""
+    workers = workers or os.cpu_count() or 1
+    if workers == 1 or len(jobs) <= 1:
+        return [fn(j) for j in jobs]
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+        return list(pool.map(fn, jobs))
+
+
+PAPERS: dict[str, str] = {
+    "rb-rio": "aqmlab.reproduce.rb_rio",
+}
+
+
+def reproducer(paper: str) -> Any:
+    import importlib
+
+    return importlib.import_module(PAPERS[paper])
