@@ -136,12 +136,13 @@ def _fmt(v: float | None, spec: str) -> str:
               help="seeds per experiment, run in parallel on the local cores; > 1 gives 95 % CIs")
 @click.option("--seed", "first_seed", type=click.IntRange(min=0), default=1, show_default=True,
               help="first seed (seeds are consecutive)")
-@click.option("--quick", is_flag=True, help="one seed, no per-run records: a fast check")
+@click.option("--quick", is_flag=True, help="one seed: a fast check (under a minute)")
+@click.option("--records", is_flag=True, help="also keep every run's full results directory under runs/")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="override a field of every scenario, e.g. --set topology.bottleneck.delay=30ms")
 @click.option("--force", is_flag=True, help="replace an existing output directory")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="parallel processes (default: cores)")
-def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick: bool,
+def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick: bool, records: bool,
               overrides: tuple[str, ...], force: bool, workers: int | None) -> None:
     """Reproduce every table and figure of a PAPER's evaluation."""
     from aqmlab.reproduce import reproducer
@@ -155,7 +156,7 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
     seed_list = [first_seed] if quick else list(range(first_seed, first_seed + seeds))
     try:
         with atomic_directory(out_dir) as tmp:
-            tables = mod.reproduce(tmp, seed_list, overrides, quick=quick, workers=workers)
+            tables = mod.reproduce(tmp, seed_list, overrides, keep_records=records, workers=workers)
     except KeyboardInterrupt:
         _fail("interrupted; nothing was written", status=130)
     for name, df in tables.items():

@@ -243,12 +243,12 @@ def jobs_for(seeds: list[int], overrides: tuple[str, ...], discs: tuple[str, ...
     return jobs
 
 
-def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), quick: bool = False,
+def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), keep_records: bool = False,
               workers: int | None = None) -> dict[str, pd.DataFrame]:
     """Runs everything and writes tables, figures and report.md into `out_dir` (which must be
     a fresh directory: the caller handles atomic replacement)."""
     discs = disciplines()
-    records_dir = None if quick else str(out_dir / "runs")
+    records_dir = str(out_dir / "runs") if keep_records else None
     results = parallel_map(run_job, jobs_for(seeds, overrides, discs, records_dir), workers)
     tables = {
         "fig5": fig5_table(results, discs),
