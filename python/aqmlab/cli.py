@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,16 +16,30 @@ from aqmlab.scenario import APP_MODELS, QDISC_MODELS, Scenario, ScenarioError, T
 out = Console()
 err = Console(stderr=True)
 
-DISPLAY = {"droptail": "Drop-Tail", "red": "RED", "rb_red": "Rb-RED", "rb_rio": "Rb-RIO", "rio": "RIO"}
+DISPLAY = {"droptail": "Drop-Tail", "red": "RED", "rb_red": "Rb-RED", "rb_rio": "Rb-RIO", "rio": "RIO",
+           "sqf": "SQF", "drr": "FQ (DRR)", "fq": "FQ (DRR)", "pfq": "PFQ"}
 
 #: Exit status for bad input (as argparse and click use it).
 EXIT_USAGE = 2
+#: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130
 
 
 def _fail(lines: list[str] | str, status: int = EXIT_USAGE) -> None:
     for line in [lines] if isinstance(lines, str) else lines:
         err.print(f"[bold red]error:[/] {line}", highlight=False, markup=True, soft_wrap=True)
     sys.exit(status)
+
+
+def _interrupted(what: str) -> None:
+    """Ends the process after Ctrl-C, once our own cleanup (temporary result directories,
+    the simulation thread) is done. os._exit skips interpreter finalization, where native
+    thread pools of the data libraries can abort ("FATAL: exception not rethrown") when torn
+    down mid-operation."""
+    err.print(f"[bold red]error:[/] interrupted; {what}", highlight=False)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -65,7 +80,7 @@ def run(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overrides: 
                       f"-> {target}[/]", highlight=False)
             results.append(result)
     except KeyboardInterrupt:
-        _fail("interrupted; the run in progress wrote nothing", status=130)
+        _interrupted("the run in progress wrote nothing")
     _print_period_table(results)
 
 
@@ -158,7 +173,7 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
         with atomic_directory(out_dir) as tmp:
             tables = mod.reproduce(tmp, seed_list, overrides, keep_records=records, workers=workers)
     except KeyboardInterrupt:
-        _fail("interrupted; nothing was written", status=130)
+        _interrupted("nothing was written")
     for name, df in tables.items():
         t = Table(title=mod.TITLES[name], title_justify="left", header_style="bold")
         for col in df.columns:
@@ -200,7 +215,8 @@ def plot(results_dir: Path, dest: Path | None) -> None:
 @main.command(name="list")
 def list_components() -> None:
     """Show the queue disciplines and applications with their parameters."""
-    for title, models in (("queue disciplines (qdisc.kind)", QDISC_MODELS),
+    disciplines = {k: m for k, m in QDISC_MODELS.items() if k != "fq"}  # "fq" is an alias of drr
+    for title, models in (("queue disciplines (qdisc.kind)", disciplines),
                           ("applications (flows.app.kind)", APP_MODELS),
                           ("", {"tcp (flows.app.tcp of bulk)": Tcp})):
         for kind, model in models.items():

@@ -123,9 +123,55 @@ class Rio(Strict):
     mean_pkt_size: Size = Field("1000B", description="typical packet size")
 
 
-Qdisc = Annotated[Union[DropTail, Red, RbRed, RbRio, Rio], Field(discriminator="kind")]
+FLOW_FIELDS = ("src", "dst", "sport", "dport", "proto", "flow")
+
+
+class FlowKey(Strict):
+    """Which header fields identify a flow for per-flow disciplines."""
+
+    fields: list[Literal["src", "dst", "sport", "dport", "proto", "flow"]] = Field(
+        default_factory=lambda: ["src", "dst", "sport", "dport", "proto"],
+        description="5-tuple by default; e.g. [\"sport\"] aggregates an application")
+
+    @model_validator(mode="after")
+    def _distinct(self) -> "FlowKey":
+        if not self.fields or len(set(self.fields)) != len(self.fields):
+            raise ValueError(f"fields must be a non-empty list without repeats of: {', '.join(FLOW_FIELDS)}")
+        return self
+
+
+class Sqf(Strict):
+    """Shortest queue first with longest queue drop (Bonald, Muscariello, Ostallo 2011)."""
+
+    kind: Literal["sqf"]
+    limit: Limit = Field("100p", description="shared buffer, packets or bytes")
+    flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification")
+
+
+class Drr(Strict):
+    """Fair queueing as deficit round robin (Shreedhar and Varghese 1995) with longest queue drop."""
+
+    kind: Literal["drr", "fq"]
+    limit: Limit = Field("100p", description="shared buffer, packets or bytes")
+    quantum: int = Field(1500, ge=1, description="bytes per round (one MTU)")
+    flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification")
+
+
+class Pfq(Strict):
+    """Priority fair queueing: flows with little queued are served first, the rest by DRR
+    (see aqmlab-core qdisc/pfq.rs for the exact rule and its known difference from the paper)."""
+
+    kind: Literal["pfq"]
+    limit: Limit = Field("100p", description="shared buffer, packets or bytes")
+    quantum: int = Field(1500, ge=1, description="DRR bytes per round")
+    priority_threshold: int = Field(1500, ge=0, description="bytes queued below which a flow has priority")
+    flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification")
+
+
+Qdisc = Annotated[Union[DropTail, Red, RbRed, RbRio, Rio, Sqf, Drr, Pfq], Field(discriminator="kind")]
 QDISC_MODELS: dict[str, type[Strict]] = {"droptail": DropTail, "red": Red, "rb_red": RbRed,
-                                         "rb_rio": RbRio, "rio": Rio}
+                                         "rb_rio": RbRio, "rio": Rio, "sqf": Sqf, "drr": Drr,
+                                         "fq": Drr, "pfq": Pfq}
 
 
 # ---- topology ---------------------------------------------------------------------------
@@ -397,6 +443,8 @@ class Scenario(Strict):
 
 def _qdisc(q: Any) -> dict[str, Any]:
     d = q.model_dump()
+    if d["kind"] == "fq":
+        d["kind"] = "drr"
     if "time_constant" in d:
         d["time_constant_ns"] = d.pop("time_constant")
     return d

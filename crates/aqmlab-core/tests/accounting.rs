@@ -4,7 +4,11 @@
 //! packets and in bytes, and that a discipline never exceeds its physical limit.
 //! Add each new discipline to `configs()`.
 
+use aqmlab_core::qdisc::drr::DrrConfig;
 use aqmlab_core::qdisc::fifo::DropTailConfig;
+use aqmlab_core::qdisc::flowid::{FlowField, FlowKeyConfig};
+use aqmlab_core::qdisc::pfq::PfqConfig;
+use aqmlab_core::qdisc::sqf::SqfConfig;
 use aqmlab_core::qdisc::rb_red::RbRedConfig;
 use aqmlab_core::qdisc::rb_rio::RbRioConfig;
 use aqmlab_core::qdisc::red::{RedConfig, RedMode};
@@ -49,6 +53,14 @@ fn configs() -> Vec<QdiscConfig> {
             mean_pkt_size: 500,
         }),
         QdiscConfig::Rio(RioConfig { limit: Limit::Bytes(9_000), w_q: 0.2, mean_pkt_size: 500, ..RioConfig::default() }),
+        // Per-flow: the test's packets differ only in `flow`, so most entries key on it; one
+        // keeps the 5-tuple default on purpose (every packet is then one flow).
+        QdiscConfig::Sqf(SqfConfig { limit: Limit::Packets(12), flow_key: FlowKeyConfig::of(&[FlowField::Flow]) }),
+        QdiscConfig::Sqf(SqfConfig { limit: Limit::Bytes(9_000), ..SqfConfig::default() }),
+        QdiscConfig::Drr(DrrConfig { limit: Limit::Packets(12), flow_key: FlowKeyConfig::of(&[FlowField::Flow]), ..DrrConfig::default() }),
+        QdiscConfig::Drr(DrrConfig { limit: Limit::Bytes(9_000), quantum: 300, flow_key: FlowKeyConfig::of(&[FlowField::Flow]) }),
+        QdiscConfig::Pfq(PfqConfig { limit: Limit::Packets(12), flow_key: FlowKeyConfig::of(&[FlowField::Flow]), ..PfqConfig::default() }),
+        QdiscConfig::Pfq(PfqConfig { limit: Limit::Bytes(9_000), quantum: 500, priority_threshold: 3000, flow_key: FlowKeyConfig::of(&[FlowField::Flow]) }),
     ]
 }
 

@@ -16,6 +16,14 @@ the docstring of :func:`deprioritization_probability`: within an interval of t o
 threshold ceil(Ct + B/(n+1)) is constant, q_k increases with t = T/k, so only the smallest k of
 each such interval is a candidate; and a Chernoff bound on q(t) shows that long intervals cannot
 win, which ends the search.
+
+Reading of the text: q(t) uses the exact Poisson tail, N(t) >= ceil(C t + B/(n+1)), and the
+maximum in (2) runs over every k >= 1, as written. With these, for n = 20 the knee of Figure 3
+sits lower than the text's "close to 0 as long as the video peak rate is less than 6 Mbit/s": p(T)
+is about 1/2 at 6 Mbit/s, and T-bar passes 180 min near 5 Mbit/s rather than 6. The critical
+intervals are short (T/k of ~10 ms, a few tens of packets); a Gaussian approximation of N(t), or
+a search limited to intervals of ~60 ms and longer, would move the knee to the quoted 6 Mbit/s.
+Neither is in the text, so neither is used here.
 """
 
 from __future__ import annotations
@@ -149,18 +157,21 @@ def _upper_tail_bound(m: np.ndarray, mu: np.ndarray) -> np.ndarray:
     return np.minimum(out, 1.0)
 
 
-def _series(k: np.ndarray, mu: np.ndarray, upper: bool) -> np.ndarray:
-    """Sum of Poisson pmf ratios pmf(j)/pmf(k): j = k, k+1, ... (upper) or j = k, k-1, ..., 0."""
+def _series(k: np.ndarray, mu: np.ndarray, upper: bool, block: int = 64) -> np.ndarray:
+    """Sum of Poisson pmf ratios pmf(j)/pmf(k): j = k, k+1, ... (upper) or j = k, k-1, ..., 0,
+    taken ``block`` terms at a time until the last term is below 1e-17 of the sum."""
     total = np.ones(k.shape)
-    term = np.ones(k.shape)
+    last = np.ones(k.shape)
     active = np.arange(k.size)
-    j = 0
+    j = np.arange(1, block + 1, dtype=float)
     while active.size:
-        j += 1
-        ka, xa = k[active], mu[active]
-        term[active] *= xa / (ka + j) if upper else (ka - j + 1) / xa
-        total[active] += term[active]
-        active = active[term[active] > 1e-17 * total[active]]
+        ka, xa = k[active, None], mu[active, None]
+        ratios = xa / (ka + j) if upper else np.maximum(ka - j + 1.0, 0.0) / xa
+        terms = last[active, None] * np.cumprod(ratios, axis=1)
+        total[active] += terms.sum(axis=1)
+        last[active] = terms[:, -1]
+        j += block
+        active = active[last[active] > 1e-17 * total[active]]
     return total
 
 
@@ -206,7 +217,7 @@ class _Setting:
     def threshold(self, t: np.ndarray) -> np.ndarray:
         """Smallest integer number of arrivals N with N >= C t + B/(n+1)."""
         x = self.cap * np.asarray(t, dtype=float) + self.b
-        return np.ceil(x - 1e-9 * np.maximum(x, 1.0))
+        return np.ceil(x - 1e-12 * np.maximum(x, 1.0))
 
     def q(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(q(t), 1 - q(t)) with q(t) = P(N(t) >= C t + B/(n+1)), Sec. IV-A."""
@@ -245,9 +256,11 @@ class _Setting:
 
 
 def _candidate_ks(s: _Setting, horizon: float, m_lo: int, m_hi: int) -> np.ndarray:
-    """k = ceil(T/t_m) for thresholds m_lo..m_hi: the smallest k (longest T/k) of each segment."""
-    t_m = s.t_right(np.arange(m_lo, m_hi + 1))
-    return np.unique(np.maximum(np.ceil(horizon / t_m - 1e-12), 1.0))
+    """k = ceil(T/t_m) for thresholds m_lo..m_hi: the smallest k (longest T/k) of each segment.
+    ceil(T/t_m) - 1 is added too, so that rounding in T/t_m cannot hide k = T/t_m itself (extra
+    k only add valid candidates)."""
+    k = np.ceil(horizon / s.t_right(np.arange(m_lo, m_hi + 1)))
+    return np.unique(np.maximum(np.concatenate([k, k - 1.0]), 1.0))
 
 
 def _max_hazard(s: _Setting, t: np.ndarray, best: float = 0.0, best_t: float = math.nan) -> tuple[float, float]:
@@ -291,11 +304,27 @@ def _best_hazard(s: _Setting, horizon: float) -> tuple[float, float]:
         best, best_t = _max_hazard(s, horizon / _candidate_ks(s, horizon, lo, hi), best, best_t)
         if hi == m_top:
             break
-        tau = horizon / math.ceil(horizon / float(s.t_right(hi + 1)) - 1e-12)
-        if s.hazard_bound(tau) <= max(best, _TINY_HAZARD):
+        # every k not yet covered has T/k in a segment above hi, i.e. T/k > t_hi
+        if s.hazard_bound(float(s.t_right(hi))) <= max(best, _TINY_HAZARD):
             break
         lo, width = hi + 1, 2 * width
     return best, best_t
+
+
+def _sup_hazard(s: _Setting) -> tuple[float, float]:
+    """(h*, t*) = sup over t > 0 of h(t), and where it is attained, i.e. eq. (2) as T -> inf.
+
+    When the segment argument holds (lambda < C, b >= 1) the sup is over segment right ends t_m,
+    scanned until the Chernoff bound stops them; otherwise over a fixed number of them."""
+    best, best_t, lo, width = 0.0, math.inf, s.m_min, 64
+    while True:
+        best, best_t = _max_hazard(s, s.t_right(np.arange(lo, lo + width)), best, best_t)
+        lo, width = lo + width, 2 * width
+        if not s.exact:
+            if lo - s.m_min >= _FALLBACK_MAX_SEGMENTS:
+                return best, best_t
+        elif s.hazard_bound(float(s.t_right(lo - 1))) <= max(best, _TINY_HAZARD):  # t > t_(lo-1)
+            return best, best_t
 
 
 def _setting(peak_rate_bps: float, n: int, link_rate_bps: float, buffer_pkts: float,
@@ -372,7 +401,8 @@ def deprioritization_probability(
     the best value found, and within a batch candidates whose cheap bound pmf(m)(m+1)/(m+1-mu)
     cannot beat it are skipped, so the maximum is exact. If lambda >= C or b < 1 that argument
     fails and the maximum is taken over a large finite set of k instead (all k <= 1024, the
-    candidates of the first 16384 segments and a geometric grid); p(T) is then essentially 1 for the paper's parameters."""
+    candidates of the first 16384 segments and a geometric grid); p(T) is then essentially 1
+    for the paper's parameters."""
     s = _setting(peak_rate_bps, n, link_rate_bps, buffer_pkts, packet_size_bytes)
     if duration_s <= 0:
         return 0.0
@@ -396,7 +426,9 @@ def mean_prioritization_time(
     attains h*, and the tail beyond t_a is exp(-t_a h*)/h*, i.e. H(t) = h* there. This replaces
     the best interval T/k by t* itself (the lattice effect of integer k), a relative error of
     order m* t* h* (m* packets in t*), negligible when T-bar >> t*, and it errs low: the result
-    is a slight underestimate. Returns inf when h* underflows (T-bar beyond ~1e300 s)."""
+    is a slight underestimate. When h* t_a <= 1e-4 the head is not integrated: since
+    exp(-t h*) <= 1 - p(t) <= 1, T-bar = 1/h* then, to a relative (h* t_a)^2/2.
+    Returns inf when h* underflows (T-bar beyond ~1e300 s)."""
     s = _setting(peak_rate_bps, n, link_rate_bps, buffer_pkts, packet_size_bytes)
     if s.lam <= 0:
         return math.inf
@@ -404,6 +436,8 @@ def mean_prioritization_time(
     if h_star <= _TINY_HAZARD:
         return math.inf
     t_a = 100.0 * t_star
+    if h_star * t_a <= 1e-4:
+        return 1.0 / h_star
     t_lo = min(t_star, float(s.t_right(s.m_min))) * 1e-3
     n_pts = max(int(points_per_decade * math.log10(t_a / t_lo)) + 1, 16)
     grid = np.geomspace(t_lo, t_a, n_pts)
@@ -411,22 +445,6 @@ def mean_prioritization_time(
     head = t_lo * (1.0 + survive[0]) / 2.0  # 1 - p(0) = 1
     body = float(np.sum(np.diff(grid) * (survive[1:] + survive[:-1]) / 2.0))
     return head + body + math.exp(-t_a * h_star) / h_star
-
-
-def _sup_hazard(s: _Setting) -> tuple[float, float]:
-    """(h*, t*) = sup over t > 0 of h(t), and where it is attained, i.e. eq. (2) as T -> inf.
-
-    When the segment argument holds (lambda < C, b >= 1) the sup is over segment right ends t_m,
-    scanned until the Chernoff bound stops them; otherwise over a fixed number of them."""
-    best, best_t, lo, width = 0.0, math.inf, s.m_min, 64
-    while True:
-        best, best_t = _max_hazard(s, s.t_right(np.arange(lo, lo + width)), best, best_t)
-        lo, width = lo + width, 2 * width
-        if not s.exact:
-            if lo - s.m_min >= _FALLBACK_MAX_SEGMENTS:
-                return best, best_t
-        elif s.hazard_bound(float(s.t_right(lo))) <= max(best, _TINY_HAZARD):
-            return best, best_t
 
 
 def max_peak_rate_bps(

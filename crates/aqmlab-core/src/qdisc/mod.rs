@@ -11,11 +11,15 @@
 //! (after ns-3's `QueueDisc::Enqueue`/`DoEnqueue` split). [`Queue::check_invariants`] verifies
 //! both against the discipline's own backlog counters.
 
+pub mod drr;
 pub mod fifo;
+pub mod flowid;
+pub mod pfq;
 pub mod rb_red;
 pub mod rb_rio;
 pub mod red;
 pub mod rio;
+pub mod sqf;
 
 use crate::packet::Packet;
 use crate::rng::SimRng;
@@ -227,6 +231,10 @@ pub enum QdiscConfig {
     RbRed(rb_red::RbRedConfig),
     RbRio(rb_rio::RbRioConfig),
     Rio(rio::RioConfig),
+    Sqf(sqf::SqfConfig),
+    #[serde(alias = "fq")]
+    Drr(drr::DrrConfig),
+    Pfq(pfq::PfqConfig),
 }
 
 impl QdiscConfig {
@@ -238,6 +246,9 @@ impl QdiscConfig {
             QdiscConfig::RbRed(c) => c.validate(),
             QdiscConfig::RbRio(c) => c.validate(),
             QdiscConfig::Rio(c) => c.validate(),
+            QdiscConfig::Sqf(c) => c.validate(),
+            QdiscConfig::Drr(c) => c.validate(),
+            QdiscConfig::Pfq(c) => c.validate(),
         }
     }
 
@@ -249,6 +260,9 @@ impl QdiscConfig {
             QdiscConfig::RbRed(c) => c.limit,
             QdiscConfig::RbRio(c) => c.limit,
             QdiscConfig::Rio(c) => c.limit,
+            QdiscConfig::Sqf(c) => c.limit,
+            QdiscConfig::Drr(c) => c.limit,
+            QdiscConfig::Pfq(c) => c.limit,
         }
     }
 }
@@ -262,6 +276,9 @@ pub fn build_qdisc(cfg: &QdiscConfig, link_rate: Rate) -> Result<Queue, String> 
         QdiscConfig::RbRed(c) => Box::new(rb_red::RbRed::new(c.clone(), link_rate)),
         QdiscConfig::RbRio(c) => Box::new(rb_rio::RbRio::new(c.clone(), link_rate)),
         QdiscConfig::Rio(c) => Box::new(rio::Rio::new(c.clone(), link_rate)),
+        QdiscConfig::Sqf(c) => Box::new(sqf::Sqf::new(c.clone())),
+        QdiscConfig::Drr(c) => Box::new(drr::Drr::new(c.clone())),
+        QdiscConfig::Pfq(c) => Box::new(pfq::Pfq::new(c.clone())),
     };
     Ok(Queue::new(inner))
 }
