@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from aqmlab.units import Duration, Limit, Rate, Size
+from aqmlab.units import Duration, Limit, Rate, Size, format_ns
 
 BUILTIN_DIR = Path(__file__).parent / "scenarios"
 
@@ -216,6 +216,7 @@ class Tcp(Strict):
     delayed_ack_timeout: Duration = Field("200ms", description="delayed-ACK timer")
     rwnd: Size = Field("1MB", description="receiver window (caps cwnd)")
     ecn: bool = Field(False, description="negotiate ECN (RFC 3168)")
+    sack: bool = Field(False, description="selective acknowledgments (RFC 2018, RFC 6675 recovery)")
 
     @model_validator(mode="after")
     def _sane(self) -> "Tcp":
@@ -299,8 +300,66 @@ class Mpeg(Strict):
         return -(-size // (self.max_packet - 28))
 
 
-App = Annotated[Union[Bulk, Cbr, Mpeg], Field(discriminator="kind")]
-APP_MODELS: dict[str, type[Strict]] = {"bulk": Bulk, "cbr": Cbr, "mpeg": Mpeg}
+class Video(Strict):
+    """VBR video over RTP/UDP: frames at a frame rate, sizes around rate/fps, packets up to the MTU."""
+
+    kind: Literal["video"]
+    rate: Rate = Field("5Mbps", description="mean payload rate")
+    fps: float = Field(25.0, gt=0, le=1000, description="frames per second")
+    size_cv: float = Field(0.5, ge=0, description="coefficient of variation of frame sizes (log-normal)")
+    trace: str | None = Field(None, description="file of frame sizes in bytes, one per line (overrides rate)")
+    mtu: Size = Field("1500B", description="largest IP packet")
+    burst: bool = Field(False, description="send a frame's packets back to back instead of paced over the frame interval")
+    jitter: Duration = Field("0s", description="source jitter: s.d. of a half-normal delay per packet")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Video":
+        if self.mtu <= 40:
+            raise ValueError("mtu must exceed the 40 B of IP, UDP and RTP headers")
+        if self.rate <= 0 and not self.trace:
+            raise ValueError("rate must be positive")
+        return self
+
+
+class Audio(Strict):
+    """Audio over RTP/UDP: one packet per period, sizes around rate*period."""
+
+    kind: Literal["audio"]
+    rate: Rate = Field("64kbps", description="mean rate at the IP layer")
+    period: Duration = Field("20ms", description="packet interval")
+    size_cv: float = Field(0.1, ge=0, description="coefficient of variation of packet sizes (VBR)")
+    jitter: Duration = Field("0s", description="source jitter: s.d. of a half-normal delay per packet")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Audio":
+        if self.rate <= 0 or self.period <= 0:
+            raise ValueError("rate and period must be positive")
+        if self.rate / 8 * self.period / 1e9 <= 40:
+            raise ValueError("rate x period must exceed the 40 B of headers per packet")
+        return self
+
+
+class Poisson(Strict):
+    """Fixed-size packets with exponential gaps at a peak rate (the SQF paper's section IV)."""
+
+    kind: Literal["poisson"]
+    rate: Rate = Field(..., description="mean rate lambda at the IP layer")
+    packet_size: Size = Field("1250B", description="IP packet size")
+    jitter: Duration = Field("0s", description="source jitter: s.d. of a half-normal delay per packet")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Poisson":
+        if self.rate <= 0:
+            raise ValueError("rate must be positive")
+        if self.packet_size <= 40:
+            raise ValueError("packet_size must exceed the 40 B of headers")
+        return self
+
+
+MEDIA = (Video, Audio, Poisson)
+App = Annotated[Union[Bulk, Cbr, Mpeg, Video, Audio, Poisson], Field(discriminator="kind")]
+APP_MODELS: dict[str, type[Strict]] = {"bulk": Bulk, "cbr": Cbr, "mpeg": Mpeg, "video": Video,
+                                       "audio": Audio, "poisson": Poisson}
 
 
 class FlowGroup(Strict):
@@ -401,7 +460,8 @@ class Scenario(Strict):
                 self._frames_fit_the_buffer(g.name, g.app)
         for a, b in self.periods():
             if not (0 <= a < b <= self.duration):
-                raise ValueError(f"metrics.periods: [{a}ns, {b}ns] must satisfy 0 <= start < end <= duration")
+                raise ValueError(f"metrics.periods: [{format_ns(a)}, {format_ns(b)}] must satisfy "
+                                 f"0 <= start < end <= duration ({format_ns(self.duration)})")
         return self
 
     def _frames_fit_the_buffer(self, group: str, m: Mpeg) -> None:
@@ -454,18 +514,29 @@ def _link(link: Link) -> dict[str, Any]:
     return {"rate_bps": link.rate, "delay_ns": link.delay, "qdisc": _qdisc(link.qdisc)}
 
 
-def _app(app: Bulk | Cbr | Mpeg) -> dict[str, Any]:
+def _app(app: Any) -> dict[str, Any]:
     if isinstance(app, Cbr):
         return {"kind": "cbr", "rate_bps": app.rate, "packet_size": app.packet_size}
     if isinstance(app, Mpeg):
         return _mpeg(app)
+    if isinstance(app, MEDIA):
+        return {"kind": "rtp", "media": _media(app), "jitter_sd_ns": app.jitter}
     t = app.tcp
     return {"kind": "bulk", "tcp": {
         "mss": t.mss, "initial_cwnd_segments": t.initial_cwnd, "initial_rto_ns": t.initial_rto,
         "min_rto_ns": t.min_rto, "max_rto_ns": t.max_rto, "clock_granularity_ns": t.clock_granularity,
         "delayed_ack": t.delayed_ack, "delayed_ack_timeout_ns": t.delayed_ack_timeout,
-        "rwnd": t.rwnd, "ecn": t.ecn,
+        "rwnd": t.rwnd, "ecn": t.ecn, "sack": t.sack,
     }}
+
+
+def _media(m: Any) -> dict[str, Any]:
+    if isinstance(m, Video):
+        return {"kind": "video", "mean_rate_bps": m.rate, "fps": m.fps, "size_cv": m.size_cv,
+                "trace": read_trace(m.trace) if m.trace else None, "mtu": m.mtu, "burst": m.burst}
+    if isinstance(m, Audio):
+        return {"kind": "audio", "mean_rate_bps": m.rate, "period_ns": m.period, "size_cv": m.size_cv}
+    return {"kind": "poisson", "rate_bps": m.rate, "packet_size": m.packet_size}
 
 
 def _mpeg(m: Mpeg) -> dict[str, Any]:

@@ -11,7 +11,7 @@ pub mod qdisc;
 pub mod rng;
 pub mod units;
 
-pub use packet::{Ecn, FrameType, Packet, Proto};
+pub use packet::{Ecn, FrameType, Packet, Proto, SackBlocks};
 pub use qdisc::{build_qdisc, DropReason, Qdisc, QdiscConfig, QdiscStats, Queue, Verdict};
 pub use rng::SimRng;
 pub use units::{Bytes, Limit, Rate, Time, UnitError};

@@ -47,6 +47,52 @@ pub mod tcp_flags {
     pub const PSH: u8 = 0x08;
 }
 
+/// The SACK option of a TCP ACK (RFC 2018 section 3): up to three blocks of data the receiver
+/// holds above its cumulative ACK, each `[left, right)` in byte sequence numbers, the block of
+/// the most recently received segment first (RFC 2018 section 4).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackBlocks {
+    len: u8,
+    blocks: [(u64, u64); SackBlocks::MAX],
+}
+
+impl SackBlocks {
+    /// At most three blocks: the option's room beside a timestamp option (RFC 2018 section 3).
+    pub const MAX: usize = 3;
+
+    /// Appends a block; false (and ignored) when the option is full or the block is empty.
+    pub fn push(&mut self, left: u64, right: u64) -> bool {
+        if (self.len as usize) >= Self::MAX || left >= right {
+            return false;
+        }
+        self.blocks[self.len as usize] = (left, right);
+        self.len += 1;
+        true
+    }
+
+    pub fn as_slice(&self) -> &[(u64, u64)] {
+        &self.blocks[..self.len as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes the option adds to the TCP header: two NOPs for alignment, kind and length, and
+    /// 8 bytes per block; 0 without blocks.
+    pub fn option_bytes(&self) -> u32 {
+        if self.len == 0 {
+            0
+        } else {
+            4 + 8 * self.len as u32
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Packet {
     /// Unique id within a run, assigned by the engine at creation.
@@ -75,6 +121,8 @@ pub struct Packet {
     pub tcp_flags: u8,
     /// ECN-Echo flag on a TCP ACK (RFC 3168 section 6.1.3).
     pub ece: bool,
+    /// SACK blocks on a TCP ACK (empty unless the connection uses SACK).
+    pub sack: SackBlocks,
     /// When the sender created this packet.
     pub sent_at: Time,
     /// Set by the queue wrapper when the packet enters a discipline; used for sojourn times.

@@ -68,6 +68,8 @@ pub enum AppConfig {
     Cbr { rate_bps: u64, packet_size: u32 },
     /// MPEG-1 video over UDP (see `app::mpeg`).
     Mpeg(crate::app::mpeg::MpegConfig),
+    /// RTP-like VBR video, audio or Poisson packets over UDP (see `app::rtp`).
+    Rtp(crate::app::rtp::RtpConfig),
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -87,6 +89,9 @@ pub struct TcpConfig {
     pub rwnd: u64,
     /// Send ECN-capable packets and react to ECN-Echo (RFC 3168).
     pub ecn: bool,
+    /// Selective acknowledgments (RFC 2018) and SACK-based loss recovery (RFC 6675).
+    #[serde(default)]
+    pub sack: bool,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -136,6 +141,7 @@ impl SimConfig {
                     return Err(format!("flows.{}.packet_size: must be at least 28 bytes (IP+UDP headers)", g.name))
                 }
                 AppConfig::Mpeg(m) => m.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,
+                AppConfig::Rtp(r) => r.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,
                 _ => {}
             }
         }

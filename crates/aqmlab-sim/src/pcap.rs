@@ -73,10 +73,19 @@ fn headers(p: &Packet) -> Vec<u8> {
         Proto::Tcp => {
             h.extend_from_slice(&(p.seq as u32).to_be_bytes());
             h.extend_from_slice(&(p.ack as u32).to_be_bytes());
-            h.push(5 << 4); // data offset: 20 bytes
+            let options = p.sack.option_bytes();
+            h.push(((20 + options as u8) / 4) << 4); // data offset in 32-bit words
             h.push(p.tcp_flags | if p.ece { 0x40 } else { 0 });
             h.extend_from_slice(&65535u16.to_be_bytes()); // window
             h.extend_from_slice(&[0, 0, 0, 0]); // checksum (not computed), urgent pointer
+            if options > 0 {
+                // NOP, NOP, SACK (RFC 2018 section 3: kind 5, length 2 + 8n, 32-bit edges).
+                h.extend_from_slice(&[1, 1, 5, 2 + 8 * p.sack.len() as u8]);
+                for &(left, right) in p.sack.as_slice() {
+                    h.extend_from_slice(&(left as u32).to_be_bytes());
+                    h.extend_from_slice(&(right as u32).to_be_bytes());
+                }
+            }
         }
         Proto::Udp => {
             let udp_len = total_len.saturating_sub(20);
@@ -116,5 +125,20 @@ mod tests {
         assert_eq!(h.len(), 40);
         assert_eq!(ipv4_checksum(&h[..20]), 0, "a correct header sums to zero");
         assert_eq!(&h[16..20], &[10, 0, 1, 44]);
+    }
+
+    #[test]
+    fn sack_option_matches_the_data_offset() {
+        let mut p = Packet { size: 40, proto: Proto::Tcp, ack: 1001, ..Packet::default() };
+        p.sack.push(3001, 5001);
+        p.sack.push(6001, 7001);
+        p.size += p.sack.option_bytes();
+        let h = headers(&p);
+        assert_eq!(h.len() as u32, p.size);
+        let tcp = &h[20..];
+        assert_eq!((tcp[12] >> 4) as usize * 4, tcp.len());
+        assert_eq!(&tcp[20..24], &[1, 1, 5, 18]);
+        assert_eq!(&tcp[24..28], &3001u32.to_be_bytes());
+        assert_eq!(&tcp[36..40], &7001u32.to_be_bytes());
     }
 }

@@ -6,6 +6,7 @@
 //! delay and the next packet is pulled from the link's discipline.
 
 use crate::app::mpeg::{Frame, MpegSink, MpegSource};
+use crate::app::rtp::{Emission, MediaSource};
 use crate::config::{AppConfig, FlowGroup, LinkConfig, SimConfig};
 use crate::engine::EventList;
 use crate::pcap::PcapWriter;
@@ -39,6 +40,8 @@ enum Event {
     CbrSend(u32),
     FrameSend(u32),
     VideoFeedback(u32),
+    MediaGenerate(u32),
+    MediaDue(u32),
     QueueSample,
     FlowSample,
 }
@@ -60,6 +63,26 @@ enum Transport {
         rx_bytes: u64,
     },
     Mpeg(Box<MpegFlow>),
+    Rtp(Box<RtpFlow>),
+}
+
+/// An RTP-like media stream: the source with its jitter queue, and the receiver's log.
+struct RtpFlow {
+    src: MediaSource,
+    running: bool,
+    /// When the pending MediaDue event fires, if one is scheduled (lazy, like the RTO timer).
+    due_at: Option<Time>,
+    log: ReceiveLog,
+}
+
+/// One row per packet the receiver got: sequence number, size, send and receive times.
+#[derive(Default)]
+struct ReceiveLog {
+    seq: Vec<u64>,
+    size: Vec<u32>,
+    sent_ns: Vec<u64>,
+    recv_ns: Vec<u64>,
+    bytes: u64,
 }
 
 /// An MPEG-1 stream over UDP: source, sink and the per-frame log.
@@ -231,6 +254,16 @@ impl Simulation {
                     frames: Vec::new(),
                 }))
             }
+            AppConfig::Rtp(r) => Transport::Rtp(Box::new(RtpFlow {
+                src: MediaSource::new(
+                    r.clone(),
+                    SimRng::stream(seed, &format!("flow/{id}/media")),
+                    SimRng::stream(seed, &format!("flow/{id}/jitter")),
+                )?,
+                running: false,
+                due_at: None,
+                log: ReceiveLog::default(),
+            })),
             AppConfig::Cbr { rate_bps, packet_size } => Transport::Cbr {
                 interval: Rate(*rate_bps).tx_time(*packet_size as u64),
                 size: *packet_size,
@@ -291,6 +324,8 @@ impl Simulation {
             Event::CbrSend(f) => self.on_cbr_send(f),
             Event::FrameSend(f) => self.on_frame_send(f),
             Event::VideoFeedback(f) => self.on_video_feedback(f),
+            Event::MediaGenerate(f) => self.on_media_generate(f),
+            Event::MediaDue(f) => self.on_media_due(f),
             Event::QueueSample => self.on_queue_sample(),
             Event::FlowSample => self.on_flow_sample(),
         }
@@ -403,7 +438,7 @@ impl Simulation {
     fn dport(&self, f: u32) -> u16 {
         match self.flows[f as usize].transport {
             Transport::Tcp { .. } => TCP_PORT,
-            Transport::Cbr { .. } | Transport::Mpeg(_) => UDP_PORT,
+            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) => UDP_PORT,
         }
     }
 
@@ -431,6 +466,57 @@ impl Simulation {
                 self.events.schedule(first_report, Event::VideoFeedback(f));
                 self.on_frame_send(f);
             }
+            Transport::Rtp(r) => {
+                r.running = true;
+                self.on_media_generate(f);
+            }
+        }
+    }
+
+    /// The source produces its next frame or packet; packets leave when due (at once without
+    /// source jitter).
+    fn on_media_generate(&mut self, f: u32) {
+        let now = self.now;
+        let Transport::Rtp(r) = &mut self.flows[f as usize].transport else { return };
+        if !r.running {
+            return;
+        }
+        let next = r.src.generate(now);
+        self.events.schedule(next, Event::MediaGenerate(f));
+        self.emit_due_media(f);
+    }
+
+    fn on_media_due(&mut self, f: u32) {
+        let now = self.now;
+        let Transport::Rtp(r) = &mut self.flows[f as usize].transport else { return };
+        if r.due_at != Some(now) {
+            return; // superseded by an earlier-scheduled event
+        }
+        r.due_at = None;
+        self.emit_due_media(f);
+    }
+
+    /// Sends every packet due now and keeps one MediaDue event at the next due time.
+    fn emit_due_media(&mut self, f: u32) {
+        let now = self.now;
+        let mut due: Vec<Emission> = Vec::new();
+        let Transport::Rtp(r) = &mut self.flows[f as usize].transport else { return };
+        r.src.due(now, &mut due);
+        if let Some(next) = r.src.next_due() {
+            if r.due_at.is_none_or(|t| t > next) {
+                r.due_at = Some(next);
+                self.events.schedule(next, Event::MediaDue(f));
+            }
+        }
+        for e in due {
+            let class = self.draw_class(f);
+            let mut p = self.new_packet(f, true);
+            p.proto = Proto::Udp;
+            p.size = e.size;
+            p.payload = e.size - crate::app::rtp::RTP_HEADERS;
+            p.seq = e.seq;
+            p.class = class;
+            self.emit(p);
         }
     }
 
@@ -439,6 +525,7 @@ impl Simulation {
             Transport::Tcp { tx, .. } => tx.stop(),
             Transport::Cbr { running, .. } => *running = false,
             Transport::Mpeg(m) => m.running = false,
+            Transport::Rtp(r) => r.running = false,
         }
     }
 
@@ -525,7 +612,7 @@ impl Simulation {
                 step(tx, now, &mut segs);
                 *ecn
             }
-            Transport::Cbr { .. } | Transport::Mpeg(_) => unreachable!("tcp_send on a UDP flow"),
+            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) => unreachable!("tcp_send on a UDP flow"),
         };
         for s in &segs {
             let class = self.draw_class(f);
@@ -578,15 +665,19 @@ impl Simulation {
     }
 
     fn send_ack(&mut self, f: u32) {
-        let (ack, ece) = match &mut self.flows[f as usize].transport {
-            Transport::Tcp { rx, .. } => rx.take_ack(),
-            Transport::Cbr { .. } | Transport::Mpeg(_) => return,
+        let (ack, ece, sack) = match &mut self.flows[f as usize].transport {
+            Transport::Tcp { rx, .. } => {
+                let (ack, ece) = rx.take_ack();
+                (ack, ece, rx.sack_blocks())
+            }
+            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) => return,
         };
         let mut p = self.new_packet(f, false);
         p.proto = Proto::Tcp;
-        p.size = TCP_HEADER;
+        p.size = TCP_HEADER + sack.option_bytes();
         p.ack = ack;
         p.ece = ece;
+        p.sack = sack;
         p.tcp_flags = tcp_flags::ACK;
         self.emit(p);
     }
@@ -603,8 +694,8 @@ impl Simulation {
                 }
             }
             Transport::Tcp { .. } => {
-                let (ack, ece) = (p.ack, p.ece);
-                self.tcp_send(f, |tx, now, out| tx.on_ack(ack, ece, now, out));
+                let (ack, ece, sack) = (p.ack, p.ece, p.sack);
+                self.tcp_send(f, |tx, now, out| tx.on_ack_sack(ack, ece, sack.as_slice(), now, out));
             }
             Transport::Cbr { rx_packets, rx_bytes, .. } => {
                 *rx_packets += 1;
@@ -612,6 +703,14 @@ impl Simulation {
             }
             Transport::Mpeg(m) if to_receiver => m.sink.on_packet(p.frame_id, p.seq, p.payload),
             Transport::Mpeg(m) => m.src.on_report(p.ack, p.seq.checked_sub(1)),
+            Transport::Rtp(r) => {
+                let log = &mut r.log;
+                log.seq.push(p.seq);
+                log.size.push(p.size);
+                log.sent_ns.push(p.sent_at.as_nanos());
+                log.recv_ns.push(now.as_nanos());
+                log.bytes += p.payload as u64;
+            }
         }
     }
 
@@ -637,6 +736,14 @@ impl Simulation {
                 },
                 Transport::Cbr { rx_bytes, .. } => FlowSample {
                     delivered_bytes: *rx_bytes,
+                    cwnd_bytes: 0,
+                    ssthresh_bytes: 0,
+                    srtt_ns: 0,
+                    rto_ns: 0,
+                    app_level: 0,
+                },
+                Transport::Rtp(r) => FlowSample {
+                    delivered_bytes: r.log.bytes,
                     cwnd_bytes: 0,
                     ssthresh_bytes: 0,
                     srtt_ns: 0,
@@ -700,6 +807,14 @@ impl Simulation {
                     fast.push(0);
                     tos.push(0);
                     delivered.push(*rx_bytes);
+                }
+                Transport::Rtp(r) => {
+                    is_tcp.push(0u8);
+                    sent.push(r.src.sent_packets);
+                    retx.push(0);
+                    fast.push(0);
+                    tos.push(0);
+                    delivered.push(r.log.bytes);
                 }
                 Transport::Mpeg(m) => {
                     is_tcp.push(0u8);
@@ -770,11 +885,39 @@ impl Simulation {
         ])
     }
 
+    /// One row per media packet received: flow, RTP sequence number, size, send and receive
+    /// times. Loss, one-way delay and jitter are computed from it. None without media flows.
+    pub fn media_table(&self) -> Option<Table> {
+        let (mut flow, mut seq, mut size, mut sent, mut recv) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut any = false;
+        for (fi, f) in self.flows.iter().enumerate() {
+            let Transport::Rtp(r) = &f.transport else { continue };
+            any = true;
+            flow.extend(std::iter::repeat_n(fi as u32, r.log.seq.len()));
+            seq.extend_from_slice(&r.log.seq);
+            size.extend_from_slice(&r.log.size);
+            sent.extend_from_slice(&r.log.sent_ns);
+            recv.extend_from_slice(&r.log.recv_ns);
+        }
+        any.then(|| {
+            vec![
+                ("flow", Column::U32(flow)),
+                ("seq", Column::U64(seq)),
+                ("size", Column::U32(size)),
+                ("sent_ns", Column::U64(sent)),
+                ("recv_ns", Column::U64(recv)),
+            ]
+        })
+    }
+
     /// Consumes the simulation's records: (name, table) pairs, plus the pcap bytes if captured.
     pub fn take_records(&mut self) -> (Vec<(&'static str, Table)>, Option<Vec<u8>>) {
         let mut tables = vec![("flows", self.flows_table())];
         if let Some(frames) = self.frames_table() {
             tables.push(("frames", frames));
+        }
+        if let Some(media) = self.media_table() {
+            tables.push(("media", media));
         }
         if let Some(pe) = self.pkt_events.take() {
             tables.push(("packets", pe.into_table()));
@@ -820,6 +963,7 @@ impl Simulation {
                 Transport::Tcp { rx, .. } => rx.delivered_bytes,
                 Transport::Cbr { rx_bytes, .. } => *rx_bytes,
                 Transport::Mpeg(m) => m.sink.bytes,
+                Transport::Rtp(r) => r.log.bytes,
             })
             .collect()
     }

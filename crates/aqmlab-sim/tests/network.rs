@@ -111,3 +111,59 @@ fn same_seed_same_records_different_seed_different_records() {
     assert_eq!(a, b);
     assert_ne!(a, c);
 }
+
+// ---- SACK -------------------------------------------------------------------------------
+
+fn with_sack(mut tcp: serde_json::Value) -> serde_json::Value {
+    tcp["sack"] = json!(true);
+    tcp
+}
+
+fn timeouts(sim: &Simulation, flows: usize) -> u64 {
+    (0..flows).map(|f| sim.tcp_sender(f).unwrap().stats.timeouts).sum()
+}
+
+#[test]
+fn sack_flow_on_a_lossless_path_fills_the_link_like_newreno() {
+    let plain = run(scenario(1, 20, 1, droptail(1000), tcp_rwnd(false, 146_000)));
+    let sack = run(scenario(1, 20, 1, droptail(1000), with_sack(tcp_rwnd(false, 146_000))));
+    assert_eq!(sack.bottleneck_stats().total_dropped_packets(), 0, "the path must be lossless");
+    let wire = sack.delivered_bytes()[0] as f64 * 8.0 / 20.0 * 1500.0 / 1460.0;
+    assert!(wire >= 0.95 * 10e6, "utilization {:.3} Mbit/s", wire / 1e6);
+    // Without a loss SACK changes nothing: the same bytes at the same times.
+    assert_eq!(sack.delivered_bytes(), plain.delivered_bytes());
+}
+
+#[test]
+fn sack_runs_are_deterministic() {
+    let red = json!({"kind": "red", "limit": {"packets": 60}, "min_th": 5.0, "max_th": 15.0,
+                     "w_q": 0.002, "max_p": 0.1, "gentle": true, "mode": "packets", "ecn": false,
+                     "mean_pkt_size": 1500});
+    let t = with_sack(tcp(false));
+    let mut one = run(scenario(11, 5, 5, red.clone(), t.clone()));
+    assert!(one.bottleneck_stats().total_dropped_packets() > 0, "losses must exercise SACK");
+    let a = record_bytes(&mut one);
+    let b = record_bytes(&mut run(scenario(11, 5, 5, red.clone(), t.clone())));
+    let c = record_bytes(&mut run(scenario(12, 5, 5, red.clone(), t)));
+    let d = record_bytes(&mut run(scenario(11, 5, 5, red, tcp(false))));
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    assert_ne!(a, d, "SACK must change the run once there are losses");
+}
+
+#[test]
+fn sack_flows_share_a_droptail_bottleneck_fairly_with_fewer_timeouts_than_newreno() {
+    // The fairness test above, with SACK: as fair, as full, and fewer timeouts, because
+    // several losses in one window no longer need one round trip each (or a timeout).
+    let plain = run(scenario(3, 60, 10, droptail(50), tcp(false)));
+    let sack = run(scenario(3, 60, 10, droptail(50), with_sack(tcp(false))));
+    let x: Vec<f64> = sack.delivered_bytes().iter().map(|b| *b as f64).collect();
+    let j = jain(&x);
+    assert!(j >= 0.9, "Jain index {j:.3} of {x:?}");
+    let total: f64 = x.iter().sum::<f64>() * 8.0 / 60.0 * 1500.0 / 1460.0;
+    assert!(total > 0.9 * 10e6, "aggregate {:.2} Mbit/s", total / 1e6);
+    assert!(sack.bottleneck_stats().total_dropped_packets() > 0, "the bottleneck must be congested");
+    let (t_plain, t_sack) = (timeouts(&plain, 10), timeouts(&sack, 10));
+    eprintln!("timeouts: NewReno {t_plain}, SACK {t_sack}");
+    assert!(t_sack < t_plain, "timeouts: SACK {t_sack} vs NewReno {t_plain}");
+}

@@ -1,5 +1,5 @@
-//! TCP NewReno, as pure state machines: events in (ACKs, data, timer expiries, the clock),
-//! segments and ACK decisions out. The engine turns them into packets.
+//! TCP NewReno with optional SACK, as pure state machines: events in (ACKs, data, timer
+//! expiries, the clock), segments and ACK decisions out. The engine turns them into packets.
 //!
 //! * congestion control: slow start and congestion avoidance (RFC 5681 section 3.1), fast
 //!   retransmit / fast recovery (RFC 5681 section 3.2) with NewReno's partial-ACK handling
@@ -11,15 +11,24 @@
 //! * receiver: cumulative ACKs, out-of-order data held, immediate ACK for out-of-order or
 //!   gap-filling segments, optional delayed ACKs (every second segment or a timeout, RFC 5681
 //!   section 4.2).
+//! * optional SACK (`TcpConfig::sack`, both ends): the receiver reports up to three SACK
+//!   blocks (RFC 2018 section 4, [`sack::SackReporter`]); the sender keeps a scoreboard and
+//!   replaces fast recovery by RFC 6675's conservative SACK-based loss recovery (IsLost,
+//!   SetPipe, NextSeg, RecoveryPoint); after a timeout it forgets the scoreboard (RFC 2018
+//!   section 8) and its go-back-N skips only what later ACKs SACK (RFC 6675 section 5.1).
+//!   Without SACK, every rule above is unchanged.
 //!
-//! Sequence numbers are 64-bit byte offsets starting at 1 (the SYN's), never wrapping. No SACK.
+//! Sequence numbers are 64-bit byte offsets starting at 1 (the SYN's), never wrapping. Data is
+//! always sent in full-sized segments at `ISS_DATA + k * mss`, so SACK blocks fall on segment
+//! boundaries.
 
 pub mod rtt;
+pub mod sack;
 
 use crate::config::TcpConfig;
-use aqmlab_core::Time;
+use aqmlab_core::{SackBlocks, Time};
 use rtt::RttEstimator;
-use std::collections::BTreeMap;
+use sack::{RangeSet, SackReporter, DUP_THRESH};
 
 /// A segment the sender wants on the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,7 +75,28 @@ pub struct TcpSender {
     rto_deadline: Option<Time>,
     /// No new data beyond this sequence once the application has stopped.
     data_end: Option<u64>,
+    /// SACK-based loss recovery (RFC 6675) instead of NewReno's fast recovery.
+    sack: bool,
+    /// The scoreboard: SACKed bytes above `snd_una` (always empty without SACK).
+    board: RangeSet,
+    /// RFC 6675's HighRxt + 1: the end of the highest segment retransmitted in this recovery.
+    high_rxt: u64,
+    /// RFC 6675's RescueRxt + 1.
+    rescue_rxt: u64,
     pub stats: SenderStats,
+}
+
+/// Which rule of RFC 6675's NextSeg() chose a segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NextSeg {
+    /// (1) the first un-SACKed, lost segment above HighRxt.
+    Lost(u64),
+    /// (2) new data.
+    New,
+    /// (3) the first un-SACKed segment above HighRxt below the highest SACKed byte.
+    Unsacked(u64),
+    /// (4) the rescue retransmission of the highest un-SACKed segment.
+    Rescue(u64),
 }
 
 impl TcpSender {
@@ -95,6 +125,10 @@ impl TcpSender {
             timing: None,
             rto_deadline: None,
             data_end: None,
+            sack: cfg.sack,
+            board: RangeSet::default(),
+            high_rxt: ISS_DATA,
+            rescue_rxt: ISS_DATA,
             stats: SenderStats::default(),
         }
     }
@@ -117,6 +151,24 @@ impl TcpSender {
     fn flight_size(&self) -> u64 {
         self.snd_max - self.snd_una
     }
+    /// The SACK scoreboard: SACKed byte ranges above `snd_una`.
+    pub fn scoreboard(&self) -> &RangeSet {
+        &self.board
+    }
+    /// RFC 6675 IsLost(seq).
+    pub fn is_lost(&self, seq: u64) -> bool {
+        self.board.is_lost(seq, self.mss)
+    }
+
+    /// RFC 6675 section 4 SetPipe(): of the un-SACKed bytes between HighACK and HighData,
+    /// one for each byte not deemed lost (IsLost) and one more for each byte at or below
+    /// HighRxt (retransmitted in this recovery). Outside recovery HighRxt is below `snd_una`.
+    pub fn pipe(&self) -> u64 {
+        let una = self.snd_una;
+        let lost_below = self.board.lost_boundary(self.mss).max(una);
+        let high_rxt = if self.in_recovery { self.high_rxt.max(una) } else { una };
+        self.board.uncovered_in(lost_below, self.snd_max) + self.board.uncovered_in(una, high_rxt)
+    }
 
     /// The application stops producing data: nothing new is sent after what is queued.
     pub fn stop(&mut self) {
@@ -125,12 +177,23 @@ impl TcpSender {
 
     /// Sends as much as the windows allow.
     pub fn send_available(&mut self, now: Time, out: &mut Vec<Segment>) {
+        if self.sack && self.in_recovery {
+            self.send_in_sack_recovery(now, out);
+            return;
+        }
         let window = self.cwnd.min(self.rwnd);
         // Only whole segments: a segment goes out when it fits entirely in the window.
         while self.snd_nxt + self.mss <= self.snd_una + window {
             let retransmission = self.snd_nxt < self.snd_max;
             if !retransmission && self.data_end.is_some_and(|end| self.snd_nxt >= end) {
                 break;
+            }
+            // Go-back-N after a timeout skips segments SACKed since (RFC 6675 section 5.1:
+            // use the SACK information that arrives during the recovery after an RTO). The
+            // scoreboard is always empty without SACK.
+            if retransmission && self.board.covers(self.snd_nxt, self.snd_nxt + self.mss) {
+                self.snd_nxt += self.mss;
+                continue;
             }
             let seq = self.snd_nxt;
             self.transmit(seq, retransmission, now, out);
@@ -162,10 +225,18 @@ impl TcpSender {
 
     /// Processes a cumulative ACK (with its ECN-Echo flag) and sends what the new window allows.
     pub fn on_ack(&mut self, ack: u64, ece: bool, now: Time, out: &mut Vec<Segment>) {
+        self.on_ack_sack(ack, ece, &[], now, out);
+    }
+
+    /// [`Self::on_ack`] with the ACK's SACK blocks (`[left, right)`), which only a SACK sender
+    /// uses.
+    pub fn on_ack_sack(&mut self, ack: u64, ece: bool, sack: &[(u64, u64)], now: Time, out: &mut Vec<Segment>) {
         if ack > self.snd_max {
             return; // acknowledges data never sent: ignore (RFC 9293 section 3.10.7.4)
         }
-        if ack > self.snd_una {
+        if self.sack {
+            self.on_sack_ack(ack, sack, now, out);
+        } else if ack > self.snd_una {
             self.on_new_ack(ack, now, out);
         } else if ack == self.snd_una && self.snd_una < self.snd_max {
             self.on_duplicate_ack(now, out);
@@ -176,13 +247,17 @@ impl TcpSender {
         self.send_available(now, out);
     }
 
-    fn on_new_ack(&mut self, ack: u64, now: Time, out: &mut Vec<Segment>) {
+    fn take_rtt_sample(&mut self, ack: u64, now: Time) {
         if let Some((end, sent)) = self.timing {
             if ack >= end {
                 self.rtt.sample(now - sent);
                 self.timing = None;
             }
         }
+    }
+
+    fn on_new_ack(&mut self, ack: u64, now: Time, out: &mut Vec<Segment>) {
+        self.take_rtt_sample(ack, now);
         let acked = ack - self.snd_una;
         self.snd_una = ack;
         if self.snd_nxt < self.snd_una {
@@ -262,6 +337,117 @@ impl TcpSender {
         self.cwnd = self.ssthresh + 3 * self.mss;
     }
 
+    /// An ACK at a SACK sender (RFC 6675 section 5). `ack <= snd_max`.
+    fn on_sack_ack(&mut self, ack: u64, blocks: &[(u64, u64)], now: Time, out: &mut Vec<Segment>) {
+        if ack > self.snd_una {
+            self.take_rtt_sample(ack, now);
+            let acked = ack - self.snd_una;
+            self.snd_una = ack;
+            self.snd_nxt = self.snd_nxt.max(ack);
+            self.board.remove_below(ack);
+            // "If the incoming ACK is a cumulative acknowledgment, the TCP MUST reset DupAcks".
+            self.dupacks = 0;
+            if self.in_recovery {
+                if ack > self.recover {
+                    // (A): a cumulative ACK beyond RecoveryPoint ends recovery; cwnd stays at
+                    // ssthresh, the scoreboard above HighACK is kept.
+                    self.in_recovery = false;
+                    self.snd_nxt = self.snd_max;
+                }
+            } else {
+                self.grow_window(acked);
+            }
+            // RFC 6298 (5.2)/(5.3) on every ACK of new data, in recovery too.
+            self.restart_timer(now);
+        }
+        // Update(): SACK information is advisory; only blocks between HighACK and HighData
+        // count (D-SACK and bogus blocks are clipped away).
+        let mut newly_sacked = 0;
+        for &(left, right) in blocks {
+            newly_sacked += self.board.insert(left.max(self.snd_una), right.min(self.snd_max));
+        }
+        // (B): in recovery the new SACK information only changes the pipe, recomputed when
+        // sending. Outside recovery an ACK that SACKs new data is a duplicate ACK (RFC 6675
+        // section 2), whether or not it also advanced the cumulative ACK.
+        if self.in_recovery || newly_sacked == 0 || self.snd_una >= self.snd_max {
+            return;
+        }
+        self.dupacks += 1;
+        // (2)/(3): DupThresh duplicates, or IsLost(HighACK + 1). Not before a timeout's
+        // RecoveryPoint is acknowledged (RFC 6675 section 5.1; RFC 6582's `recover` guard).
+        let loss = self.dupacks as u64 >= DUP_THRESH || self.is_lost(self.snd_una);
+        if loss && self.snd_una > self.recover {
+            self.enter_sack_recovery(now, out);
+        }
+    }
+
+    /// RFC 6675 section 5 step (4): RecoveryPoint = HighData, ssthresh = cwnd = FlightSize / 2
+    /// (RFC 5681 equation (4), at least 2 SMSS), retransmit the segment at HighACK + 1 and set
+    /// HighRxt and RescueRxt to its end. Step (C) follows in `send_available`.
+    fn enter_sack_recovery(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.stats.fast_retransmits += 1;
+        self.recover = self.snd_max - 1;
+        self.ssthresh = (self.flight_size() / 2).max(2 * self.mss);
+        self.cwnd = self.ssthresh;
+        self.in_recovery = true;
+        let seq = self.snd_una;
+        self.transmit(seq, true, now, out);
+        self.high_rxt = seq + self.mss;
+        self.rescue_rxt = seq + self.mss;
+    }
+
+    /// RFC 6675 section 5 steps (B.2) and (C): while cwnd - pipe >= 1 SMSS, send NextSeg().
+    fn send_in_sack_recovery(&mut self, now: Time, out: &mut Vec<Segment>) {
+        let mut pipe = self.pipe();
+        while self.cwnd >= pipe + self.mss {
+            let Some(next) = self.next_seg() else { break };
+            match next {
+                NextSeg::Lost(seq) | NextSeg::Unsacked(seq) => {
+                    // (C.2)
+                    self.transmit(seq, true, now, out);
+                    self.high_rxt = seq + self.mss;
+                }
+                NextSeg::New => {
+                    // (C.3)
+                    let seq = self.snd_max;
+                    self.transmit(seq, false, now, out);
+                    self.snd_max += self.mss;
+                    self.snd_nxt = self.snd_max;
+                }
+                NextSeg::Rescue(seq) => {
+                    // NextSeg (4): HighRxt unchanged, RescueRxt = RecoveryPoint.
+                    self.transmit(seq, true, now, out);
+                    self.rescue_rxt = self.recover + 1;
+                }
+            }
+            // (C.4)
+            pipe += self.mss;
+        }
+    }
+
+    /// RFC 6675 section 4 NextSeg(), rules (1) to (4).
+    fn next_seg(&self) -> Option<NextSeg> {
+        let una = self.snd_una;
+        // The smallest un-SACKed sequence number above HighRxt (segments are SMSS-aligned).
+        let s = self.board.next_uncovered(self.high_rxt.max(una));
+        if s < self.board.lost_boundary(self.mss) {
+            return Some(NextSeg::Lost(s)); // (1.a)-(1.c); the boundary is below the SACKed top
+        }
+        let rwnd_allows = self.snd_max + self.mss <= una + self.rwnd;
+        if rwnd_allows && self.data_end.is_none_or(|end| self.snd_max < end) {
+            return Some(NextSeg::New); // (2)
+        }
+        if s < self.board.end() {
+            return Some(NextSeg::Unsacked(s)); // (3)
+        }
+        if una > self.rescue_rxt && una < self.snd_max {
+            // (4): one segment holding the highest outstanding un-SACKed byte.
+            let b = self.board.prev_uncovered(self.snd_max);
+            return Some(NextSeg::Rescue(una + (b - una) / self.mss * self.mss));
+        }
+        None
+    }
+
     /// RFC 3168 section 6.1.2: react to ECN-Echo at most once per window of data.
     fn on_ecn_echo(&mut self) {
         if !self.ecn || self.in_recovery || self.snd_una <= self.ecn_recover {
@@ -289,6 +475,9 @@ impl TcpSender {
         self.dupacks = 0;
         self.timing = None;
         self.snd_nxt = self.snd_una; // go-back-N
+        // SACK: the scoreboard is advisory and forgotten after a timeout (RFC 2018 section 8,
+        // RFC 6675 section 5.1): everything not cumulatively acked is presumed lost.
+        self.board.clear();
         self.rto_deadline = None;
         self.send_available(now, out);
         self.rto_deadline = Some(now + self.rtt.rto());
@@ -307,8 +496,10 @@ pub enum AckAction {
 #[derive(Clone, Debug)]
 pub struct TcpReceiver {
     rcv_nxt: u64,
-    /// Out-of-order data: start -> end.
-    ooo: BTreeMap<u64, u64>,
+    /// Out-of-order data, merged into contiguous blocks.
+    ooo: RangeSet,
+    /// SACK blocks are reported only when the connection uses SACK.
+    sack: Option<SackReporter>,
     delayed_ack: bool,
     delack_timeout: Time,
     /// In-order segments received since the last ACK.
@@ -324,7 +515,8 @@ impl TcpReceiver {
     pub fn new(cfg: &TcpConfig) -> TcpReceiver {
         TcpReceiver {
             rcv_nxt: ISS_DATA,
-            ooo: BTreeMap::new(),
+            ooo: RangeSet::default(),
+            sack: cfg.sack.then(SackReporter::default),
             delayed_ack: cfg.delayed_ack,
             delack_timeout: Time(cfg.delayed_ack_timeout_ns),
             unacked_segments: 0,
@@ -336,6 +528,13 @@ impl TcpReceiver {
 
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
+    }
+
+    /// The SACK blocks to put on the next ACK (RFC 2018 section 4): up to three held blocks,
+    /// the one holding the most recently received segment first, then the most recently
+    /// reported others. Empty without SACK or without out-of-order data.
+    pub fn sack_blocks(&self) -> SackBlocks {
+        self.sack.as_ref().map_or_else(SackBlocks::default, |r| r.blocks(&self.ooo))
     }
 
     /// The ACK to send now: (cumulative ack, ECN-Echo). Clears the delayed-ACK state.
@@ -353,8 +552,10 @@ impl TcpReceiver {
             return AckAction::Now; // duplicate: ACK at once so the sender learns
         }
         if seq > self.rcv_nxt {
-            let e = self.ooo.entry(seq).or_insert(end);
-            *e = (*e).max(end);
+            self.ooo.insert(seq, end);
+            if let Some(r) = self.sack.as_mut() {
+                r.on_out_of_order(seq, &self.ooo);
+            }
             return AckAction::Now; // out of order: immediate duplicate ACK (RFC 5681 4.2)
         }
         let filled_gap = !self.ooo.is_empty();
@@ -373,7 +574,7 @@ impl TcpReceiver {
     fn advance(&mut self, end: u64) {
         let mut new_nxt = end.max(self.rcv_nxt);
         // Pull in every held block that now touches the in-order edge.
-        while let Some((&s, &e)) = self.ooo.first_key_value() {
+        while let Some((s, e)) = self.ooo.first() {
             if s > new_nxt {
                 break;
             }
@@ -382,6 +583,9 @@ impl TcpReceiver {
         }
         self.delivered_bytes += new_nxt - self.rcv_nxt;
         self.rcv_nxt = new_nxt;
+        if let Some(r) = self.sack.as_mut() {
+            r.on_advance(new_nxt);
+        }
     }
 }
 

@@ -15,6 +15,7 @@ fn cfg() -> TcpConfig {
         delayed_ack_timeout_ns: 200_000_000,
         rwnd: 10_000_000,
         ecn: false,
+        sack: false,
     }
 }
 
@@ -243,4 +244,387 @@ fn ecn_echo_halves_the_window_once_per_window() {
     s.on_ack(1 + 2 * MSS, true, ms(101), &mut out);
     assert_eq!(s.stats.ecn_reductions, 1, "second echo in the same window ignored");
     assert!(after <= 11 * MSS);
+}
+
+// ---- SACK (RFC 2018, RFC 6675) -----------------------------------------------------------
+
+fn sack_cfg() -> TcpConfig {
+    TcpConfig { sack: true, ..cfg() }
+}
+
+/// The first byte of segment `k` (segments are full-sized and aligned).
+fn seg(k: u64) -> u64 {
+    ISS_DATA + k * MSS
+}
+
+fn blocks(r: &TcpReceiver) -> Vec<(u64, u64)> {
+    r.sack_blocks().as_slice().to_vec()
+}
+
+#[test]
+fn receiver_sack_blocks_follow_rfc_2018() {
+    let mut r = TcpReceiver::new(&sack_cfg());
+    let arrive = |r: &mut TcpReceiver, k: u64| {
+        r.on_data(seg(k), MSS as u32, false, ms(k));
+        r.take_ack().0
+    };
+    assert_eq!(arrive(&mut r, 0), seg(1));
+    assert_eq!(blocks(&r), vec![], "nothing held, no blocks");
+    arrive(&mut r, 2);
+    assert_eq!(blocks(&r), vec![(seg(2), seg(3))]);
+    arrive(&mut r, 4);
+    arrive(&mut r, 6);
+    // The first block holds the segment that triggered the ACK, then the most recent others.
+    assert_eq!(blocks(&r), vec![(seg(6), seg(7)), (seg(4), seg(5)), (seg(2), seg(3))]);
+    arrive(&mut r, 8);
+    assert_eq!(blocks(&r), vec![(seg(8), seg(9)), (seg(6), seg(7)), (seg(4), seg(5))], "at most three");
+    // A duplicate of held data: its block is reported first again.
+    assert_eq!(arrive(&mut r, 2), seg(1));
+    assert_eq!(blocks(&r), vec![(seg(2), seg(3)), (seg(8), seg(9)), (seg(6), seg(7))]);
+    // Merging: segment 3 joins blocks 2 and 4 into one, reported first, once.
+    arrive(&mut r, 3);
+    assert_eq!(blocks(&r), vec![(seg(2), seg(5)), (seg(8), seg(9)), (seg(6), seg(7))]);
+    arrive(&mut r, 5);
+    assert_eq!(blocks(&r), vec![(seg(2), seg(7)), (seg(8), seg(9))]);
+    // The left edge advances over the merged block: it is no longer reported.
+    assert_eq!(arrive(&mut r, 1), seg(7));
+    assert_eq!(blocks(&r), vec![(seg(8), seg(9))]);
+    arrive(&mut r, 10);
+    arrive(&mut r, 9);
+    assert_eq!(blocks(&r), vec![(seg(8), seg(11))]);
+    assert_eq!(arrive(&mut r, 7), seg(11));
+    assert_eq!(blocks(&r), vec![]);
+    assert_eq!(r.delivered_bytes, 11 * MSS);
+    // Without SACK the same receiver reports nothing.
+    let mut plain = TcpReceiver::new(&cfg());
+    plain.on_data(seg(2), MSS as u32, false, ms(0));
+    assert!(plain.sack_blocks().is_empty());
+}
+
+#[test]
+fn receiver_blocks_are_right_after_a_left_edge_advance_into_a_block() {
+    let mut r = TcpReceiver::new(&sack_cfg());
+    for k in [1, 3, 5, 7] {
+        r.on_data(seg(k), MSS as u32, false, ms(0));
+    }
+    assert_eq!(blocks(&r), vec![(seg(7), seg(8)), (seg(5), seg(6)), (seg(3), seg(4))]);
+    r.on_data(seg(0), MSS as u32, false, ms(1)); // fills the first hole: ACK 2, block 1 gone
+    assert_eq!(r.take_ack().0, seg(2));
+    assert_eq!(blocks(&r), vec![(seg(7), seg(8)), (seg(5), seg(6)), (seg(3), seg(4))]);
+    r.on_data(seg(2), MSS as u32, false, ms(2));
+    assert_eq!(r.take_ack().0, seg(4));
+    assert_eq!(blocks(&r), vec![(seg(7), seg(8)), (seg(5), seg(6))]);
+}
+
+fn sack_sender_with_window(n: u64) -> TcpSender {
+    let mut s = TcpSender::new(&sack_cfg());
+    s.cwnd = n * MSS;
+    s.ssthresh = n * MSS;
+    let mut out = Vec::new();
+    s.send_available(ms(0), &mut out);
+    assert_eq!(out.len() as u64, n);
+    s
+}
+
+#[test]
+fn sack_recovery_sets_cwnd_to_ssthresh_and_sends_only_while_the_pipe_allows() {
+    let mut s = sack_sender_with_window(10);
+    let mut out = Vec::new();
+    // Segment 1 is lost. Segment 0's ACK lets segment 10 out (congestion avoidance).
+    s.on_ack_sack(seg(1), false, &[], ms(100), &mut out);
+    assert_eq!(out.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![seg(10)]);
+    out.clear();
+    s.on_ack_sack(seg(1), false, &[(seg(2), seg(3))], ms(101), &mut out);
+    s.on_ack_sack(seg(1), false, &[(seg(2), seg(4))], ms(102), &mut out);
+    assert!(out.is_empty() && !s.in_recovery());
+    assert!(!s.is_lost(seg(1)), "two SACKed segments above are not enough");
+    // Third duplicate ACK: RFC 6675 (4).
+    s.on_ack_sack(seg(1), false, &[(seg(2), seg(5))], ms(103), &mut out);
+    assert!(s.in_recovery() && s.is_lost(seg(1)));
+    assert_eq!(out, vec![Segment { seq: seg(1), len: MSS as u32, retransmission: true }]);
+    // FlightSize = 10 segments: ssthresh = cwnd = 5 segments, no inflation.
+    assert_eq!((s.ssthresh, s.cwnd), (5 * MSS, 5 * MSS));
+    // pipe: segment 1 retransmitted (lost, so counted once), 5..10 not lost: 7 segments.
+    assert_eq!(s.pipe(), 7 * MSS);
+    out.clear();
+    s.on_ack_sack(seg(1), false, &[(seg(2), seg(6))], ms(104), &mut out);
+    s.on_ack_sack(seg(1), false, &[(seg(2), seg(7))], ms(105), &mut out);
+    assert!(out.is_empty(), "pipe 6 then 5 segments: cwnd - pipe < 1 SMSS");
+    assert_eq!(s.pipe(), 5 * MSS);
+    s.on_ack_sack(seg(1), false, &[(seg(2), seg(8))], ms(106), &mut out);
+    // pipe 4: one segment, new data (nothing else is lost: NextSeg rule 2).
+    assert_eq!(out, vec![Segment { seq: seg(11), len: MSS as u32, retransmission: false }]);
+    assert_eq!(s.pipe(), 5 * MSS);
+    assert_eq!(s.cwnd, 5 * MSS);
+    out.clear();
+    // The retransmission arrives: a partial ACK (RecoveryPoint is the end of segment 10).
+    s.on_ack_sack(seg(8), false, &[], ms(150), &mut out);
+    assert!(s.in_recovery());
+    assert_eq!(out.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![seg(12)]);
+    out.clear();
+    s.on_ack_sack(seg(11), false, &[], ms(151), &mut out);
+    assert!(!s.in_recovery(), "a cumulative ACK covering RecoveryPoint ends recovery");
+    assert_eq!(s.cwnd, 5 * MSS);
+    assert_eq!((s.stats.fast_retransmits, s.stats.retransmissions, s.stats.timeouts), (1, 1, 0));
+}
+
+#[test]
+fn sack_recovery_starts_when_islost_before_three_duplicate_acks() {
+    // One ACK SACKing three segments (e.g. after lost ACKs): IsLost(HighACK + 1), DupAcks = 1.
+    let mut s = sack_sender_with_window(10);
+    let mut out = Vec::new();
+    s.on_ack_sack(seg(1), false, &[], ms(100), &mut out);
+    out.clear();
+    s.on_ack_sack(seg(1), false, &[(seg(2), seg(5))], ms(101), &mut out);
+    assert!(s.in_recovery());
+    assert_eq!(out[0], Segment { seq: seg(1), len: MSS as u32, retransmission: true });
+}
+
+#[test]
+fn sack_retransmits_every_lost_segment_it_can_then_new_data() {
+    // Holes at 1, 4 and 6; everything else of segments 0..=12 SACKed.
+    let mut s = sack_sender_with_window(13);
+    let mut out = Vec::new();
+    s.on_ack_sack(seg(1), false, &[], ms(100), &mut out);
+    out.clear();
+    let sacks = [(seg(2), seg(4)), (seg(5), seg(6)), (seg(7), seg(13))];
+    s.on_ack_sack(seg(1), false, &sacks, ms(101), &mut out);
+    assert!(s.in_recovery());
+    // FlightSize 13 -> cwnd 6.5 segments; pipe after retransmitting 1: 1 + 1 (segment 13, sent
+    // after 12 and not lost) = 2, so NextSeg retransmits 4 and 6 (lost: 3+ SACKed segments
+    // above each), then sends new data until cwnd - pipe < 1 SMSS.
+    let seqs: Vec<(u64, bool)> = out.iter().map(|x| (x.seq, x.retransmission)).collect();
+    assert_eq!(
+        seqs,
+        vec![(seg(1), true), (seg(4), true), (seg(6), true), (seg(14), false), (seg(15), false)]
+    );
+    assert_eq!((s.cwnd, s.pipe()), (6500, 6 * MSS));
+}
+
+/// Plays a one-path network for SACK and NewReno senders until all `total` bytes are delivered
+/// (or 100 s pass): data segments leave a bottleneck `gap` apart, then travel `owd`; ACKs (with
+/// the receiver's SACK blocks) travel `owd` back. `drop(seq, n)` loses the n-th transmission
+/// (0 = the first) of `seq`. `check` sees the sender and the segments after every event.
+struct Outcome {
+    done: Option<Time>,
+    /// (time, seq) of every retransmission.
+    retransmissions: Vec<(Time, u64)>,
+    transmissions: std::collections::HashMap<u64, u32>,
+}
+
+fn play(
+    s: &mut TcpSender,
+    r: &mut TcpReceiver,
+    total: u64,
+    owd: Time,
+    gap: Time,
+    mut drop: impl FnMut(u64, u32) -> bool,
+    mut check: impl FnMut(&TcpSender, &[Segment], bool),
+) -> Outcome {
+    use std::cmp::Reverse;
+    use std::collections::{BinaryHeap, HashMap};
+    // (time, order, is_ack, seq or ack); an ACK's blocks are kept by order.
+    let mut events: BinaryHeap<Reverse<(Time, u64, bool, u64)>> = BinaryHeap::new();
+    let mut ack_blocks: HashMap<u64, SackBlocks> = HashMap::new();
+    let mut order = 0;
+    let mut link_free = Time::ZERO;
+    let mut outcome = Outcome { done: None, retransmissions: Vec::new(), transmissions: HashMap::new() };
+    let mut out = Vec::new();
+    let mut now = Time::ZERO;
+    s.send_available(now, &mut out);
+    loop {
+        for seg in out.drain(..) {
+            let n = outcome.transmissions.entry(seg.seq).or_insert(0);
+            let nth = *n;
+            *n += 1;
+            if seg.retransmission {
+                outcome.retransmissions.push((now, seg.seq));
+            }
+            if drop(seg.seq, nth) {
+                continue;
+            }
+            link_free = link_free.max(now) + gap;
+            order += 1;
+            events.push(Reverse((link_free + owd, order, false, seg.seq)));
+        }
+        if r.rcv_nxt() >= ISS_DATA + total {
+            outcome.done = Some(now);
+            return outcome;
+        }
+        let next_event = events.peek().map(|Reverse(e)| e.0);
+        let fr_before = s.stats.fast_retransmits;
+        match (next_event, s.rto_deadline()) {
+            (e, Some(t)) if e.is_none_or(|e| t < e) => {
+                now = t;
+                s.on_timer(now, &mut out);
+            }
+            (Some(_), _) => {
+                let Reverse((t, o, is_ack, v)) = events.pop().unwrap();
+                now = t;
+                if is_ack {
+                    let b = ack_blocks.remove(&o).unwrap_or_default();
+                    s.on_ack_sack(v, false, b.as_slice(), now, &mut out);
+                } else {
+                    r.on_data(v, MSS as u32, false, now);
+                    let (ack, _) = r.take_ack();
+                    order += 1;
+                    ack_blocks.insert(order, r.sack_blocks());
+                    events.push(Reverse((now + owd, order, true, ack)));
+                }
+            }
+            _ => return outcome,
+        }
+        check(s, &out, s.stats.fast_retransmits > fr_before);
+        if now > Time::from_secs(100) {
+            return outcome;
+        }
+    }
+}
+
+fn no_check(_: &TcpSender, _: &[Segment], _: bool) {}
+
+#[test]
+fn sack_repairs_three_losses_in_one_round_trip_where_newreno_needs_three() {
+    let lost = [seg(3), seg(7), seg(12)];
+    let mut results = Vec::new();
+    for sack in [false, true] {
+        let c = TcpConfig { sack, ..cfg() };
+        let mut s = TcpSender::new(&c);
+        s.cwnd = 20 * MSS;
+        s.ssthresh = 20 * MSS;
+        let mut r = TcpReceiver::new(&c);
+        // Done when the first window (segments 0..20) is delivered: every hole is repaired.
+        let o = play(&mut s, &mut r, 20 * MSS, ms(25), ms(1), |seq, n| n == 0 && lost.contains(&seq), no_check);
+        assert!(o.done.is_some(), "sack={sack}: transfer did not finish");
+        assert_eq!(s.stats.timeouts, 0, "sack={sack}: no timeout");
+        assert_eq!(s.stats.fast_retransmits, 1, "sack={sack}: one recovery for one window");
+        let mut retx: Vec<u64> = o.retransmissions.iter().map(|x| x.1).collect();
+        retx.sort();
+        assert_eq!(retx, lost.to_vec(), "sack={sack}: exactly the lost segments, once each");
+        let first = o.retransmissions.first().unwrap().0;
+        let last = o.retransmissions.last().unwrap().0;
+        results.push((last - first, o.done.unwrap()));
+    }
+    let (newreno_span, newreno_done) = results[0];
+    let (sack_span, sack_done) = results[1];
+    // RTT = 50 ms plus up to 20 ms of serialization: NewReno retransmits one hole per round trip.
+    assert!(newreno_span >= ms(100), "NewReno: {newreno_span}");
+    assert!(sack_span < ms(50), "SACK: all holes within one RTT of entering recovery, took {sack_span}");
+    // The window is repaired about two round trips sooner.
+    assert!(sack_done + ms(80) <= newreno_done, "SACK {sack_done} vs NewReno {newreno_done}");
+    assert!(sack_done < ms(150), "SACK: first loss seen at about 55 ms, repaired one RTT later: {sack_done}");
+}
+
+#[test]
+fn sack_lost_retransmission_is_repaired_by_the_timeout() {
+    let mut s = TcpSender::new(&sack_cfg());
+    s.cwnd = 20 * MSS;
+    s.ssthresh = 20 * MSS;
+    let mut r = TcpReceiver::new(&sack_cfg());
+    // Segment 5 and its fast retransmission are both lost.
+    let o = play(&mut s, &mut r, 60 * MSS, ms(25), ms(1), |seq, n| seq == seg(5) && n < 2, no_check);
+    assert!(o.done.is_some(), "transfer did not finish");
+    assert_eq!(s.stats.fast_retransmits, 1);
+    assert_eq!(s.stats.timeouts, 1, "HighRxt forbids a second fast retransmission: the RTO repairs it");
+    assert_eq!(o.transmissions[&seg(5)], 3);
+    assert_eq!(r.delivered_bytes, r.rcv_nxt() - ISS_DATA);
+    // After the timeout go-back-N skips what the receiver SACKs: far fewer than the 20-odd
+    // segments outstanding are sent again.
+    assert!(s.stats.retransmissions <= 6, "{} retransmissions", s.stats.retransmissions);
+}
+
+/// A small deterministic generator for loss patterns.
+fn lcg(state: &mut u64) -> f64 {
+    *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (*state >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[test]
+fn sack_pipe_never_lets_the_sender_exceed_cwnd() {
+    let mut recovery_sends = 0;
+    for seed in 1..=40u64 {
+        // Half the runs with a receiver window of 8 segments, where NextSeg often has no new
+        // data to send (rules 3 and 4).
+        let c = TcpConfig { rwnd: if seed % 2 == 0 { 8 * MSS } else { 10_000_000 }, ..sack_cfg() };
+        let mut s = TcpSender::new(&c);
+        let mut r = TcpReceiver::new(&c);
+        let mut rng = seed;
+        let total = 400 * MSS;
+        let o = play(
+            &mut s,
+            &mut r,
+            total,
+            ms(20),
+            Time::from_micros(500),
+            |_, _| lcg(&mut rng) < 0.06,
+            |s, out, entered| {
+                if !s.in_recovery() {
+                    return;
+                }
+                assert_eq!(s.cwnd, s.ssthresh, "no window inflation during SACK recovery");
+                // Besides the entry's retransmission, a segment goes out only while
+                // cwnd - pipe >= 1 SMSS, so afterwards pipe <= cwnd.
+                if out.len() > entered as usize {
+                    recovery_sends += out.len() - entered as usize;
+                    assert!(s.pipe() <= s.cwnd, "seed {seed}: pipe {} > cwnd {}", s.pipe(), s.cwnd);
+                }
+            },
+        );
+        assert!(o.done.is_some(), "seed {seed}: transfer did not finish");
+        assert_eq!(r.delivered_bytes, r.rcv_nxt() - ISS_DATA);
+        assert!(s.stats.fast_retransmits > 0, "seed {seed}: losses must cause recoveries");
+    }
+    assert!(recovery_sends > 100, "the check must have been exercised: {recovery_sends}");
+}
+
+#[test]
+fn sack_without_losses_sends_exactly_like_newreno() {
+    let mut traces = Vec::new();
+    for sack in [false, true] {
+        let c = TcpConfig { sack, ..cfg() };
+        let (mut s, mut r) = (TcpSender::new(&c), TcpReceiver::new(&c));
+        let mut trace = Vec::new();
+        let o = play(&mut s, &mut r, 300 * MSS, ms(20), ms(1), |_, _| false, |s, out, _| {
+            trace.extend(out.iter().map(|x| x.seq));
+            trace.push(s.cwnd);
+        });
+        assert!(o.done.is_some());
+        traces.push((trace, o.done));
+    }
+    assert_eq!(traces[0], traces[1]);
+}
+
+#[test]
+fn sack_timeout_forgets_the_scoreboard_and_skips_only_data_sacked_after_it() {
+    let mut s = sack_sender_with_window(10);
+    let mut out = Vec::new();
+    // Segment 0 arrives (segment 10 goes out); 1 and 5 are lost, the rest SACKed.
+    s.on_ack_sack(seg(1), false, &[], ms(100), &mut out);
+    s.on_ack_sack(seg(1), false, &[(seg(2), seg(5)), (seg(6), seg(11))], ms(101), &mut out);
+    assert!(s.in_recovery());
+    // cwnd 5, pipe 1 after retransmitting 1: retransmit 5 (lost), then new 11-13.
+    assert_eq!(out.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![seg(10), seg(1), seg(5), seg(11), seg(12), seg(13)]);
+    out.clear();
+    // Both retransmissions are lost too: the timer fires.
+    let t = s.rto_deadline().unwrap();
+    s.on_timer(t, &mut out);
+    assert!(!s.in_recovery() && s.scoreboard().is_empty(), "RFC 2018 section 8: forget the SACKs");
+    assert_eq!(out.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![seg(1)]);
+    out.clear();
+    // Had the receiver reneged, the old SACKs would be wrong: with nothing SACKed since the
+    // timeout, go-back-N resends 2 and 3 (cwnd 2 segments).
+    s.on_ack_sack(seg(2), false, &[], t + ms(50), &mut out);
+    assert_eq!(out.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![seg(2), seg(3)]);
+    out.clear();
+    // SACK information arriving after the timeout is used: 6.. are skipped, 5 is resent.
+    s.on_ack_sack(seg(5), false, &[(seg(6), seg(11))], t + ms(100), &mut out);
+    assert_eq!(out.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![seg(5)]);
+    assert!(!s.in_recovery(), "no new recovery before RecoveryPoint is acknowledged");
+    out.clear();
+    // Segments 11-13, new data sent during the recovery before the timeout, are presumed lost
+    // too: resent, then new data.
+    s.on_ack_sack(seg(11), false, &[], t + ms(150), &mut out);
+    let sent: Vec<(u64, bool)> = out.iter().map(|x| (x.seq, x.retransmission)).collect();
+    assert_eq!(sent, vec![(seg(11), true), (seg(12), true), (seg(13), true), (seg(14), false)]);
+    assert_eq!(s.stats.timeouts, 1);
 }
