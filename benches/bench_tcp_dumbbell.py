@@ -37,10 +37,13 @@ HERE = Path(__file__).resolve().parent
 console = Console()
 
 
-def scenario_for(qdisc: str, flows: int, duration: str | None):
-    """The paper's scenario, scaled by flows/60 in rate, flow count and buffer."""
+def scenario_for(qdisc: str, flows: int, duration: str | None, sack: bool = True):
+    """The paper's scenario, scaled by flows/60 in rate, flow count and buffer. SACK is on by
+    default because ns-3 3.44's non-SACK NewReno is not usable as a reference (see
+    benches/ns3_dumbbell.py, use_sack)."""
     k = flows // 60
-    overrides = []
+    s = "true" if sack else "false"
+    overrides = [f"flows.long.app.tcp.sack={s}", f"flows.joining.app.tcp.sack={s}"]
     if k != 1:
         overrides += [
             f"topology.bottleneck.rate={25 * k}Mbps", f"topology.reverse.rate={25 * k}Mbps",
@@ -70,7 +73,7 @@ def time_aqmlab(sc) -> dict:
         "wall_run_s": wall,
         "wall_with_records_s": full.wall_s,
         "events": summary["events"],
-        "bottleneck_packets": summary["sim"]["bottleneck"]["stats"]["dequeued_packets"] if "sim" in summary else summary["bottleneck"]["stats"]["dequeued_packets"],
+        "bottleneck_packets": summary["bottleneck"]["stats"]["dequeued_packets"],
         "periods": full.periods.to_dict(orient="records"),
         "flows": full.tables["flows"],
     }
@@ -98,6 +101,8 @@ def ns3_spec(sc, flows) -> dict:
         "initial_cwnd_segments": tcp.initial_cwnd,
         "min_rto_s": tcp.min_rto / 1e9,
         "delayed_ack": tcp.delayed_ack,
+        "rwnd_bytes": tcp.rwnd,
+        "sack": tcp.sack,
         "flows": [{"start_s": r.start_ns / 1e9, "stop_s": r.stop_ns / 1e9,
                    "access_delay_s": r.sender_delay_ns / 1e9} for r in flows.itertuples()],
         "periods_s": [[a / 1e9, b / 1e9] for a, b in sc.periods()],
@@ -156,6 +161,8 @@ def main() -> None:
     ap.add_argument("--qdiscs", nargs="+", default=["droptail", "red"], choices=["droptail", "red"])
     ap.add_argument("--duration", default=None, help='override the 30 s duration, e.g. "10s"')
     ap.add_argument("--skip-ns3", action="store_true", help="time aqmlab only")
+    ap.add_argument("--tcp", choices=["sack", "newreno"], default="sack",
+                    help="TCP of both simulators (ns-3 3.44 needs SACK to be a usable reference)")
     ap.add_argument("--json", type=Path, default=None, help="also write all figures here")
     args = ap.parse_args()
     python = None if args.skip_ns3 else ns3_python()
@@ -164,10 +171,10 @@ def main() -> None:
         if size % 60:
             raise SystemExit("--sizes must be multiples of 60")
         for q in args.qdiscs:
-            sc = scenario_for(q, size, args.duration)
+            sc = scenario_for(q, size, args.duration, sack=args.tcp == "sack")
             ours = time_aqmlab(sc)
             ns3 = run_ns3(python, ns3_spec(sc, ours["flows"])) if python else None
-            name = f"{size} flows, {q}"
+            name = f"{size} flows, {q}, {args.tcp}"
             report(name, ours, ns3)
             dump[name] = {"aqmlab": {k: v for k, v in ours.items() if k != "flows"}, "ns3": ns3}
     if args.json:

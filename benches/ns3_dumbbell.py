@@ -17,6 +17,14 @@ Fairness of the timing comparison rests on two rules kept throughout:
   queue disc of the given size (no ns-3 default FqCoDel left anywhere, device
   queues shrunk to one packet), TCP is NewReno with the spec's parameters.
 
+Optional spec keys beyond the shared ones: "rwnd_bytes" (receive buffer =
+advertised window, default 4 MiB), "sack" (default true, see
+use_sack), "ns3_routing" ("nix" by default, or "global"; see routing_kind),
+"seed" (ns-3 RngRun, default 1) and qdisc "wait" (RED, default false).
+Besides the measurements the output records cpu_run_s, wall_import_s (loading
+the bindings, not part of setup), the settings above, drops by ns-3 drop reason
+and other_queue_drops (drops anywhere but the bottleneck; should be 0).
+
 Only the JSON result goes to stdout; progress and ns-3/cppyy noise go to stderr.
 """
 
@@ -145,7 +153,8 @@ def configure_defaults(ns, spec):
     cfg("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(spec["initial_cwnd_segments"]))
     cfg("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2 if spec["delayed_ack"] else 1))
     cfg("ns3::TcpSocket::SndBufSize", ns.UintegerValue(SOCKET_BUFFER_BYTES))
-    cfg("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(SOCKET_BUFFER_BYTES))
+    # The receive buffer is the advertised window: the spec's rwnd_bytes when given.
+    cfg("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(int(spec.get("rwnd_bytes", SOCKET_BUFFER_BYTES))))
     cfg("ns3::TcpSocketBase::Sack", ns.BooleanValue(use_sack(spec)))
     # On by default in 3.44; the spec's TCP has no timestamps.
     cfg("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
@@ -230,6 +239,22 @@ class Dumbbell:
         self.all_nodes = None
 
 
+def routing_kind(spec):
+    """"nix" (default) or "global"; both find the same, only, paths.
+
+    Every router here has one interface per flow, and Ipv4GlobalRouting looks
+    routes up by a linear scan of a std::list holding every /30 of the model
+    (~1200 at 600 flows) on every hop. Nix-vector routing computes a path once
+    per destination and then forwards by interface index. Results are
+    identical packet for packet; at 600 flows nix needs ~45% less CPU, which
+    is overhead the comparison should not charge to ns-3.
+    """
+    kind = spec.get("ns3_routing", "nix")
+    if kind not in ("nix", "global"):
+        raise SystemExit(f"ns3_routing must be 'nix' or 'global', got {kind!r}")
+    return kind
+
+
 def build_dumbbell(ns, spec):
     flows = spec["flows"]
     n = len(flows)
@@ -241,7 +266,10 @@ def build_dumbbell(ns, spec):
     receivers.Create(n)
     r1, r2 = routers.Get(0), routers.Get(1)
     net.all_nodes = ns.NodeContainer(routers, senders, receivers)
-    ns.InternetStackHelper().Install(net.all_nodes)
+    stack = ns.InternetStackHelper()
+    if routing_kind(spec) == "nix":
+        stack.SetRoutingHelper(ns.Ipv4NixVectorHelper())
+    stack.Install(net.all_nodes)
 
     # Links first, queue discs second, addresses last: Ipv4AddressHelper::Assign
     # installs the default FqCoDel on any device that has no root queue disc
@@ -265,6 +293,12 @@ def build_dumbbell(ns, spec):
         access_devs.Add(d_devs)
 
     net.bottleneck_qdisc = bottleneck_helper(ns, spec).Install(bn_devs.Get(0)).Get(0)
+    red = ns.DynamicCast[ns.RedQueueDisc](net.bottleneck_qdisc)
+    if red:
+        # Pin RED's random stream: ns-3 otherwise numbers streams in object
+        # creation order, so the drop sequence would shift with anything else
+        # in the model (e.g. the routing protocol).
+        red.AssignStreams(0)
     net.other_qdiscs.append(fifo_helper(ns, spec["reverse_limit_packets"]).Install(bn_devs.Get(1)))
     net.other_qdiscs.append(fifo_helper(ns, spec["access_limit_packets"]).Install(access_devs))
 
@@ -281,7 +315,8 @@ def build_dumbbell(ns, spec):
         receiver_addrs.append(addresses.Assign(devs).GetAddress(1))
 
     check_queue_discs(ns, net.all_nodes)
-    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    if routing_kind(spec) == "global":
+        ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
     net.sink_apps = install_apps(ns, spec, senders, receivers, receiver_addrs)
     return net
 
@@ -347,8 +382,18 @@ def snapshot(qdisc):
     }
 
 
+def drops_by_reason(qdisc):
+    """ns-3's own drop reasons, e.g. RED's "Unforced drop" / "Forced drop"."""
+    st = qdisc.GetStats()
+    reasons = {}
+    for per_reason in (st.nDroppedPacketsBeforeEnqueue, st.nDroppedPacketsAfterDequeue):
+        for item in per_reason:
+            reasons[str(item.first)] = reasons.get(str(item.first), 0) + int(item.second)
+    return reasons
+
+
 def run_until(ns, t_s):
-    """Advance the simulation to t_s and return the wall time it took.
+    """Advance the simulation to t_s; return the (wall, CPU) seconds it took.
 
     Simulator::Stop takes a delay relative to Now(), not an absolute time.
     Events at exactly t_s run in the next piece, so a snapshot taken here
@@ -356,25 +401,28 @@ def run_until(ns, t_s):
     """
     delay_ns = seconds_to_ns(t_s) - ns.Simulator.Now().GetNanoSeconds()
     if delay_ns <= 0:
-        return 0.0
+        return 0.0, 0.0
     ns.Simulator.Stop(ns.NanoSeconds(delay_ns))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     ns.Simulator.Run()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def run_and_measure(ns, spec, qdisc):
     """Run in pieces ending at every period boundary; snapshot at each."""
-    boundaries = sorted({float(t) for p in spec["periods_s"] for t in p} | {float(spec["duration_s"])})
+    ends = {float(t) for period in spec["periods_s"] for t in period}
+    boundaries = sorted(ends | {float(spec["duration_s"])})
     snaps = {0.0: snapshot(qdisc)}
-    wall_run = 0.0
+    wall_run = cpu_run = 0.0
     for t in boundaries:
         if t == 0.0:
             continue
-        wall_run += run_until(ns, t)
+        wall, cpu = run_until(ns, t)
+        wall_run += wall
+        cpu_run += cpu
         snaps[t] = snapshot(qdisc)
-        log(f"t={t:g}s  wall_run={wall_run:.2f}s  {snaps[t]}")
-    return snaps, wall_run
+        log(f"t={t:g}s  wall_run={wall_run:.2f}s  cpu_run={cpu_run:.2f}s  {snaps[t]}")
+    return snaps, wall_run, cpu_run
 
 
 def period_rows(spec, snaps):
@@ -426,17 +474,21 @@ def main(argv):
     wall_setup = time.perf_counter() - t0
     log(f"import {wall_import:.1f}s, setup {wall_setup:.1f}s, {len(spec['flows'])} flows")
 
-    snaps, wall_run = run_and_measure(ns, spec, net.bottleneck_qdisc)
+    # CPU time is reported beside wall time because the machines this runs on
+    # are shared; it is the steadier of the two under load.
+    snaps, wall_run, cpu_run = run_and_measure(ns, spec, net.bottleneck_qdisc)
     end = snaps[float(spec["duration_s"])]
     result = {
         "ns3_version": NS3_VERSION,
         "n_flows": len(spec["flows"]),
         "tcp_sack": use_sack(spec),
+        "routing": routing_kind(spec),
         "wall_import_s": wall_import,
         "wall_setup_s": wall_setup,
         "wall_run_s": wall_run,
+        "cpu_run_s": cpu_run,
         "periods": period_rows(spec, snaps),
-        "total": end,
+        "total": {**end, "drops_by_reason": drops_by_reason(net.bottleneck_qdisc)},
         "sink_bytes": [
             int(ns.DynamicCast[ns.PacketSink](net.sink_apps.Get(i)).GetTotalRx())
             for i in range(net.sink_apps.GetN())

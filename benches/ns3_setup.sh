@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create (or reuse) a virtual environment with the ns-3 Python bindings used by
-# benches/ns3_dumbbell.py. Idempotent: a venv that already imports ns-3 at the
-# pinned version is left alone. The venv's python path is printed on the last
+# benches/ns3_dumbbell.py. Idempotent: a venv that already has the pinned ns3
+# wheel is left alone. The venv's python path is printed on the last
 # line of stdout so callers can do: PY=$(bash benches/ns3_setup.sh | tail -n1)
 set -euo pipefail
 
