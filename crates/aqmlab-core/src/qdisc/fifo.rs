@@ -23,31 +23,61 @@ impl DropTailConfig {
     }
 }
 
-pub struct DropTail {
-    cfg: DropTailConfig,
+/// A FIFO of packets that keeps its byte count: the storage of every single-queue discipline
+/// (Drop-Tail, RED, Rb-RED, Rb-RIO, RIO), so that the byte accounting lives in one place.
+#[derive(Debug, Default)]
+pub struct PacketFifo {
     q: VecDeque<Packet>,
     bytes: u64,
 }
 
+impl PacketFifo {
+    /// Whether one more packet of `size` bytes fits within `limit`.
+    pub fn admits(&self, limit: Limit, size: u32) -> bool {
+        limit.admits(self.q.len(), self.bytes, size)
+    }
+    pub fn push(&mut self, p: Packet) {
+        self.bytes += p.size as u64;
+        self.q.push_back(p);
+    }
+    pub fn pop(&mut self) -> Option<Packet> {
+        let p = self.q.pop_front()?;
+        self.bytes -= p.size as u64;
+        Some(p)
+    }
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+pub struct DropTail {
+    cfg: DropTailConfig,
+    q: PacketFifo,
+}
+
 impl DropTail {
     pub fn new(cfg: DropTailConfig) -> DropTail {
-        DropTail { cfg, q: VecDeque::new(), bytes: 0 }
+        DropTail { cfg, q: PacketFifo::default() }
     }
 }
 
 impl Qdisc for DropTail {
     fn enqueue(&mut self, pkt: Packet, _now: Time, _rng: &mut SimRng, _ev: &mut Vec<Evicted>) -> Verdict {
-        if !self.cfg.limit.admits(self.q.len(), self.bytes, pkt.size) {
+        if !self.q.admits(self.cfg.limit, pkt.size) {
             return Verdict::Dropped(DropReason::Overflow);
         }
-        self.bytes += pkt.size as u64;
-        self.q.push_back(pkt);
+        self.q.push(pkt);
         Verdict::Enqueued
     }
 
     fn dequeue(&mut self, _now: Time) -> Option<Packet> {
-        let p = self.q.pop_front()?;
-        self.bytes -= p.size as u64;
+        let p = self.q.pop()?;
         Some(p)
     }
 
@@ -55,7 +85,7 @@ impl Qdisc for DropTail {
         self.q.len()
     }
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.q.bytes()
     }
     fn kind(&self) -> &'static str {
         "droptail"

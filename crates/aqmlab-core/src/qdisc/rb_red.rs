@@ -69,12 +69,12 @@
 //! the physical limit is an `Overflow` drop. With a byte limit the queue (`avg`, `target`) is
 //! measured in `mean_pkt_size` packets, as in RED's byte mode.
 
+use super::fifo::PacketFifo;
 use super::{DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -349,8 +349,7 @@ impl DropSpreader {
 
 pub struct RbRed {
     cfg: RbRedConfig,
-    q: VecDeque<Packet>,
-    bytes: u64,
+    q: PacketFifo,
     ear: RateEstimator,
     /// Service rate in bit/s (infinite for an infinitely fast link: never early-drops).
     sr: f64,
@@ -368,8 +367,7 @@ impl RbRed {
             avg: QueueAverage::new(cfg.w_q, pkt_time),
             target: cfg.target(),
             spread: DropSpreader::new(),
-            q: VecDeque::new(),
-            bytes: 0,
+            q: PacketFifo::default(),
             sr,
             cfg,
         }
@@ -381,7 +379,7 @@ impl RbRed {
     }
 
     fn current_queue(&self) -> f64 {
-        queue_in_units(self.cfg.limit, self.q.len(), self.bytes, self.cfg.mean_pkt_size)
+        queue_in_units(self.cfg.limit, self.q.len(), self.q.bytes(), self.cfg.mean_pkt_size)
     }
 
     /// The adjusted drop fraction for an estimated arrival rate `ear` and the current average.
@@ -403,18 +401,16 @@ impl Qdisc for RbRed {
         if self.spread.coin(p, rng) {
             return Verdict::Dropped(DropReason::Early);
         }
-        if !self.cfg.limit.admits(self.q.len(), self.bytes, pkt.size) {
+        if !self.q.admits(self.cfg.limit, pkt.size) {
             return Verdict::Dropped(DropReason::Overflow);
         }
-        self.bytes += pkt.size as u64;
-        self.q.push_back(pkt);
+        self.q.push(pkt);
         self.avg.set_busy();
         Verdict::Enqueued
     }
 
     fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        let p = self.q.pop_front()?;
-        self.bytes -= p.size as u64;
+        let p = self.q.pop()?;
         if self.q.is_empty() {
             self.avg.set_idle(now);
         }
@@ -425,7 +421,7 @@ impl Qdisc for RbRed {
         self.q.len()
     }
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.q.bytes()
     }
     fn average_queue(&self) -> Option<f64> {
         Some(self.avg.value())

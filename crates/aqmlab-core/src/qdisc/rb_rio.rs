@@ -60,12 +60,12 @@ use super::rb_red::{
     adjust_probability, limit_in_units, queue_in_units, validate_rate_based, DropSpreader, QueueAverage,
     RateEstimator,
 };
+use super::fifo::PacketFifo;
 use super::{DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// Same parameters, meanings and defaults as `RbRedConfig`; they apply to all three classes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -184,8 +184,7 @@ pub fn decide(ears: [f64; 3], sr: f64, class: u8) -> Action {
 
 pub struct RbRio {
     cfg: RbRioConfig,
-    q: VecDeque<Packet>,
-    bytes: u64,
+    q: PacketFifo,
     ears: [RateEstimator; 3],
     /// Service rate in bit/s (infinite for an infinitely fast link).
     sr: f64,
@@ -204,8 +203,7 @@ impl RbRio {
             avg: QueueAverage::new(cfg.w_q, pkt_time),
             target: cfg.target(),
             spread: [DropSpreader::new(), DropSpreader::new(), DropSpreader::new()],
-            q: VecDeque::new(),
-            bytes: 0,
+            q: PacketFifo::default(),
             sr,
             cfg,
         }
@@ -217,7 +215,7 @@ impl RbRio {
     }
 
     fn current_queue(&self) -> f64 {
-        queue_in_units(self.cfg.limit, self.q.len(), self.bytes, self.cfg.mean_pkt_size)
+        queue_in_units(self.cfg.limit, self.q.len(), self.q.bytes(), self.cfg.mean_pkt_size)
     }
 }
 
@@ -241,18 +239,16 @@ impl Qdisc for RbRio {
                 }
             }
         }
-        if !self.cfg.limit.admits(self.q.len(), self.bytes, pkt.size) {
+        if !self.q.admits(self.cfg.limit, pkt.size) {
             return Verdict::Dropped(DropReason::Overflow);
         }
-        self.bytes += pkt.size as u64;
-        self.q.push_back(pkt);
+        self.q.push(pkt);
         self.avg.set_busy();
         Verdict::Enqueued
     }
 
     fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        let p = self.q.pop_front()?;
-        self.bytes -= p.size as u64;
+        let p = self.q.pop()?;
         if self.q.is_empty() {
             self.avg.set_idle(now);
         }
@@ -263,7 +259,7 @@ impl Qdisc for RbRio {
         self.q.len()
     }
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.q.bytes()
     }
     fn average_queue(&self) -> Option<f64> {
         Some(self.avg.value())

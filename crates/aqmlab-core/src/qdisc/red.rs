@@ -20,12 +20,12 @@
 //! The physical limit is independent of the thresholds: an arrival that does not fit is an
 //! `Overflow` drop whatever `avg` says.
 
+use super::fifo::PacketFifo;
 use super::{DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::{Ecn, Packet};
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// Whether RED measures its queue in packets or in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,8 +88,7 @@ impl RedConfig {
 
 pub struct Red {
     cfg: RedConfig,
-    q: VecDeque<Packet>,
-    bytes: u64,
+    q: PacketFifo,
     avg: f64,
     /// Packets since the last drop or mark; -1 while avg is below min_th (F&J Fig. 2).
     count: i64,
@@ -110,14 +109,14 @@ enum Decision {
 impl Red {
     pub fn new(cfg: RedConfig, link_rate: Rate) -> Red {
         let pkt_time = link_rate.tx_time(cfg.mean_pkt_size as u64);
-        Red { cfg, q: VecDeque::new(), bytes: 0, avg: 0.0, count: -1, idle_since: Some(Time::ZERO), pkt_time }
+        Red { cfg, q: PacketFifo::default(), avg: 0.0, count: -1, idle_since: Some(Time::ZERO), pkt_time }
     }
 
     /// The instantaneous queue in the unit RED averages.
     fn current_queue(&self) -> f64 {
         match self.cfg.mode {
             RedMode::Packets => self.q.len() as f64,
-            RedMode::Bytes => self.bytes as f64 / self.cfg.mean_pkt_size as f64,
+            RedMode::Bytes => self.q.bytes() as f64 / self.cfg.mean_pkt_size as f64,
         }
     }
 
@@ -174,8 +173,7 @@ impl Red {
     }
 
     fn push(&mut self, pkt: Packet) {
-        self.bytes += pkt.size as u64;
-        self.q.push_back(pkt);
+        self.q.push(pkt);
         self.idle_since = None;
     }
 }
@@ -191,7 +189,7 @@ impl Qdisc for Red {
         if decision == Decision::Early && !mark {
             return Verdict::Dropped(DropReason::Early);
         }
-        if !self.cfg.limit.admits(self.q.len(), self.bytes, pkt.size) {
+        if !self.q.admits(self.cfg.limit, pkt.size) {
             return Verdict::Dropped(DropReason::Overflow);
         }
         if mark {
@@ -204,8 +202,7 @@ impl Qdisc for Red {
     }
 
     fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        let p = self.q.pop_front()?;
-        self.bytes -= p.size as u64;
+        let p = self.q.pop()?;
         if self.q.is_empty() {
             self.idle_since = Some(now);
         }
@@ -216,7 +213,7 @@ impl Qdisc for Red {
         self.q.len()
     }
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.q.bytes()
     }
     fn average_queue(&self) -> Option<f64> {
         Some(self.avg)

@@ -38,12 +38,12 @@
 
 use super::rb_red::QueueAverage;
 use super::rb_rio::class_index;
+use super::fifo::PacketFifo;
 use super::{DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// One precedence's RED curve.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -146,8 +146,7 @@ enum Decision {
 pub struct Rio {
     cfg: RioConfig,
     curves: [RioCurve; 3],
-    q: VecDeque<Packet>,
-    bytes: u64,
+    q: PacketFifo,
     /// Queued packets and bytes per class (index 0 = class1).
     class_packets: [usize; 3],
     class_bytes: [u64; 3],
@@ -163,8 +162,7 @@ impl Rio {
         let avg = QueueAverage::new(cfg.w_q, pkt_time);
         Rio {
             curves: cfg.curves(),
-            q: VecDeque::new(),
-            bytes: 0,
+            q: PacketFifo::default(),
             class_packets: [0; 3],
             class_bytes: [0; 3],
             avgs: [avg.clone(), avg.clone(), avg],
@@ -222,23 +220,21 @@ impl Qdisc for Rio {
             Decision::Early => return Verdict::Dropped(DropReason::Early),
             Decision::Accept => {}
         }
-        if !self.cfg.limit.admits(self.q.len(), self.bytes, pkt.size) {
+        if !self.q.admits(self.cfg.limit, pkt.size) {
             return Verdict::Dropped(DropReason::Overflow);
         }
-        self.bytes += pkt.size as u64;
         self.class_packets[k] += 1;
         self.class_bytes[k] += pkt.size as u64;
         for avg in &mut self.avgs[..=k] {
             avg.set_busy();
         }
-        self.q.push_back(pkt);
+        self.q.push(pkt);
         Verdict::Enqueued
     }
 
     fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        let p = self.q.pop_front()?;
+        let p = self.q.pop()?;
         let k = class_index(p.class);
-        self.bytes -= p.size as u64;
         self.class_packets[k] -= 1;
         self.class_bytes[k] -= p.size as u64;
         for j in 0..=k {
@@ -253,7 +249,7 @@ impl Qdisc for Rio {
         self.q.len()
     }
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.q.bytes()
     }
     /// The average of the whole queue (C&F's `avg_total`); see [`Rio::averages`] for all three.
     fn average_queue(&self) -> Option<f64> {
