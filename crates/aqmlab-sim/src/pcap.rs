@@ -5,7 +5,7 @@
 //! the address 10.x.y.z with x.y.z = n in base 256. Payload bytes are not simulated, so each
 //! record carries the IPv4 and TCP/UDP headers (`incl_len`) and the real size as `orig_len`.
 
-use aqmlab_core::{Packet, Proto, Time};
+use aqmlab_core::{Packet, Proto, SackBlocks, Time};
 
 const LINKTYPE_RAW: u32 = 101;
 
@@ -36,8 +36,9 @@ impl PcapWriter {
         PcapWriter { buf }
     }
 
-    pub fn write(&mut self, now: Time, p: &Packet) {
-        let hdr = headers(p);
+    /// Appends one record; `sack` are the SACK blocks the packet carries, if any.
+    pub fn write(&mut self, now: Time, p: &Packet, sack: Option<&SackBlocks>) {
+        let hdr = headers(p, sack.copied().unwrap_or_default());
         let ns = now.as_nanos();
         self.buf.extend_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
         self.buf.extend_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
@@ -52,7 +53,7 @@ impl PcapWriter {
 }
 
 /// IPv4 header (RFC 791) with a valid checksum, then a TCP (RFC 9293) or UDP (RFC 768) header.
-fn headers(p: &Packet) -> Vec<u8> {
+fn headers(p: &Packet, sack: SackBlocks) -> Vec<u8> {
     let mut h = Vec::with_capacity(40);
     let total_len = p.size.min(65535) as u16;
     h.push(0x45);
@@ -73,15 +74,15 @@ fn headers(p: &Packet) -> Vec<u8> {
         Proto::Tcp => {
             h.extend_from_slice(&(p.seq as u32).to_be_bytes());
             h.extend_from_slice(&(p.ack as u32).to_be_bytes());
-            let options = p.sack.option_bytes();
+            let options = sack.option_bytes();
             h.push(((20 + options as u8) / 4) << 4); // data offset in 32-bit words
             h.push(p.tcp_flags | if p.ece { 0x40 } else { 0 });
             h.extend_from_slice(&65535u16.to_be_bytes()); // window
             h.extend_from_slice(&[0, 0, 0, 0]); // checksum (not computed), urgent pointer
             if options > 0 {
                 // NOP, NOP, SACK (RFC 2018 section 3: kind 5, length 2 + 8n, 32-bit edges).
-                h.extend_from_slice(&[1, 1, 5, 2 + 8 * p.sack.len() as u8]);
-                for &(left, right) in p.sack.as_slice() {
+                h.extend_from_slice(&[1, 1, 5, 2 + 8 * sack.len() as u8]);
+                for &(left, right) in sack.as_slice() {
                     h.extend_from_slice(&(left as u32).to_be_bytes());
                     h.extend_from_slice(&(right as u32).to_be_bytes());
                 }
@@ -121,7 +122,7 @@ mod tests {
     #[test]
     fn header_checksum_verifies() {
         let p = Packet { size: 1000, src: 2, dst: 300, proto: Proto::Tcp, ..Packet::default() };
-        let h = headers(&p);
+        let h = headers(&p, SackBlocks::default());
         assert_eq!(h.len(), 40);
         assert_eq!(ipv4_checksum(&h[..20]), 0, "a correct header sums to zero");
         assert_eq!(&h[16..20], &[10, 0, 1, 44]);
@@ -130,10 +131,11 @@ mod tests {
     #[test]
     fn sack_option_matches_the_data_offset() {
         let mut p = Packet { size: 40, proto: Proto::Tcp, ack: 1001, ..Packet::default() };
-        p.sack.push(3001, 5001);
-        p.sack.push(6001, 7001);
-        p.size += p.sack.option_bytes();
-        let h = headers(&p);
+        let mut sack = SackBlocks::default();
+        sack.push(3001, 5001);
+        sack.push(6001, 7001);
+        p.size += sack.option_bytes();
+        let h = headers(&p, sack);
         assert_eq!(h.len() as u32, p.size);
         let tcp = &h[20..];
         assert_eq!((tcp[12] >> 4) as usize * 4, tcp.len());

@@ -15,7 +15,8 @@ use crate::tcp::{AckAction, Segment, TcpReceiver, TcpSender};
 use crate::topology::{Link, LinkId, NodeId, Topology};
 use aqmlab_core::packet::tcp_flags;
 use aqmlab_core::qdisc::build_qdisc;
-use aqmlab_core::{Ecn, Packet, Proto, QdiscConfig, Rate, SimRng, Time, Verdict};
+use aqmlab_core::{Ecn, Packet, Proto, QdiscConfig, Rate, SackBlocks, SimRng, Time, Verdict};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// IPv4 + TCP headers without options.
@@ -139,6 +140,8 @@ pub struct Simulation {
     queue_samples: QueueSamples,
     flow_samples: FlowSamples,
     pcap: Option<PcapWriter>,
+    /// SACK blocks of ACKs in flight, by packet uid (see `Packet::sack_blocks`).
+    sack_blocks: HashMap<u64, SackBlocks>,
     pub counters: RunCounters,
 }
 
@@ -195,6 +198,7 @@ impl Simulation {
             segs: Vec::new(),
             queue_samples: QueueSamples::default(),
             flow_samples: FlowSamples::default(),
+            sack_blocks: HashMap::new(),
             counters: RunCounters::default(),
         };
         for (id, f) in sim.flows.iter().enumerate() {
@@ -350,14 +354,18 @@ impl Simulation {
         let link = &mut self.topo.links[l as usize];
         let out = link.queue.enqueue(p, now, &mut link.rng);
         let verdict = out.verdict;
-        let evicted: Vec<_> = if l == self.bottleneck { out.evicted.to_vec() } else { Vec::new() };
+        let evicted: Vec<_> = out.evicted.to_vec();
         match verdict {
             Verdict::Enqueued | Verdict::Marked => {
                 self.record(l, event::ENQUEUE, &p, None, verdict == Verdict::Marked)
             }
-            Verdict::Dropped(reason) => self.record(l, event::DROP, &p, Some(reason), false),
+            Verdict::Dropped(reason) => {
+                self.take_sack_blocks(&p);
+                self.record(l, event::DROP, &p, Some(reason), false)
+            }
         }
         for e in evicted {
+            self.take_sack_blocks(&e.packet);
             self.record(l, event::DROP, &e.packet, Some(e.reason), false);
         }
         self.start_tx_if_idle(l);
@@ -376,7 +384,7 @@ impl Simulation {
         self.record(l, event::DEQUEUE, &p, None, false);
         if l == self.bottleneck {
             if let Some(w) = self.pcap.as_mut() {
-                w.write(now, &p);
+                w.write(now, &p, self.sack_blocks.get(&p.uid));
             }
         }
     }
@@ -677,9 +685,20 @@ impl Simulation {
         p.size = TCP_HEADER + sack.option_bytes();
         p.ack = ack;
         p.ece = ece;
-        p.sack = sack;
         p.tcp_flags = tcp_flags::ACK;
+        if sack.len() > 0 {
+            p.sack_blocks = sack.len() as u8;
+            self.sack_blocks.insert(p.uid, sack);
+        }
         self.emit(p);
+    }
+
+    /// The SACK blocks carried beside packet `p`, removed from the side table.
+    fn take_sack_blocks(&mut self, p: &Packet) -> SackBlocks {
+        if p.sack_blocks == 0 {
+            return SackBlocks::default();
+        }
+        self.sack_blocks.remove(&p.uid).unwrap_or_default()
     }
 
     fn deliver(&mut self, p: Packet) {
@@ -694,7 +713,8 @@ impl Simulation {
                 }
             }
             Transport::Tcp { .. } => {
-                let (ack, ece, sack) = (p.ack, p.ece, p.sack);
+                let (ack, ece) = (p.ack, p.ece);
+                let sack = self.take_sack_blocks(&p);
                 self.tcp_send(f, |tx, now, out| tx.on_ack_sack(ack, ece, sack.as_slice(), now, out));
             }
             Transport::Cbr { rx_packets, rx_bytes, .. } => {
