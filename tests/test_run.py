@@ -126,3 +126,30 @@ def test_udp_cbr_is_unresponsive(tmp_path, write_scenario):
     late = per.iloc[-1]
     assert late["utilization_mbps"] > 9.5
     assert 100 * 2 / 12 - 3 < late["drop_rate_pct"] < 100 * 2 / 12 + 3
+
+
+@pytest.mark.parametrize("weights, expect", [([0.0, 0.3, 0.7], {2: 0.3, 3: 0.7}), ([0.0, 0.0, 1.0], {3: 1.0}),
+                                             ([1.0, 1.0, 2.0], {1: 0.25, 2: 0.25, 3: 0.5})])
+def test_tcp_class_marker_splits_packets_by_weight(weights, expect):
+    # The Rb-RIO paper marks TCP packets at random, 7:3 to class3 and class2 (or all class3).
+    from aqmlab.run import simulate
+    from aqmlab.scenario import validate
+
+    s = small_scenario(duration="8s")
+    s["flows"][0]["class_weights"] = weights
+    packets = simulate(validate(s), progress=False).tables["packets"]
+    arrivals = packets[packets["event"] == 0]
+    share = arrivals["class"].value_counts(normalize=True).to_dict()
+    assert set(share) == set(expect), share
+    n = len(arrivals)
+    for cls, p in expect.items():
+        # Binomial standard error at n ~ 10^4 packets is under 0.005; allow 4 of them.
+        assert abs(share[cls] - p) < 4 * (p * (1 - p) / n) ** 0.5 + 1e-9, (cls, share[cls], p, n)
+
+
+def test_unclassified_flows_carry_class_zero(tmp_path):
+    from aqmlab.run import simulate
+    from aqmlab.scenario import validate
+
+    packets = simulate(validate(small_scenario(duration="4s")), progress=False).tables["packets"]
+    assert set(packets["class"].unique()) == {0}
