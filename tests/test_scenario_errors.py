@@ -90,3 +90,24 @@ def test_existing_output_needs_force(tmp_path, write_scenario):
     out.mkdir()
     r = aqmlab("run", str(write_scenario(small_scenario())), "--out", str(out))
     assert r.returncode == 2 and "--force" in r.stderr
+
+
+def test_nested_band_errors_name_the_path(tmp_path, write_scenario):
+    s = small_scenario()
+    s["topology"]["bottleneck"]["qdisc"] = {"kind": "prio", "bands": [
+        {"kind": "droptail", "limit": "10p"}, {"kind": "red", "min_th": 30, "max_th": 10}]}
+    r = aqmlab("run", str(write_scenario(s)), "--out", str(tmp_path / "r"))
+    assert r.returncode == 2
+    line, = _error_lines(r.stderr)
+    assert "topology.bottleneck.qdisc.bands.1" in line and "min_th (30) must be smaller than max_th (10)" in line
+
+
+def test_classful_bottleneck_with_video_runs(tmp_path, write_scenario):
+    s = small_scenario(duration="3s", metrics={"periods": [["0s", "3s"]]})
+    s["topology"]["bottleneck"]["qdisc"] = {"kind": "wrr", "bands": [
+        {"weight": 1500, "qdisc": {"kind": "prio", "bands": [{"kind": "droptail", "limit": "20p"}] * 3}},
+        {"weight": 1500, "qdisc": {"kind": "droptail", "limit": "20p"}}]}
+    s["flows"].append({"name": "video", "count": 1, "app": {"kind": "mpeg"}})
+    r = aqmlab("run", str(write_scenario(s)), "--out", str(tmp_path / "r"), "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert "WRR" in r.stdout

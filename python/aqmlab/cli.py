@@ -17,7 +17,8 @@ out = Console()
 err = Console(stderr=True)
 
 DISPLAY = {"droptail": "Drop-Tail", "red": "RED", "rb_red": "Rb-RED", "rb_rio": "Rb-RIO", "rio": "RIO",
-           "sqf": "SQF", "drr": "FQ (DRR)", "fq": "FQ (DRR)", "pfq": "PFQ"}
+           "sqf": "SQF", "drr": "FQ (DRR)", "fq": "FQ (DRR)", "pfq": "PFQ", "tbf": "TBF",
+           "prio": "PRIO", "wrr": "WRR"}
 
 #: Exit status for bad input (as argparse and click use it).
 EXIT_USAGE = 2

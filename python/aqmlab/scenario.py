@@ -168,10 +168,67 @@ class Pfq(Strict):
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification")
 
 
-Qdisc = Annotated[Union[DropTail, Red, RbRed, RbRio, Rio, Sqf, Drr, Pfq], Field(discriminator="kind")]
+class Tbf(Strict):
+    """Token bucket filter, as Linux tbf: tokens at `rate` up to `burst` bytes; a packet leaves
+    when the bucket holds its size."""
+
+    kind: Literal["tbf"]
+    rate: Rate = Field(..., description="token rate")
+    burst: Size = Field("1600B", description="bucket size (largest burst)")
+    limit: Limit = Field("10KB", description="queue limit, bytes or packets")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Tbf":
+        if self.rate <= 0:
+            raise ValueError("rate must be positive")
+        if self.burst <= 0:
+            raise ValueError("burst must be positive")
+        return self
+
+
+class Classifier(Strict):
+    """How a classful discipline maps packets to bands: by class mark (also spelled "color",
+    green = 3, yellow = 2, red = 1) or by DSCP, with optional [value, band] pairs."""
+
+    by: Literal["class", "color", "dscp"] = Field("class", description="packet field to classify on")
+    map: list[tuple[int, int]] | None = Field(None, description="[value, band] pairs; default by class: 3->0, 2->1, 1->2")
+    default_band: int | None = Field(None, ge=0, description="band of unlisted packets; default the last band")
+
+    @model_validator(mode="after")
+    def _dscp_needs_map(self) -> "Classifier":
+        if self.by == "dscp" and not self.map:
+            raise ValueError("by = \"dscp\" needs a map of [dscp, band] pairs")
+        return self
+
+
+class Prio(Strict):
+    """Strict priority over child disciplines (band 0 first), as Linux prio."""
+
+    kind: Literal["prio"]
+    bands: list["Qdisc"] = Field(..., min_length=1, description="child disciplines, highest priority first")
+    classifier: Classifier = Field(default_factory=Classifier, description="packet to band")
+
+
+class WrrBand(Strict):
+    weight: int = Field(..., ge=1, description="bytes per round")
+    qdisc: "Qdisc"
+
+
+class Wrr(Strict):
+    """Weighted round robin (deficit-based, weights in bytes per round) over child disciplines."""
+
+    kind: Literal["wrr"]
+    bands: list[WrrBand] = Field(..., min_length=1, description="weighted child disciplines")
+    classifier: Classifier = Field(default_factory=Classifier, description="packet to band")
+
+
+Qdisc = Annotated[Union[DropTail, Red, RbRed, RbRio, Rio, Sqf, Drr, Pfq, Tbf, Prio, Wrr],
+                  Field(discriminator="kind")]
+for _model in (Prio, WrrBand, Wrr):
+    _model.model_rebuild()
 QDISC_MODELS: dict[str, type[Strict]] = {"droptail": DropTail, "red": Red, "rb_red": RbRed,
                                          "rb_rio": RbRio, "rio": Rio, "sqf": Sqf, "drr": Drr,
-                                         "fq": Drr, "pfq": Pfq}
+                                         "fq": Drr, "pfq": Pfq, "tbf": Tbf, "prio": Prio, "wrr": Wrr}
 
 
 # ---- topology ---------------------------------------------------------------------------
@@ -466,7 +523,9 @@ class Scenario(Strict):
 
     def _frames_fit_the_buffer(self, group: str, m: Mpeg) -> None:
         """A frame larger than the bottleneck buffer could never be delivered whole."""
-        limit = self.topology.bottleneck.qdisc.limit
+        limit = getattr(self.topology.bottleneck.qdisc, "limit", None)
+        if limit is None:
+            return  # classful: each band has its own limit; the check is per single buffer
         biggest = m.largest_frame()
         if "bytes" in limit and biggest > limit["bytes"]:
             raise ValueError(f"flows.{group}.app.frame_sizes: a {biggest} B frame exceeds the "
@@ -502,11 +561,25 @@ class Scenario(Strict):
 
 
 def _qdisc(q: Any) -> dict[str, Any]:
+    if isinstance(q, Prio):
+        return {"kind": "prio", "bands": [_qdisc(b) for b in q.bands], "classifier": _classifier(q.classifier)}
+    if isinstance(q, Wrr):
+        return {"kind": "wrr", "classifier": _classifier(q.classifier),
+                "bands": [{"weight": b.weight, "qdisc": _qdisc(b.qdisc)} for b in q.bands]}
     d = q.model_dump()
     if d["kind"] == "fq":
         d["kind"] = "drr"
     if "time_constant" in d:
         d["time_constant_ns"] = d.pop("time_constant")
+    return d
+
+
+def _classifier(c: Classifier) -> dict[str, Any]:
+    d: dict[str, Any] = {"by": "class" if c.by == "color" else c.by}
+    if c.map is not None:
+        d["map"] = [list(p) for p in c.map]
+    if c.default_band is not None:
+        d["default_band"] = c.default_band
     return d
 
 

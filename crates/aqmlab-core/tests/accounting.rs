@@ -8,6 +8,9 @@ use aqmlab_core::qdisc::drr::DrrConfig;
 use aqmlab_core::qdisc::fifo::DropTailConfig;
 use aqmlab_core::qdisc::flowid::{FlowField, FlowKeyConfig};
 use aqmlab_core::qdisc::pfq::PfqConfig;
+use aqmlab_core::qdisc::prio::{Classifier, PrioConfig};
+use aqmlab_core::qdisc::tbf::TbfConfig;
+use aqmlab_core::qdisc::wrr::{WrrBand, WrrConfig};
 use aqmlab_core::qdisc::sqf::SqfConfig;
 use aqmlab_core::qdisc::rb_red::RbRedConfig;
 use aqmlab_core::qdisc::rb_rio::RbRioConfig;
@@ -61,6 +64,52 @@ fn configs() -> Vec<QdiscConfig> {
         QdiscConfig::Drr(DrrConfig { limit: Limit::Bytes(9_000), quantum: 300, flow_key: FlowKeyConfig::of(&[FlowField::Flow]) }),
         QdiscConfig::Pfq(PfqConfig { limit: Limit::Packets(12), flow_key: FlowKeyConfig::of(&[FlowField::Flow]), ..PfqConfig::default() }),
         QdiscConfig::Pfq(PfqConfig { limit: Limit::Bytes(9_000), quantum: 500, priority_threshold: 3000, flow_key: FlowKeyConfig::of(&[FlowField::Flow]) }),
+        // Shaper: 1 Mbit/s with a 1600-byte bucket, so the random waits both refill it and
+        // leave it short; arrivals above 1600 bytes are refused (never conformant).
+        QdiscConfig::Tbf(TbfConfig { rate: Rate(1_000_000), burst: 1600, limit: Limit::Bytes(9_000) }),
+        QdiscConfig::Tbf(TbfConfig { rate: Rate(100_000), burst: 1400, limit: Limit::Packets(12) }),
+        // Classful: children Drop-Tail and RED; the test's classes 0..3 reach every band.
+        QdiscConfig::Prio(PrioConfig {
+            bands: vec![
+                QdiscConfig::Droptail(DropTailConfig { limit: Limit::Packets(4) }),
+                red(Limit::Packets(6), RedMode::Packets, true, true),
+                QdiscConfig::Droptail(DropTailConfig { limit: Limit::Packets(3) }),
+            ],
+            classifier: Classifier::default(),
+        }),
+        QdiscConfig::Prio(PrioConfig {
+            bands: vec![
+                red(Limit::Bytes(4_000), RedMode::Bytes, false, false),
+                QdiscConfig::Droptail(DropTailConfig { limit: Limit::Bytes(3_000) }),
+            ],
+            classifier: Classifier::Class { map: Some(vec![(3, 0), (1, 0)]), default_band: Some(1) },
+        }),
+        QdiscConfig::Wrr(WrrConfig {
+            bands: vec![
+                WrrBand { weight: 1500, qdisc: QdiscConfig::Droptail(DropTailConfig { limit: Limit::Packets(5) }) },
+                WrrBand { weight: 300, qdisc: red(Limit::Packets(7), RedMode::Packets, true, false) },
+            ],
+            classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0)]), default_band: None },
+        }),
+        // PELS router: WRR[PRIO[green, yellow, red], FIFO] 50/50, with a shaped band and a
+        // DRR (LQD evictions) band thrown in for composition; bytes throughout.
+        QdiscConfig::Wrr(WrrConfig {
+            bands: vec![
+                WrrBand {
+                    weight: 50,
+                    qdisc: QdiscConfig::Prio(PrioConfig {
+                        bands: vec![
+                            QdiscConfig::Droptail(DropTailConfig { limit: Limit::Bytes(3_000) }),
+                            red(Limit::Bytes(3_000), RedMode::Bytes, true, true),
+                            QdiscConfig::Drr(DrrConfig { limit: Limit::Bytes(3_000), quantum: 300, flow_key: FlowKeyConfig::of(&[FlowField::Flow]) }),
+                        ],
+                        classifier: Classifier::default(),
+                    }),
+                },
+                WrrBand { weight: 50, qdisc: QdiscConfig::Tbf(TbfConfig { rate: Rate(2_000_000), burst: 1500, limit: Limit::Bytes(4_000) }) },
+            ],
+            classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0), (1, 0)]), default_band: None },
+        }),
     ]
 }
 

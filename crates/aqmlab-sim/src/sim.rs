@@ -34,6 +34,8 @@ enum Event {
     TxDone(LinkId),
     /// The head of a link's delay line reaches the far node.
     PipeArrive(LinkId),
+    /// A shaping discipline (token bucket) said its head packet becomes sendable now.
+    QueueRetry(LinkId),
     FlowStart(u32),
     FlowStop(u32),
     RtoTimer(u32),
@@ -156,6 +158,7 @@ fn access_link(from: NodeId, to: NodeId, rate: u64, delay: u64, qdisc: &QdiscCon
         rng: SimRng::stream(seed, &format!("link/{name}")),
         in_flight: None,
         pipe: Default::default(),
+        retry_at: None,
         name,
     })
 }
@@ -321,6 +324,10 @@ impl Simulation {
         match ev {
             Event::TxDone(l) => self.on_tx_done(l),
             Event::PipeArrive(l) => self.on_pipe_arrive(l),
+            Event::QueueRetry(l) => {
+                self.topo.links[l as usize].retry_at = None;
+                self.start_tx_if_idle(l);
+            }
             Event::FlowStart(f) => self.on_flow_start(f),
             Event::FlowStop(f) => self.on_flow_stop(f),
             Event::RtoTimer(f) => self.on_rto_timer(f),
@@ -377,7 +384,19 @@ impl Simulation {
         if link.in_flight.is_some() {
             return;
         }
-        let Some(p) = link.queue.dequeue(now) else { return };
+        let Some(p) = link.queue.dequeue(now) else {
+            // A shaper may hold packets that are not yet sendable: ask it when, and keep one
+            // retry scheduled no later than that (an outdated retry just asks again).
+            if link.queue.len_packets() > 0 {
+                if let Some(t) = link.queue.next_dequeue_time(now) {
+                    if link.retry_at.is_none_or(|r| r > t) {
+                        link.retry_at = Some(t);
+                        self.events.schedule(t.max(now), Event::QueueRetry(l));
+                    }
+                }
+            }
+            return;
+        };
         let done = now + link.rate.tx_time(p.size as u64);
         link.in_flight = Some(p);
         self.events.schedule(done, Event::TxDone(l));

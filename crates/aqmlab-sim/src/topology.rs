@@ -22,6 +22,8 @@ pub struct Link {
     pub in_flight: Option<Packet>,
     /// Packets propagating, with their arrival times at the far node (a FIFO).
     pub pipe: VecDeque<(Time, Packet)>,
+    /// When a pending shaper retry fires, if one is scheduled.
+    pub retry_at: Option<Time>,
     pub name: String,
 }
 

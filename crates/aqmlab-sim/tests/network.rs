@@ -167,3 +167,35 @@ fn sack_flows_share_a_droptail_bottleneck_fairly_with_fewer_timeouts_than_newren
     eprintln!("timeouts: NewReno {t_plain}, SACK {t_sack}");
     assert!(t_sack < t_plain, "timeouts: SACK {t_sack} vs NewReno {t_plain}");
 }
+
+fn cbr_group(rate_bps: u64) -> serde_json::Value {
+    json!({"name": "cbr", "count": 1, "start_ns": 0, "start_jitter_ns": 0, "stop_ns": 20_000_000_000u64,
+           "access_rate_bps": 100_000_000u64, "sender_delay_ns": [5_000_000u64, 5_000_000u64],
+           "receiver_delay_ns": 1_000_000u64, "class_weights": [0.0, 0.0, 0.0], "dscp": 0,
+           "app": {"kind": "cbr", "rate_bps": rate_bps, "packet_size": 1000}})
+}
+
+fn tbf_600k() -> serde_json::Value {
+    // The head-to-head study's DSL token bucket: 600 Kbit/s, 1600 B burst, 10 KB queue.
+    json!({"kind": "tbf", "rate": 600_000u64, "burst": 1600, "limit": {"bytes": 10_000}})
+}
+
+#[test]
+fn token_bucket_bottleneck_shapes_an_overload_to_its_rate() {
+    let mut s = scenario(1, 20, 1, tbf_600k(), tcp(false));
+    s["flow_groups"] = json!([cbr_group(1_000_000)]);
+    let sim = run(s);
+    let delivered = sim.delivered_bytes()[0] as f64;
+    // 972 B of payload per 1000 B packet; the shaper counts IP bytes.
+    let ip_rate = delivered / 972.0 * 1000.0 * 8.0 / 20.0;
+    assert!((ip_rate / 600_000.0 - 1.0).abs() < 0.01, "{ip_rate}");
+    assert!(sim.bottleneck_stats().total_dropped_packets() > 0, "the excess must be dropped");
+}
+
+#[test]
+fn tcp_through_a_token_bucket_gets_the_token_rate() {
+    let sim = run(scenario(2, 30, 1, tbf_600k(), tcp(false)));
+    let goodput = sim.delivered_bytes()[0] as f64 * 8.0 / 30.0;
+    // 1460 of 1500 bytes are payload; allow slow start and loss recovery some of the time.
+    assert!(goodput > 0.85 * 600_000.0 * 1460.0 / 1500.0 && goodput <= 600_000.0, "{goodput}");
+}

@@ -15,11 +15,14 @@ pub mod drr;
 pub mod fifo;
 pub mod flowid;
 pub mod pfq;
+pub mod prio;
 pub mod rb_red;
 pub mod rb_rio;
 pub mod red;
 pub mod rio;
 pub mod sqf;
+pub mod tbf;
+pub mod wrr;
 
 use crate::packet::Packet;
 use crate::rng::SimRng;
@@ -96,6 +99,12 @@ pub trait Qdisc: Send {
     }
     /// Short name used in records and tables.
     fn kind(&self) -> &'static str;
+    /// For non-work-conserving disciplines (shapers): when `dequeue` may next return a packet
+    /// if it returned `None` at `now` with packets queued. `None` means "only after an
+    /// arrival" (always the case for work-conserving disciplines, the default).
+    fn next_dequeue_time(&self, _now: Time) -> Option<Time> {
+        None
+    }
 }
 
 /// Counters kept by [`Queue`] for every discipline.
@@ -187,6 +196,10 @@ impl Queue {
     pub fn kind(&self) -> &'static str {
         self.inner.kind()
     }
+    /// See [`Qdisc::next_dequeue_time`].
+    pub fn next_dequeue_time(&self, now: Time) -> Option<Time> {
+        self.inner.next_dequeue_time(now)
+    }
     pub fn stats(&self) -> &QdiscStats {
         &self.stats
     }
@@ -235,6 +248,9 @@ pub enum QdiscConfig {
     #[serde(alias = "fq")]
     Drr(drr::DrrConfig),
     Pfq(pfq::PfqConfig),
+    Tbf(tbf::TbfConfig),
+    Prio(prio::PrioConfig),
+    Wrr(wrr::WrrConfig),
 }
 
 impl QdiscConfig {
@@ -249,6 +265,9 @@ impl QdiscConfig {
             QdiscConfig::Sqf(c) => c.validate(),
             QdiscConfig::Drr(c) => c.validate(),
             QdiscConfig::Pfq(c) => c.validate(),
+            QdiscConfig::Tbf(c) => c.validate(),
+            QdiscConfig::Prio(c) => c.validate(),
+            QdiscConfig::Wrr(c) => c.validate(),
         }
     }
 
@@ -263,6 +282,9 @@ impl QdiscConfig {
             QdiscConfig::Sqf(c) => c.limit,
             QdiscConfig::Drr(c) => c.limit,
             QdiscConfig::Pfq(c) => c.limit,
+            QdiscConfig::Tbf(c) => c.limit,
+            QdiscConfig::Prio(c) => c.limit(),
+            QdiscConfig::Wrr(c) => c.limit(),
         }
     }
 }
@@ -279,6 +301,9 @@ pub fn build_qdisc(cfg: &QdiscConfig, link_rate: Rate) -> Result<Queue, String> 
         QdiscConfig::Sqf(c) => Box::new(sqf::Sqf::new(c.clone())),
         QdiscConfig::Drr(c) => Box::new(drr::Drr::new(c.clone())),
         QdiscConfig::Pfq(c) => Box::new(pfq::Pfq::new(c.clone())),
+        QdiscConfig::Tbf(c) => Box::new(tbf::Tbf::new(c.clone())),
+        QdiscConfig::Prio(c) => Box::new(prio::Prio::new(c, link_rate)?),
+        QdiscConfig::Wrr(c) => Box::new(wrr::Wrr::new(c, link_rate)?),
     };
     Ok(Queue::new(inner))
 }

@@ -1,0 +1,426 @@
+//! PRIO: a classful strict-priority scheduler over child disciplines, as Linux `sch_prio`
+//! (tc-prio(8)), and the band classifier it shares with [`super::wrr`].
+//!
+//! * **Bands**: `bands[0]` is the highest priority. Each band is a full child discipline
+//!   (Drop-Tail, RED, another PRIO, ...) built with [`build_qdisc`], so it keeps its own
+//!   buffer, its own drop policy and its own [`QdiscStats`](super::QdiscStats).
+//! * **Classification** ([`Classifier`]): every arrival goes to exactly one band, chosen from
+//!   `Packet::class` (`"by": "class"`, or its alias `"color"` for PELS), or from
+//!   `Packet::dscp` (`"by": "dscp"`). The child decides acceptance: its verdict (with its
+//!   `DropReason`) is PRIO's verdict, and packets it pushes out are reported as PRIO's
+//!   evictions with the child's reason.
+//! * **Scheduling**: `dequeue` serves the highest-priority band that yields a packet. As in
+//!   Linux, a band that holds packets but yields none (a shaper child such as [`super::tbf`]
+//!   whose head is not conformant yet) is passed over for the next band, so a shaped band
+//!   never blocks the others. Lower bands starve while a higher band is backlogged: that is
+//!   the point (PELS, Kang, Zhang, Dai and Loguinov, section 4.1: "network routers must use
+//!   queuing mechanisms that do not allow low-priority packets to pass until *all*
+//!   high-priority packets are fully transmitted").
+//!
+//! Children are built for the same `link_rate` as the parent (RED uses it only for its
+//! idle-time decay).
+
+use super::{build_qdisc, Evicted, Qdisc, QdiscConfig, Queue, Verdict};
+use crate::packet::Packet;
+use crate::rng::SimRng;
+use crate::units::{Limit, Rate, Time};
+use serde::{Deserialize, Serialize};
+
+/// Most bands a classful discipline may have (Linux prio allows 16).
+pub const MAX_BANDS: usize = 16;
+
+/// How an arrival is mapped to a band (band 0 is the first child).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "by", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Classifier {
+    /// By `Packet::class` (3 = highest ... 1 = lowest, 0 = unclassified). Without `map`:
+    /// class 3 -> band 0, 2 -> band 1, 1 -> band 2 (clamped to the last band when there are
+    /// fewer than three). With `map`, a list of `[class, band]` pairs replaces that table.
+    /// Every other class (0, or unlisted) goes to `default_band`. `"color"` is an alias for
+    /// PELS, whose colors are classes: green = 3, yellow = 2, red = 1.
+    #[serde(alias = "color")]
+    Class {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        map: Option<Vec<(u8, usize)>>,
+        /// Band of unclassified and unlisted packets (default: the last band).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        default_band: Option<usize>,
+    },
+    /// By `Packet::dscp`: `map` lists `[dscp, band]` pairs; unlisted code points go to
+    /// `default_band` (default: the last band).
+    Dscp {
+        map: Vec<(u8, usize)>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        default_band: Option<usize>,
+    },
+}
+
+impl Default for Classifier {
+    /// By class with the built-in table, unclassified to the last band.
+    fn default() -> Classifier {
+        Classifier::Class { map: None, default_band: None }
+    }
+}
+
+impl Classifier {
+    /// Checks the classifier against `bands` children; errors start with `field` (the
+    /// classifier's own field name in the parent config).
+    pub fn validate(&self, field: &str, bands: usize) -> Result<(), String> {
+        let (map, default_band, key, key_max) = match self {
+            Classifier::Class { map, default_band } => (map.as_deref(), *default_band, "class", 3u8),
+            Classifier::Dscp { map, default_band } => (Some(map.as_slice()), *default_band, "dscp", 63u8),
+        };
+        if let Some(d) = default_band {
+            if d >= bands {
+                return Err(format!("{field}.default_band: band {d} does not exist (there are {bands} bands, 0..={})", bands.saturating_sub(1)));
+            }
+        }
+        for (i, &(k, band)) in map.unwrap_or(&[]).iter().enumerate() {
+            if k > key_max {
+                return Err(format!("{field}.map.{i}: {key} {k} is out of range 0..={key_max}"));
+            }
+            if band >= bands {
+                return Err(format!("{field}.map.{i}: band {band} does not exist (there are {bands} bands)"));
+            }
+            if map.unwrap_or(&[])[..i].iter().any(|&(k2, _)| k2 == k) {
+                return Err(format!("{field}.map.{i}: {key} {k} is listed twice"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Compiles the classifier into a lookup table for `bands` children. Out-of-range
+    /// entries (only possible without `validate`) are clamped to the last band.
+    pub fn table(&self, bands: usize) -> BandTable {
+        let last = bands.saturating_sub(1);
+        let clamp = |b: usize| b.min(last) as u8;
+        let (by_dscp, map, default_band) = match self {
+            Classifier::Class { map, default_band } => (false, map.as_deref(), *default_band),
+            Classifier::Dscp { map, default_band } => (true, Some(map.as_slice()), *default_band),
+        };
+        let mut band = [clamp(default_band.unwrap_or(last)); 256];
+        match map {
+            Some(m) => {
+                // First entry wins, as `validate` refuses duplicates anyway.
+                for &(k, b) in m.iter().rev() {
+                    band[k as usize] = clamp(b);
+                }
+            }
+            None => {
+                band[3] = clamp(0);
+                band[2] = clamp(1);
+                band[1] = clamp(2);
+            }
+        }
+        BandTable { by_dscp, band }
+    }
+}
+
+/// A compiled [`Classifier`]: one band per class or DSCP value.
+#[derive(Clone, Debug)]
+pub struct BandTable {
+    by_dscp: bool,
+    band: [u8; 256],
+}
+
+impl BandTable {
+    pub fn band(&self, p: &Packet) -> usize {
+        let key = if self.by_dscp { p.dscp } else { p.class };
+        self.band[key as usize] as usize
+    }
+}
+
+/// Validates classful children: count, then each child with its error prefixed by
+/// `{field}.{index}.` so that the message names the band.
+pub(crate) fn validate_children<'a>(
+    field: &str,
+    children: impl ExactSizeIterator<Item = &'a QdiscConfig>,
+    prefix: &str,
+) -> Result<(), String> {
+    let n = children.len();
+    if n == 0 {
+        return Err(format!("{field}: must have at least 1 band"));
+    }
+    if n > MAX_BANDS {
+        return Err(format!("{field}: at most {MAX_BANDS} bands, got {n}"));
+    }
+    for (i, c) in children.enumerate() {
+        c.validate().map_err(|e| format!("{field}.{i}.{prefix}{e}"))?;
+    }
+    Ok(())
+}
+
+/// The capacity of a classful discipline: the sum of its children's limits when they all
+/// count in the same unit. With mixed units the result is a byte bound that always holds
+/// (a packet-limited child counted at the largest possible packet, `u32::MAX` bytes), which is
+/// correct but loose.
+pub(crate) fn sum_limits<'a>(children: impl Iterator<Item = &'a QdiscConfig>) -> Limit {
+    let (mut pk, mut by, mut any_bytes, mut any_packets) = (0u64, 0u64, false, false);
+    for c in children {
+        match c.limit() {
+            Limit::Packets(n) => {
+                any_packets = true;
+                pk = pk.saturating_add(n);
+            }
+            Limit::Bytes(b) => {
+                any_bytes = true;
+                by = by.saturating_add(b);
+            }
+        }
+    }
+    match (any_packets, any_bytes) {
+        (_, false) => Limit::Packets(pk),
+        (false, true) => Limit::Bytes(by),
+        (true, true) => Limit::Bytes(by.saturating_add(pk.saturating_mul(u32::MAX as u64))),
+    }
+}
+
+/// Builds validated children.
+pub(crate) fn build_children<'a>(
+    field: &str,
+    children: impl Iterator<Item = &'a QdiscConfig>,
+    prefix: &str,
+    link_rate: Rate,
+) -> Result<Vec<Queue>, String> {
+    children
+        .enumerate()
+        .map(|(i, c)| build_qdisc(c, link_rate).map_err(|e| format!("{field}.{i}.{prefix}{e}")))
+        .collect()
+}
+
+/// Offers `pkt` to `child`, copying its evictions into `evicted`.
+pub(crate) fn offer(child: &mut Queue, pkt: Packet, now: Time, rng: &mut SimRng, evicted: &mut Vec<Evicted>) -> Verdict {
+    let out = child.enqueue(pkt, now, rng);
+    evicted.extend_from_slice(out.evicted);
+    out.verdict
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrioConfig {
+    /// Child disciplines, highest priority first.
+    pub bands: Vec<QdiscConfig>,
+    /// Band selection (default: by class, 3 -> 0, 2 -> 1, 1 -> 2, others to the last band).
+    #[serde(default)]
+    pub classifier: Classifier,
+}
+
+impl PrioConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        validate_children("bands", self.bands.iter(), "")?;
+        self.classifier.validate("classifier", self.bands.len())
+    }
+
+    /// Sum of the bands' limits (see [`sum_limits`] for mixed units).
+    pub fn limit(&self) -> Limit {
+        sum_limits(self.bands.iter())
+    }
+}
+
+pub struct Prio {
+    bands: Vec<Queue>,
+    table: BandTable,
+}
+
+impl Prio {
+    /// Builds the children; fails only on a configuration that does not validate.
+    pub fn new(cfg: &PrioConfig, link_rate: Rate) -> Result<Prio, String> {
+        cfg.validate()?;
+        let bands = build_children("bands", cfg.bands.iter(), "", link_rate)?;
+        Ok(Prio { table: cfg.classifier.table(bands.len()), bands })
+    }
+
+    /// The band an arrival would join.
+    pub fn classify(&self, p: &Packet) -> usize {
+        self.table.band(p)
+    }
+
+    /// Each band's own queue, for per-band statistics and backlog.
+    pub fn bands(&self) -> &[Queue] {
+        &self.bands
+    }
+}
+
+impl Qdisc for Prio {
+    fn enqueue(&mut self, pkt: Packet, now: Time, rng: &mut SimRng, evicted: &mut Vec<Evicted>) -> Verdict {
+        let b = self.table.band(&pkt).min(self.bands.len().saturating_sub(1));
+        offer(&mut self.bands[b], pkt, now, rng, evicted)
+    }
+
+    fn dequeue(&mut self, now: Time) -> Option<Packet> {
+        self.bands.iter_mut().find_map(|b| if b.len_packets() > 0 { b.dequeue(now) } else { None })
+    }
+
+    fn len_packets(&self) -> usize {
+        self.bands.iter().map(|b| b.len_packets()).sum()
+    }
+    fn len_bytes(&self) -> u64 {
+        self.bands.iter().map(|b| b.len_bytes()).sum()
+    }
+    fn kind(&self) -> &'static str {
+        "prio"
+    }
+    fn next_dequeue_time(&self, now: Time) -> Option<Time> {
+        self.bands.iter().filter_map(|b| b.next_dequeue_time(now)).min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::fifo::DropTailConfig;
+    use crate::qdisc::drr::DrrConfig;
+    use crate::qdisc::flowid::{FlowField, FlowKeyConfig};
+    use crate::qdisc::red::{RedConfig, RedMode};
+    use crate::qdisc::testutil::pkt;
+    use crate::qdisc::{DropReason, QdiscConfig};
+
+    fn dt(n: u64) -> QdiscConfig {
+        QdiscConfig::Droptail(DropTailConfig { limit: Limit::Packets(n) })
+    }
+
+    fn colored(uid: u64, class: u8) -> Packet {
+        Packet { class, ..pkt(uid, 0, 500) }
+    }
+
+    fn prio(bands: Vec<QdiscConfig>, classifier: Classifier) -> Queue {
+        let cfg = QdiscConfig::Prio(PrioConfig { bands, classifier });
+        build_qdisc(&cfg, Rate::mbps(10)).unwrap()
+    }
+
+    #[test]
+    fn serves_the_highest_backlogged_band_first() {
+        let mut q = prio(vec![dt(10), dt(10), dt(10)], Classifier::default());
+        let mut rng = SimRng::stream(1, "t");
+        // Arrivals red, yellow, green, unclassified (to the last band), interleaved.
+        for (uid, class) in [(0, 1), (1, 2), (2, 3), (3, 0), (4, 1), (5, 3), (6, 2)] {
+            assert_eq!(q.enqueue(colored(uid, class), Time::ZERO, &mut rng).verdict, Verdict::Enqueued);
+        }
+        let order: Vec<u64> = std::iter::from_fn(|| q.dequeue(Time::ZERO)).map(|p| p.uid).collect();
+        assert_eq!(order, vec![2, 5, 1, 6, 0, 3, 4]);
+        q.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn classifiers_map_class_color_and_dscp() {
+        let bands = vec![dt(1), dt(1), dt(1)];
+        let class = Prio::new(&PrioConfig { bands: bands.clone(), classifier: Classifier::default() }, Rate::mbps(1)).unwrap();
+        let bands_of = |p: &Prio| (0..4).map(|c| p.classify(&colored(0, c))).collect::<Vec<_>>();
+        assert_eq!(bands_of(&class), vec![2, 2, 1, 0]);
+        let c: PrioConfig = serde_json::from_str(
+            r#"{"bands": [{"kind":"droptail","limit":{"packets":1}},{"kind":"droptail","limit":{"packets":1}},{"kind":"droptail","limit":{"packets":1}}],
+                "classifier": {"by": "color", "default_band": 0}}"#,
+        )
+        .unwrap();
+        assert_eq!(bands_of(&Prio::new(&c, Rate::mbps(1)).unwrap()), vec![0, 2, 1, 0]);
+        // Two bands: red clamps to the last band.
+        let two = Prio::new(&PrioConfig { bands: vec![dt(1), dt(1)], classifier: Classifier::default() }, Rate::mbps(1)).unwrap();
+        assert_eq!(bands_of(&two), vec![1, 1, 1, 0]);
+        // An explicit class map: every color to band 0, the rest to the default (last) band.
+        let m = Classifier::Class { map: Some(vec![(3, 0), (2, 0), (1, 0)]), default_band: None };
+        let pels = Prio::new(&PrioConfig { bands: vec![dt(1), dt(1)], classifier: m }, Rate::mbps(1)).unwrap();
+        assert_eq!(bands_of(&pels), vec![1, 0, 0, 0]);
+        // DSCP: EF (46) to 0, AF11 (10) to 1, everything else to 2.
+        let d = Classifier::Dscp { map: vec![(46, 0), (10, 1)], default_band: Some(2) };
+        let p = Prio::new(&PrioConfig { bands, classifier: d }, Rate::mbps(1)).unwrap();
+        let with = |dscp| Packet { dscp, class: 3, ..pkt(0, 0, 100) };
+        assert_eq!([p.classify(&with(46)), p.classify(&with(10)), p.classify(&with(0)), p.classify(&with(63))], [0, 1, 2, 2]);
+    }
+
+    #[test]
+    fn childrens_drops_and_evictions_propagate_with_their_reasons() {
+        let mut rng = SimRng::stream(1, "t");
+        // Band 0 Drop-Tail of 2 packets, band 1 RED that drops early, band 2 DRR with LQD.
+        let red = QdiscConfig::Red(RedConfig {
+            limit: Limit::Packets(100), min_th: 0.0, max_th: 0.5, w_q: 1.0, max_p: 1.0,
+            gentle: false, mode: RedMode::Packets, ecn: false, mean_pkt_size: 500,
+        });
+        let drr = QdiscConfig::Drr(DrrConfig { limit: Limit::Packets(3), flow_key: FlowKeyConfig::of(&[FlowField::Flow]), ..DrrConfig::default() });
+        let mut q = prio(vec![dt(2), red, drr], Classifier::default());
+        let at = Time::ZERO;
+        assert_eq!(q.enqueue(colored(0, 3), at, &mut rng).verdict, Verdict::Enqueued);
+        assert_eq!(q.enqueue(colored(1, 3), at, &mut rng).verdict, Verdict::Enqueued);
+        assert_eq!(q.enqueue(colored(2, 3), at, &mut rng).verdict, Verdict::Dropped(DropReason::Overflow));
+        assert_eq!(q.enqueue(colored(3, 2), at, &mut rng).verdict, Verdict::Enqueued);
+        // RED's average is now 1 > max_th: forced drop.
+        assert_eq!(q.enqueue(colored(4, 2), at, &mut rng).verdict, Verdict::Dropped(DropReason::Forced));
+        // DRR: flow 7 fills the buffer, then flow 8 pushes flow 7's tail out.
+        for uid in 5..8 {
+            let p = Packet { flow: 7, ..colored(uid, 1) };
+            assert_eq!(q.enqueue(p, at, &mut rng).verdict, Verdict::Enqueued);
+        }
+        let out = q.enqueue(Packet { flow: 8, ..colored(8, 1) }, at, &mut rng);
+        assert_eq!(out.verdict, Verdict::Enqueued);
+        assert_eq!(out.evicted.len(), 1);
+        assert_eq!((out.evicted[0].packet.uid, out.evicted[0].reason), (7, DropReason::Evicted));
+        q.check_invariants().unwrap();
+        let s = q.stats();
+        assert_eq!(s.dropped_packets[DropReason::Overflow as usize], 1);
+        assert_eq!(s.dropped_packets[DropReason::Forced as usize], 1);
+        assert_eq!(s.evicted_packets[DropReason::Evicted as usize], 1);
+        while q.dequeue(at).is_some() {}
+        q.check_invariants().unwrap();
+        assert_eq!(q.len_packets(), 0);
+    }
+
+    #[test]
+    fn a_shaped_band_that_is_not_ready_does_not_block_lower_bands() {
+        use crate::qdisc::tbf::TbfConfig;
+        let tbf = QdiscConfig::Tbf(TbfConfig { rate: Rate(8_000), burst: 500, limit: Limit::Bytes(10_000) });
+        let mut q = prio(vec![tbf, dt(10)], Classifier::default());
+        let mut rng = SimRng::stream(1, "t");
+        for uid in 0..2 {
+            q.enqueue(colored(uid, 3), Time::ZERO, &mut rng);
+        }
+        q.enqueue(colored(2, 0), Time::ZERO, &mut rng);
+        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 0);
+        // The shaper's bucket is empty for 0.5 s: band 1 is served meanwhile.
+        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 2);
+        assert_eq!(q.dequeue(Time::ZERO), None);
+        assert_eq!(q.next_dequeue_time(Time::ZERO), Some(Time::from_millis(500)));
+        assert_eq!(q.len_packets(), 1);
+        assert_eq!(q.dequeue(Time::from_millis(500)).unwrap().uid, 1);
+        q.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn validation_names_the_band_and_the_field() {
+        let bad = QdiscConfig::Droptail(DropTailConfig { limit: Limit::Packets(0) });
+        let e = PrioConfig { bands: vec![dt(1), bad.clone()], classifier: Classifier::default() }.validate().unwrap_err();
+        assert!(e.starts_with("bands.1.limit:"), "{e}");
+        // Nested: a PRIO inside a PRIO.
+        let inner = QdiscConfig::Prio(PrioConfig { bands: vec![dt(1), dt(1), bad], classifier: Classifier::default() });
+        let e = PrioConfig { bands: vec![inner, dt(1)], classifier: Classifier::default() }.validate().unwrap_err();
+        assert!(e.starts_with("bands.0.bands.2.limit:"), "{e}");
+        assert!(PrioConfig { bands: vec![], classifier: Classifier::default() }.validate().unwrap_err().starts_with("bands:"));
+        let e = PrioConfig { bands: vec![dt(1); 2], classifier: Classifier::Class { map: None, default_band: Some(2) } }.validate().unwrap_err();
+        assert!(e.starts_with("classifier.default_band:"), "{e}");
+        let e = PrioConfig { bands: vec![dt(1); 2], classifier: Classifier::Dscp { map: vec![(46, 0), (64, 1)], default_band: None } }.validate().unwrap_err();
+        assert!(e.starts_with("classifier.map.1:"), "{e}");
+        let e = PrioConfig { bands: vec![dt(1); 2], classifier: Classifier::Dscp { map: vec![(46, 0), (46, 1)], default_band: None } }.validate().unwrap_err();
+        assert!(e.contains("twice"), "{e}");
+        let e = PrioConfig { bands: vec![dt(1); 2], classifier: Classifier::Class { map: Some(vec![(3, 5)]), default_band: None } }.validate().unwrap_err();
+        assert!(e.starts_with("classifier.map.0:"), "{e}");
+        assert!(build_qdisc(&QdiscConfig::Prio(PrioConfig { bands: vec![], classifier: Classifier::default() }), Rate::mbps(1)).is_err());
+    }
+
+    #[test]
+    fn config_round_trips_through_json_and_refuses_unknown_fields() {
+        let json = r#"{"kind": "prio", "bands": [
+                {"kind": "droptail", "limit": {"packets": 10}},
+                {"kind": "red", "limit": {"bytes": 9000}, "min_th": 3, "max_th": 9, "w_q": 0.002,
+                 "max_p": 0.1, "gentle": true, "mode": "packets", "ecn": false, "mean_pkt_size": 500}],
+              "classifier": {"by": "dscp", "map": [[46, 0]], "default_band": 1}}"#;
+        let cfg: QdiscConfig = serde_json::from_str(json).unwrap();
+        cfg.validate().unwrap();
+        let back: QdiscConfig = serde_json::from_str(&serde_json::to_string(&cfg).unwrap()).unwrap();
+        assert_eq!(cfg, back);
+        // Mixed units: a byte bound that holds.
+        assert!(matches!(cfg.limit(), Limit::Bytes(b) if b >= 9000));
+        let cfg: QdiscConfig = serde_json::from_str(r#"{"kind": "prio", "bands": [{"kind": "fifo", "limit": {"packets": 10}}]}"#).unwrap();
+        assert_eq!(cfg.limit(), Limit::Packets(10));
+        assert!(serde_json::from_str::<QdiscConfig>(r#"{"kind": "prio", "bands": [], "bnads": 1}"#).is_err());
+        assert!(serde_json::from_str::<QdiscConfig>(r#"{"kind": "prio", "bands": [], "classifier": {"by": "class", "dflt": 1}}"#).is_err());
+        assert!(serde_json::from_str::<QdiscConfig>(r#"{"kind": "prio", "bands": [], "classifier": {"by": "flow"}}"#).is_err());
+    }
+}
