@@ -71,7 +71,7 @@ def test_ctrl_c_leaves_no_results(tmp_path, write_scenario):
     proc = subprocess.Popen([sys.executable, "-m", "aqmlab", "run", str(write_scenario(long)),
                              "--out", str(out), "--no-progress"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3.0)
+    time.sleep(4.0)  # imports and the start of a 3000 s simulation of 40 flows (tens of seconds)
     assert proc.poll() is None, "the run ended before it could be interrupted"
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)

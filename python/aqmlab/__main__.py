@@ -1,3 +1,3 @@
-from aqmlab.cli import main
+from aqmlab.cli import entry
 
-main()
+entry()

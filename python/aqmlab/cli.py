@@ -62,6 +62,16 @@ def main() -> None:
 def run(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overrides: tuple[str, ...],
         force: bool, plot: bool, progress: bool) -> None:
     """Run one or more SCENARIO files (or built-in names such as rb-rio/tcp-red)."""
+    try:
+        results = _run_all(scenarios, out_dir, seed, overrides, force, plot, progress)
+    except KeyboardInterrupt:
+        # Also covers an interrupt while the data libraries are still importing.
+        _interrupted("the run in progress wrote nothing")
+    _print_period_table(results)
+
+
+def _run_all(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overrides: tuple[str, ...],
+             force: bool, plot: bool, progress: bool) -> list[Any]:
     from aqmlab.run import simulate, write_results
 
     loaded = _load_all(scenarios, list(overrides), seed)
@@ -70,19 +80,16 @@ def run(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overrides: 
         if target.exists() and not force:
             _fail(f"{target} exists; pass --force to replace it")
     results = []
-    try:
-        for (sc, raw), target in zip(loaded, targets):
-            result = simulate(sc, progress=progress)
-            write_results(result, raw, target, force=force)
-            if plot:
-                from aqmlab.plots import plot_results
-                plot_results(target)
-            err.print(f"[dim]{sc.name}: {result.summary['sim']['events']:,} events in {result.wall_s:.2f} s "
-                      f"-> {target}[/]", highlight=False)
-            results.append(result)
-    except KeyboardInterrupt:
-        _interrupted("the run in progress wrote nothing")
-    _print_period_table(results)
+    for (sc, raw), target in zip(loaded, targets):
+        result = simulate(sc, progress=progress)
+        write_results(result, raw, target, force=force)
+        if plot:
+            from aqmlab.plots import plot_results
+            plot_results(target)
+        err.print(f"[dim]{sc.name}: {result.summary['sim']['events']:,} events in {result.wall_s:.2f} s "
+                  f"-> {target}[/]", highlight=False)
+        results.append(result)
+    return results
 
 
 def _load_all(names: tuple[str, ...], overrides: list[str], seed: int | None) -> list[tuple[Scenario, dict]]:
@@ -161,8 +168,11 @@ def _fmt(v: float | None, spec: str) -> str:
 def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick: bool, records: bool,
               overrides: tuple[str, ...], force: bool, workers: int | None) -> None:
     """Reproduce every table and figure of a PAPER's evaluation."""
-    from aqmlab.reproduce import reproducer
-    from aqmlab.run import atomic_directory
+    try:
+        from aqmlab.reproduce import reproducer
+        from aqmlab.run import atomic_directory
+    except KeyboardInterrupt:
+        _interrupted("nothing was written")
 
     mod = reproducer(paper)
     out_dir = out_dir or Path("results") / paper
@@ -239,5 +249,18 @@ def _default_text(f: Any) -> str:
     return str(f.default)
 
 
+def entry() -> None:
+    """The `aqmlab` executable: click in non-standalone mode so that an interrupt at any point
+    after start-up (even while the data libraries import) ends like one during a run."""
+    try:
+        status = main.main(prog_name="aqmlab", standalone_mode=False)
+    except click.exceptions.Abort:
+        _interrupted("nothing was written")
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    sys.exit(status if isinstance(status, int) else 0)
+
+
 if __name__ == "__main__":
-    main()
+    entry()
