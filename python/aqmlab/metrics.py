@@ -69,7 +69,7 @@ def period_metrics(packets: pd.DataFrame, flows: pd.DataFrame, periods: Sequence
         deq = p[ev == DEQUEUE]
         seconds = (end - start) / NS
         tput = flow_throughput(packets, flows, start, end)
-        active = active_flows(flows.set_index(flows.index), start, end)
+        active = active_flows(flows, start, end)
         delay_ms = deq["sojourn_ns"].to_numpy(dtype=float) / 1e6
         rows.append({
             "start_s": start / NS,
