@@ -274,6 +274,7 @@ class Tcp(Strict):
     rwnd: Size = Field("1MB", description="receiver window (caps cwnd)")
     ecn: bool = Field(False, description="negotiate ECN (RFC 3168)")
     sack: bool = Field(False, description="selective acknowledgments (RFC 2018, RFC 6675 recovery)")
+    frto: bool = Field(False, description="F-RTO spurious-timeout detection (RFC 5682)")
 
     @model_validator(mode="after")
     def _sane(self) -> "Tcp":
@@ -599,7 +600,7 @@ def _app(app: Any) -> dict[str, Any]:
         "mss": t.mss, "initial_cwnd_segments": t.initial_cwnd, "initial_rto_ns": t.initial_rto,
         "min_rto_ns": t.min_rto, "max_rto_ns": t.max_rto, "clock_granularity_ns": t.clock_granularity,
         "delayed_ack": t.delayed_ack, "delayed_ack_timeout_ns": t.delayed_ack_timeout,
-        "rwnd": t.rwnd, "ecn": t.ecn, "sack": t.sack,
+        "rwnd": t.rwnd, "ecn": t.ecn, "sack": t.sack, "frto": t.frto,
     }}
 
 

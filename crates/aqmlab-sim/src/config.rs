@@ -92,6 +92,9 @@ pub struct TcpConfig {
     /// Selective acknowledgments (RFC 2018) and SACK-based loss recovery (RFC 6675).
     #[serde(default)]
     pub sack: bool,
+    /// F-RTO detection of spurious retransmission timeouts (RFC 5682 section 2).
+    #[serde(default)]
+    pub frto: bool,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]

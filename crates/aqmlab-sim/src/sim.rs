@@ -122,6 +122,37 @@ struct Flow {
     transport: Transport,
 }
 
+/// A flow's totals for the flows table: transport counters, zero where they do not apply.
+#[derive(Default)]
+struct FlowTotals {
+    is_tcp: bool,
+    packets_sent: u64,
+    retransmissions: u64,
+    fast_retransmits: u64,
+    timeouts: u64,
+    spurious_timeouts: u64,
+    delivered_bytes: u64,
+}
+
+fn totals(t: &Transport) -> FlowTotals {
+    match t {
+        Transport::Tcp { tx, rx, .. } => FlowTotals {
+            is_tcp: true,
+            packets_sent: tx.stats.segments_sent,
+            retransmissions: tx.stats.retransmissions,
+            fast_retransmits: tx.stats.fast_retransmits,
+            timeouts: tx.stats.timeouts,
+            spurious_timeouts: tx.stats.spurious_timeouts,
+            delivered_bytes: rx.delivered_bytes,
+        },
+        Transport::Cbr { next_seq, rx_bytes, .. } => {
+            FlowTotals { packets_sent: *next_seq, delivered_bytes: *rx_bytes, ..FlowTotals::default() }
+        }
+        Transport::Mpeg(m) => FlowTotals { packets_sent: m.packets_sent, delivered_bytes: m.sink.bytes, ..FlowTotals::default() },
+        Transport::Rtp(r) => FlowTotals { packets_sent: r.src.sent_packets, delivered_bytes: r.log.bytes, ..FlowTotals::default() },
+    }
+}
+
 /// Cumulative counters of the run, reported in the summary.
 #[derive(Default, Debug, Clone)]
 pub struct RunCounters {
@@ -808,20 +839,13 @@ impl Simulation {
 
     /// The static description and totals of every flow.
     pub fn flows_table(&self) -> Table {
-        let mut id = Vec::new();
-        let mut group = Vec::new();
-        let mut is_tcp = Vec::new();
-        let mut start = Vec::new();
-        let mut stop = Vec::new();
-        let mut sdelay = Vec::new();
-        let mut rdelay = Vec::new();
-        let mut base_rtt = Vec::new();
-        let mut sent = Vec::new();
-        let mut retx = Vec::new();
-        let mut fast = Vec::new();
-        let mut tos = Vec::new();
-        let mut delivered = Vec::new();
         let t = &self.cfg.topology;
+        let n = self.flows.len();
+        let (mut id, mut group, mut is_tcp) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut start, mut stop, mut sdelay, mut rdelay, mut base_rtt) =
+            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut sent, mut retx, mut fast, mut tos, mut spurious, mut delivered) =
+            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         for (i, f) in self.flows.iter().enumerate() {
             id.push(i as u32);
             group.push(f.group as u32);
@@ -830,40 +854,14 @@ impl Simulation {
             sdelay.push(f.sender_delay.as_nanos());
             rdelay.push(f.receiver_delay.as_nanos());
             base_rtt.push(2 * (f.sender_delay.as_nanos() + f.receiver_delay.as_nanos()) + t.bottleneck.delay_ns + t.reverse.delay_ns);
-            match &f.transport {
-                Transport::Tcp { tx, rx, .. } => {
-                    is_tcp.push(1u8);
-                    sent.push(tx.stats.segments_sent);
-                    retx.push(tx.stats.retransmissions);
-                    fast.push(tx.stats.fast_retransmits);
-                    tos.push(tx.stats.timeouts);
-                    delivered.push(rx.delivered_bytes);
-                }
-                Transport::Cbr { next_seq, rx_bytes, .. } => {
-                    is_tcp.push(0u8);
-                    sent.push(*next_seq);
-                    retx.push(0);
-                    fast.push(0);
-                    tos.push(0);
-                    delivered.push(*rx_bytes);
-                }
-                Transport::Rtp(r) => {
-                    is_tcp.push(0u8);
-                    sent.push(r.src.sent_packets);
-                    retx.push(0);
-                    fast.push(0);
-                    tos.push(0);
-                    delivered.push(r.log.bytes);
-                }
-                Transport::Mpeg(m) => {
-                    is_tcp.push(0u8);
-                    sent.push(m.packets_sent);
-                    retx.push(0);
-                    fast.push(0);
-                    tos.push(0);
-                    delivered.push(m.sink.bytes);
-                }
-            }
+            let tot = totals(&f.transport);
+            is_tcp.push(tot.is_tcp as u8);
+            sent.push(tot.packets_sent);
+            retx.push(tot.retransmissions);
+            fast.push(tot.fast_retransmits);
+            tos.push(tot.timeouts);
+            spurious.push(tot.spurious_timeouts);
+            delivered.push(tot.delivered_bytes);
         }
         vec![
             ("flow", Column::U32(id)),
@@ -878,6 +876,7 @@ impl Simulation {
             ("retransmissions", Column::U64(retx)),
             ("fast_retransmits", Column::U64(fast)),
             ("timeouts", Column::U64(tos)),
+            ("spurious_timeouts", Column::U64(spurious)),
             ("delivered_bytes", Column::U64(delivered)),
         ]
     }
@@ -996,15 +995,7 @@ impl Simulation {
 
     /// Delivered bytes of each flow at the receiver.
     pub fn delivered_bytes(&self) -> Vec<u64> {
-        self.flows
-            .iter()
-            .map(|f| match &f.transport {
-                Transport::Tcp { rx, .. } => rx.delivered_bytes,
-                Transport::Cbr { rx_bytes, .. } => *rx_bytes,
-                Transport::Mpeg(m) => m.sink.bytes,
-                Transport::Rtp(r) => r.log.bytes,
-            })
-            .collect()
+        self.flows.iter().map(|f| totals(&f.transport).delivered_bytes).collect()
     }
 
     pub fn tcp_sender(&self, f: usize) -> Option<&TcpSender> {

@@ -17,6 +17,12 @@
 //!   SetPipe, NextSeg, RecoveryPoint); after a timeout it forgets the scoreboard (RFC 2018
 //!   section 8) and its go-back-N skips only what later ACKs SACK (RFC 6675 section 5.1).
 //!   Without SACK, every rule above is unchanged.
+//! * optional F-RTO (`TcpConfig::frto`): the basic detection algorithm of RFC 5682 section
+//!   2.1 decides, from the two ACKs after a timeout's retransmission, whether the timeout was
+//!   spurious; if so the sender stops go-back-N and continues with new data (conservative
+//!   response, see [`TcpSender::frto_after_ack`]). The basic algorithm is used with SACK too
+//!   (RFC 5682 section 3's SACK-enhanced variant is not implemented). Without F-RTO every
+//!   rule above is unchanged.
 //!
 //! Sequence numbers are 64-bit byte offsets starting at 1 (the SYN's), never wrapping. Data is
 //! always sent in full-sized segments at `ISS_DATA + k * mss`, so SACK blocks fall on segment
@@ -45,6 +51,8 @@ pub struct SenderStats {
     pub fast_retransmits: u64,
     pub timeouts: u64,
     pub ecn_reductions: u64,
+    /// Timeouts F-RTO declared spurious (RFC 5682 section 2.1 step 3b).
+    pub spurious_timeouts: u64,
 }
 
 /// The first byte of data (byte 0 is taken by the SYN).
@@ -83,7 +91,37 @@ pub struct TcpSender {
     high_rxt: u64,
     /// RFC 6675's RescueRxt + 1.
     rescue_rxt: u64,
+    /// F-RTO (RFC 5682) enabled.
+    frto: bool,
+    /// Where the F-RTO algorithm stands after a timeout.
+    frto_phase: FrtoPhase,
+    /// RFC 5682's "recover": the highest sequence number sent when the last timeout fired
+    /// (SND.UNA once a timeout is declared spurious, step 3b); None before any timeout.
+    frto_recover: Option<u64>,
     pub stats: SenderStats,
+}
+
+/// RFC 5682 section 2.1: which ACK after the timeout's retransmission the sender waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FrtoPhase {
+    /// Not in F-RTO: conventional behaviour.
+    Idle,
+    /// Step 2: waiting for the first ACK after the RTO retransmission.
+    FirstAck,
+    /// Step 3: two new segments were sent (step 2b); waiting for the second ACK.
+    SecondAck,
+}
+
+/// What F-RTO decided about an ACK before the ordinary ACK processing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FrtoAction {
+    None,
+    /// Step 2b: send up to two new segments.
+    SendNew,
+    /// Step 3a: back to conventional RTO recovery with cwnd = 3 SMSS.
+    Revert,
+    /// Step 3b: the timeout was spurious.
+    Spurious,
 }
 
 /// Which rule of RFC 6675's NextSeg() chose a segment.
@@ -129,6 +167,9 @@ impl TcpSender {
             board: RangeSet::default(),
             high_rxt: ISS_DATA,
             rescue_rxt: ISS_DATA,
+            frto: cfg.frto,
+            frto_phase: FrtoPhase::Idle,
+            frto_recover: None,
             stats: SenderStats::default(),
         }
     }
@@ -234,6 +275,7 @@ impl TcpSender {
         if ack > self.snd_max {
             return; // acknowledges data never sent: ignore (RFC 9293 section 3.10.7.4)
         }
+        let frto = self.frto_before_ack(ack);
         if self.sack {
             self.on_sack_ack(ack, sack, now, out);
         } else if ack > self.snd_una {
@@ -244,7 +286,90 @@ impl TcpSender {
         if ece {
             self.on_ecn_echo();
         }
+        if self.frto_after_ack(frto, now, out) {
+            return; // step 2b sent its (at most) two new segments and nothing else
+        }
         self.send_available(now, out);
+    }
+
+    /// RFC 5682 section 2.1 steps 2 and 3: classify an ACK (`ack <= snd_max`) that arrives
+    /// while F-RTO runs, before the ordinary ACK processing. A "duplicate ACK" is one that does
+    /// not advance SND.UNA (with SACK too: the basic algorithm ignores SACK blocks).
+    fn frto_before_ack(&mut self, ack: u64) -> FrtoAction {
+        let phase = std::mem::replace(&mut self.frto_phase, FrtoPhase::Idle);
+        let new_data = ack > self.snd_una;
+        match phase {
+            FrtoPhase::Idle => FrtoAction::None,
+            FrtoPhase::FirstAck => {
+                let recover = self.frto_recover.unwrap_or(u64::MAX);
+                if new_data && ack <= recover {
+                    // (2b) the ACK advances the window and does not cover "recover".
+                    FrtoAction::SendNew
+                } else {
+                    // (2a) a duplicate ACK, or one covering "recover": conventional RTO
+                    // recovery (go-back-N is already set up by `on_timer`); no step 3.
+                    FrtoAction::None
+                }
+            }
+            FrtoPhase::SecondAck if new_data => FrtoAction::Spurious, // (3b)
+            FrtoPhase::SecondAck => FrtoAction::Revert,               // (3a)
+        }
+    }
+
+    /// Carries out F-RTO's decision after the ordinary ACK processing. Returns true when step
+    /// 2b sent new segments, in which case nothing else is sent for this ACK.
+    fn frto_after_ack(&mut self, action: FrtoAction, now: Time, out: &mut Vec<Segment>) -> bool {
+        match action {
+            FrtoAction::None => false,
+            FrtoAction::SendNew => {
+                // (2b) transmit up to two new (previously unsent) segments, whatever cwnd
+                // allows (cwnd is 2 SMSS after the ACK; RFC 5682 sends them in place of
+                // retransmissions). If no new data can be sent (receiver window, or the
+                // application has none), stay in conventional RTO recovery and do not
+                // enter step 3.
+                let mut sent = 0;
+                while sent < 2
+                    && self.snd_max + self.mss <= self.snd_una + self.rwnd
+                    && self.data_end.is_none_or(|end| self.snd_max < end)
+                {
+                    let seq = self.snd_max;
+                    self.transmit(seq, false, now, out);
+                    self.snd_max += self.mss;
+                    sent += 1;
+                }
+                if sent == 0 {
+                    return false;
+                }
+                // No retransmissions of the rest of the window until step 3 decides.
+                self.snd_nxt = self.snd_max;
+                self.frto_phase = FrtoPhase::SecondAck;
+                true
+            }
+            FrtoAction::Revert => {
+                // (3a) a duplicate ACK: "set the congestion window to no more than 3 * MSS"
+                // and retransmit the unacknowledged segments in slow start (go-back-N).
+                self.cwnd = self.cwnd.min(3 * self.mss);
+                self.snd_nxt = self.snd_una;
+                false
+            }
+            FrtoAction::Spurious => {
+                // (3b) the ACK acknowledges data that was not retransmitted: the timeout was
+                // spurious. Set "recover" to SND.UNA (the NewReno guard to just below it, so
+                // that three duplicate ACKs for SND.UNA may start a fast retransmit again).
+                self.stats.spurious_timeouts += 1;
+                self.frto_recover = Some(self.snd_una);
+                self.recover = self.snd_una - 1;
+                // Response (RFC 5682 section 4, the conservative response when no specific
+                // algorithm such as RFC 4015's Eifel response is used): keep the ssthresh
+                // the timeout set (half the FlightSize then), set cwnd = ssthresh so the
+                // sender continues in congestion avoidance, and send new data, not the
+                // rest of the window again (no go-back-N). The RTO backoff is cleared by the
+                // next RTT sample (RFC 6298 section 5.7), taken from the new segments.
+                self.cwnd = self.ssthresh;
+                self.snd_nxt = self.snd_max;
+                false
+            }
+        }
     }
 
     fn take_rtt_sample(&mut self, ack: u64, now: Time) {
@@ -479,6 +604,15 @@ impl TcpSender {
         // RFC 6675 section 5.1): everything not cumulatively acked is presumed lost.
         self.board.clear();
         self.rto_deadline = None;
+        if self.frto {
+            // RFC 5682 section 2.1 step 1: retransmit the first unacknowledged segment (below)
+            // and store the highest sequence number sent in "recover". If the sender is
+            // already in RTO recovery ("recover" >= SND.UNA: an earlier timeout's data is not
+            // all acknowledged, e.g. the timer backed off), do not enter step 2.
+            let in_rto_recovery = self.frto_recover.is_some_and(|r| r >= self.snd_una);
+            self.frto_phase = if in_rto_recovery { FrtoPhase::Idle } else { FrtoPhase::FirstAck };
+            self.frto_recover = Some(self.snd_max - 1);
+        }
         self.send_available(now, out);
         self.rto_deadline = Some(now + self.rtt.rto());
     }

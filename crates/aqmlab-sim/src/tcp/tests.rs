@@ -16,6 +16,7 @@ fn cfg() -> TcpConfig {
         rwnd: 10_000_000,
         ecn: false,
         sack: false,
+        frto: false,
     }
 }
 
@@ -627,4 +628,183 @@ fn sack_timeout_forgets_the_scoreboard_and_skips_only_data_sacked_after_it() {
     let sent: Vec<(u64, bool)> = out.iter().map(|x| (x.seq, x.retransmission)).collect();
     assert_eq!(sent, vec![(seg(11), true), (seg(12), true), (seg(13), true), (seg(14), false)]);
     assert_eq!(s.stats.timeouts, 1);
+}
+
+// ---- F-RTO (RFC 5682) ----------------------------------------------------------------------
+
+fn frto_cfg(sack: bool) -> TcpConfig {
+    TcpConfig { frto: true, sack, ..cfg() }
+}
+
+/// A network with one-way delay `owd` (no bottleneck) in which every packet - data and ACK -
+/// that would arrive during [spike_from, spike_to) is held until `spike_to` (in its order), a
+/// delay spike such as a link outage or a starved queue. Nothing is lost unless `drop(seq, n)`.
+/// Runs until `total` bytes are delivered, then returns the sender's transmissions.
+fn play_spike(
+    s: &mut TcpSender,
+    r: &mut TcpReceiver,
+    total: u64,
+    owd: Time,
+    spike: (Time, Time),
+    mut drop: impl FnMut(u64, u32) -> bool,
+) -> Outcome {
+    use std::cmp::Reverse;
+    use std::collections::{BinaryHeap, HashMap};
+    let mut events: BinaryHeap<Reverse<(Time, u64, bool, u64)>> = BinaryHeap::new();
+    let mut ack_blocks: HashMap<u64, SackBlocks> = HashMap::new();
+    let mut order = 0;
+    let arrival = |t: Time| if t >= spike.0 && t < spike.1 { spike.1 } else { t };
+    let mut outcome = Outcome { done: None, retransmissions: Vec::new(), transmissions: HashMap::new() };
+    let mut out = Vec::new();
+    let mut now = Time::ZERO;
+    s.send_available(now, &mut out);
+    loop {
+        for seg in out.drain(..) {
+            let n = outcome.transmissions.entry(seg.seq).or_insert(0);
+            let nth = *n;
+            *n += 1;
+            if seg.retransmission {
+                outcome.retransmissions.push((now, seg.seq));
+            }
+            if drop(seg.seq, nth) {
+                continue;
+            }
+            order += 1;
+            events.push(Reverse((arrival(now + owd), order, false, seg.seq)));
+        }
+        if r.rcv_nxt() >= ISS_DATA + total {
+            outcome.done = Some(now);
+            return outcome;
+        }
+        let next_event = events.peek().map(|Reverse(e)| e.0);
+        match (next_event, s.rto_deadline()) {
+            (e, Some(t)) if e.is_none_or(|e| t < e) => {
+                now = t;
+                s.on_timer(now, &mut out);
+            }
+            (Some(_), _) => {
+                let Reverse((t, o, is_ack, v)) = events.pop().unwrap();
+                now = t;
+                if is_ack {
+                    let b = ack_blocks.remove(&o).unwrap_or_default();
+                    s.on_ack_sack(v, false, b.as_slice(), now, &mut out);
+                } else {
+                    r.on_data(v, MSS as u32, false, now);
+                    let (ack, _) = r.take_ack();
+                    order += 1;
+                    ack_blocks.insert(order, r.sack_blocks());
+                    events.push(Reverse((arrival(now + owd), order, true, ack)));
+                }
+            }
+            _ => return outcome,
+        }
+        if now > Time::from_secs(100) {
+            return outcome;
+        }
+    }
+}
+
+/// A 350 ms delay spike without loss. RTT 50 ms, so the RTO is at its 200 ms minimum when
+/// the spike starts at 1 s; the receiver window (20 segments) keeps the transfer going for
+/// about 5 s. Every packet in flight during the spike is late, none is lost.
+fn spike_run(c: &TcpConfig) -> (TcpSender, Outcome) {
+    let c = &TcpConfig { rwnd: 20 * MSS, ..c.clone() };
+    let mut s = TcpSender::new(c);
+    let mut r = TcpReceiver::new(c);
+    let o = play_spike(&mut s, &mut r, 2000 * MSS, ms(25), (ms(1000), ms(1350)), |_, _| false);
+    assert!(o.done.is_some(), "transfer did not finish");
+    assert_eq!(r.delivered_bytes, 2000 * MSS);
+    (s, o)
+}
+
+#[test]
+fn frto_detects_a_delay_spike_as_spurious_and_does_not_go_back_n() {
+    for sack in [false, true] {
+        let (plain, po) = spike_run(&TcpConfig { sack, ..cfg() });
+        let (frto, fo) = spike_run(&frto_cfg(sack));
+        assert_eq!(plain.stats.timeouts, 1, "sack={sack}: the spike causes one timeout");
+        assert_eq!(frto.stats.timeouts, 1, "sack={sack}");
+        assert_eq!(plain.stats.spurious_timeouts, 0, "sack={sack}: detection is off without F-RTO");
+        assert_eq!(frto.stats.spurious_timeouts, 1, "sack={sack}: F-RTO must detect the spurious timeout");
+        // Without F-RTO the sender resends the whole window that was in flight (go-back-N);
+        // with F-RTO only the one RTO retransmission.
+        assert!(plain.stats.retransmissions >= 10, "sack={sack}: go-back-N resent {}", plain.stats.retransmissions);
+        assert_eq!(frto.stats.retransmissions, 1, "sack={sack}: F-RTO resent {:?}", fo.retransmissions);
+        assert!(po.transmissions.values().any(|&n| n > 1));
+        // The conservative response: cwnd = ssthresh = half the FlightSize at the timeout,
+        // not one segment, so the transfer finishes sooner.
+        assert!(fo.done.unwrap() < po.done.unwrap(), "sack={sack}: {:?} vs {:?}", fo.done, po.done);
+    }
+}
+
+#[test]
+fn frto_does_not_call_a_real_loss_spurious_and_repairs_it() {
+    for sack in [false, true] {
+        for (first, last, data_end) in [(9, 9, Some(10)), (6, 9, Some(10)), (5, 14, None), (5, 20, None), (3, 12, None)] {
+            // Segments first..=last (first transmissions) are lost: too few duplicate ACKs for
+            // a fast retransmit, so only the timeout can repair them. With `data_end` the
+            // application has no more data (step 2b cannot send new data); otherwise step 2b's
+            // new segments are lost too (5..=20) or arrive and cause duplicate ACKs (step 3a).
+            let c = frto_cfg(sack);
+            let mut s = TcpSender::new(&c);
+            s.cwnd = 10 * MSS;
+            s.ssthresh = 10 * MSS;
+            s.data_end = data_end.map(seg);
+            let mut r = TcpReceiver::new(&c);
+            let total = if data_end.is_some() { 10 * MSS } else { 60 * MSS };
+            let lost = first..=last;
+            let o = play(&mut s, &mut r, total, ms(25), ms(1), |q, n| n == 0 && lost.contains(&((q - ISS_DATA) / MSS)), no_check);
+            let case = format!("sack={sack} lost {first}..={last}");
+            assert!(o.done.is_some(), "{case}: not repaired");
+            assert!(s.stats.timeouts >= 1, "{case}");
+            assert_eq!(s.stats.spurious_timeouts, 0, "{case}: a real loss is not spurious");
+            assert_eq!(r.delivered_bytes, total);
+            for k in first..=last {
+                assert!(o.transmissions[&seg(k)] >= 2, "{case}: segment {k} must be retransmitted");
+            }
+        }
+    }
+}
+
+#[test]
+fn frto_reverts_to_go_back_n_when_the_second_ack_is_a_duplicate() {
+    // Step-by-step RFC 5682 section 2.1: segments 0..10 sent, 1 and 2 lost, 3..9 delayed.
+    let mut s = sender_with_window(10);
+    s.frto = true;
+    let mut out = Vec::new();
+    s.on_ack(seg(1), false, ms(50), &mut out); // segment 0 acked, segment 10 sent
+    out.clear();
+    let t = s.rto_deadline().unwrap();
+    s.on_timer(t, &mut out);
+    // (1) retransmit the first unacknowledged segment only.
+    assert_eq!(out.iter().map(|x| (x.seq, x.retransmission)).collect::<Vec<_>>(), vec![(seg(1), true)]);
+    out.clear();
+    // (2b) the retransmission of 1 is acked (2 is lost too): two new segments, no retransmission.
+    s.on_ack(seg(2), false, t + ms(50), &mut out);
+    assert_eq!(out.iter().map(|x| (x.seq, x.retransmission)).collect::<Vec<_>>(), vec![(seg(11), false), (seg(12), false)]);
+    out.clear();
+    // (3a) a duplicate ACK (caused by segment 11): conventional recovery, cwnd 3 SMSS.
+    s.on_ack(seg(2), false, t + ms(100), &mut out);
+    assert_eq!(s.cwnd, 2 * MSS, "cwnd 1 SMSS after the RTO plus one ACK, at most 3 SMSS");
+    assert_eq!(out.iter().map(|x| (x.seq, x.retransmission)).collect::<Vec<_>>(), vec![(seg(2), true), (seg(3), true)]);
+    assert_eq!(s.stats.spurious_timeouts, 0);
+}
+
+#[test]
+fn frto_off_sends_exactly_as_before() {
+    // The per-step traces of the spike run agree between a sender without F-RTO and the same
+    // sender with F-RTO until the timeout: F-RTO changes nothing outside a timeout.
+    let mut traces = Vec::new();
+    for frto in [false, true] {
+        let c = TcpConfig { frto, ..cfg() };
+        let (mut s, mut r) = (TcpSender::new(&c), TcpReceiver::new(&c));
+        let mut trace = Vec::new();
+        let o = play(&mut s, &mut r, 300 * MSS, ms(20), ms(1), |_, _| false, |s, out, _| {
+            trace.extend(out.iter().map(|x| x.seq));
+            trace.push(s.cwnd);
+        });
+        assert!(o.done.is_some() && s.stats.timeouts == 0);
+        traces.push(trace);
+    }
+    assert_eq!(traces[0], traces[1]);
 }
