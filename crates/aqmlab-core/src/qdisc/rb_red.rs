@@ -347,27 +347,75 @@ impl DropSpreader {
     }
 }
 
+/// The FIFO of the rate-based disciplines together with its average: an accepted packet marks
+/// the average busy and the queue emptying marks it idle (the idle-time decay depends on
+/// both), so Rb-RED and Rb-RIO keep that coupling in one place.
+pub(crate) struct AveragedFifo {
+    q: PacketFifo,
+    avg: QueueAverage,
+    limit: Limit,
+    mean_pkt_size: u32,
+}
+
+impl AveragedFifo {
+    pub(crate) fn new(limit: Limit, w_q: f64, mean_pkt_size: u32, link_rate: Rate) -> AveragedFifo {
+        let pkt_time = link_rate.tx_time(mean_pkt_size as u64);
+        AveragedFifo { q: PacketFifo::default(), avg: QueueAverage::new(w_q, pkt_time), limit, mean_pkt_size }
+    }
+
+    /// Folds the queue an arrival sees at `now` into the average and returns the average.
+    pub(crate) fn observe_arrival(&mut self, now: Time) -> f64 {
+        let q = queue_in_units(self.limit, self.q.len(), self.q.bytes(), self.mean_pkt_size);
+        self.avg.update(now, q)
+    }
+
+    /// Queues `pkt` if it fits in the physical limit, else an Overflow drop.
+    pub(crate) fn admit(&mut self, pkt: Packet) -> Verdict {
+        if !self.q.admits(self.limit, pkt.size) {
+            return Verdict::Dropped(DropReason::Overflow);
+        }
+        self.q.push(pkt);
+        self.avg.set_busy();
+        Verdict::Enqueued
+    }
+
+    pub(crate) fn pop(&mut self, now: Time) -> Option<Packet> {
+        let p = self.q.pop()?;
+        if self.q.is_empty() {
+            self.avg.set_idle(now);
+        }
+        Some(p)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.q.len()
+    }
+    pub(crate) fn bytes(&self) -> u64 {
+        self.q.bytes()
+    }
+    pub(crate) fn average(&self) -> f64 {
+        self.avg.value()
+    }
+}
+
 pub struct RbRed {
     cfg: RbRedConfig,
-    q: PacketFifo,
+    fifo: AveragedFifo,
     ear: RateEstimator,
     /// Service rate in bit/s (infinite for an infinitely fast link: never early-drops).
     sr: f64,
-    avg: QueueAverage,
     target: f64,
     spread: DropSpreader,
 }
 
 impl RbRed {
     pub fn new(cfg: RbRedConfig, link_rate: Rate) -> RbRed {
-        let pkt_time = link_rate.tx_time(cfg.mean_pkt_size as u64);
         let sr = if link_rate.0 == 0 { f64::INFINITY } else { link_rate.as_bps_f64() };
         RbRed {
             ear: RateEstimator::new(Time(cfg.time_constant_ns)),
-            avg: QueueAverage::new(cfg.w_q, pkt_time),
+            fifo: AveragedFifo::new(cfg.limit, cfg.w_q, cfg.mean_pkt_size, link_rate),
             target: cfg.target(),
             spread: DropSpreader::new(),
-            q: PacketFifo::default(),
             sr,
             cfg,
         }
@@ -378,53 +426,39 @@ impl RbRed {
         self.ear.rate()
     }
 
-    fn current_queue(&self) -> f64 {
-        queue_in_units(self.cfg.limit, self.q.len(), self.q.bytes(), self.cfg.mean_pkt_size)
-    }
-
     /// The adjusted drop fraction for an estimated arrival rate `ear` and the current average.
     fn drop_fraction(&self, ear: f64) -> f64 {
         if ear <= self.sr {
             return 0.0;
         }
         let p = (ear - self.sr) / ear;
-        adjust_probability(p, self.avg.value(), self.target, self.cfg.aggressiveness)
+        adjust_probability(p, self.fifo.average(), self.target, self.cfg.aggressiveness)
     }
 }
 
 impl Qdisc for RbRed {
     fn enqueue(&mut self, pkt: Packet, now: Time, rng: &mut SimRng, _ev: &mut Vec<Evicted>) -> Verdict {
         let ear = self.ear.update(pkt.size, now);
-        let q = self.current_queue();
-        self.avg.update(now, q);
+        self.fifo.observe_arrival(now);
         let p = self.drop_fraction(ear);
         if self.spread.coin(p, rng) {
             return Verdict::Dropped(DropReason::Early);
         }
-        if !self.q.admits(self.cfg.limit, pkt.size) {
-            return Verdict::Dropped(DropReason::Overflow);
-        }
-        self.q.push(pkt);
-        self.avg.set_busy();
-        Verdict::Enqueued
+        self.fifo.admit(pkt)
     }
 
     fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        let p = self.q.pop()?;
-        if self.q.is_empty() {
-            self.avg.set_idle(now);
-        }
-        Some(p)
+        self.fifo.pop(now)
     }
 
     fn len_packets(&self) -> usize {
-        self.q.len()
+        self.fifo.len()
     }
     fn len_bytes(&self) -> u64 {
-        self.q.bytes()
+        self.fifo.bytes()
     }
     fn average_queue(&self) -> Option<f64> {
-        Some(self.avg.value())
+        Some(self.fifo.average())
     }
     fn kind(&self) -> &'static str {
         "rb_red"
@@ -641,7 +675,7 @@ mod tests {
         assert_eq!(q.stats().total_dropped_packets(), 0);
         assert!(t.arrivals[0] > 19_000);
         let mut r = RbRed::new(RbRedConfig::default(), LINK);
-        r.avg.force(90.0);
+        r.fifo.avg.force(90.0);
         let mut rng = SimRng::stream(1, "t");
         let mut ev = Vec::new();
         for i in 0..20_000u64 {
@@ -649,7 +683,7 @@ mod tests {
             let now = Time::from_secs_f64(i as f64 * 8000.0 / 9.9e6);
             assert_eq!(r.enqueue(pkt(i, 0, 1000), now, &mut rng, &mut ev), Verdict::Enqueued, "packet {i}");
             r.dequeue(now);
-            r.avg.force(90.0);
+            r.fifo.avg.force(90.0);
         }
     }
 
@@ -665,7 +699,7 @@ mod tests {
             let (mut n, mut drops) = (0u64, 0u64);
             for i in 0..100_000u64 {
                 let now = Time::from_secs_f64(i as f64 * gap);
-                r.avg.force(50.0);
+                r.fifo.avg.force(50.0);
                 let v = r.enqueue(pkt(i, 0, 1000), now, &mut rng, &mut ev);
                 r.dequeue(now);
                 if now >= Time::from_secs(1) {
@@ -723,7 +757,7 @@ mod tests {
         for i in 0..4 {
             r.enqueue(pkt(i, 0, 500), Time::ZERO, &mut rng, &mut ev);
         }
-        assert!((r.avg.value() - 1.5).abs() < 1e-12, "{}", r.avg.value());
+        assert!((r.fifo.average() - 1.5).abs() < 1e-12, "{}", r.fifo.average());
     }
 
     #[test]

@@ -57,10 +57,8 @@
 //! Rb-RED instead of policy-dropping it. Values above 3 are also treated as class3.
 
 use super::rb_red::{
-    adjust_probability, limit_in_units, queue_in_units, validate_rate_based, DropSpreader, QueueAverage,
-    RateEstimator,
+    adjust_probability, limit_in_units, validate_rate_based, AveragedFifo, DropSpreader, RateEstimator,
 };
-use super::fifo::PacketFifo;
 use super::{DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
@@ -184,26 +182,23 @@ pub fn decide(ears: [f64; 3], sr: f64, class: u8) -> Action {
 
 pub struct RbRio {
     cfg: RbRioConfig,
-    q: PacketFifo,
+    fifo: AveragedFifo,
     ears: [RateEstimator; 3],
     /// Service rate in bit/s (infinite for an infinitely fast link).
     sr: f64,
-    avg: QueueAverage,
     target: f64,
     spread: [DropSpreader; 3],
 }
 
 impl RbRio {
     pub fn new(cfg: RbRioConfig, link_rate: Rate) -> RbRio {
-        let pkt_time = link_rate.tx_time(cfg.mean_pkt_size as u64);
         let sr = if link_rate.0 == 0 { f64::INFINITY } else { link_rate.as_bps_f64() };
         let est = RateEstimator::new(Time(cfg.time_constant_ns));
         RbRio {
             ears: [est.clone(), est.clone(), est],
-            avg: QueueAverage::new(cfg.w_q, pkt_time),
+            fifo: AveragedFifo::new(cfg.limit, cfg.w_q, cfg.mean_pkt_size, link_rate),
             target: cfg.target(),
             spread: [DropSpreader::new(), DropSpreader::new(), DropSpreader::new()],
-            q: PacketFifo::default(),
             sr,
             cfg,
         }
@@ -213,10 +208,6 @@ impl RbRio {
     pub fn estimated_arrival_rates(&self, now: Time) -> [f64; 3] {
         [self.ears[0].rate_at(now), self.ears[1].rate_at(now), self.ears[2].rate_at(now)]
     }
-
-    fn current_queue(&self) -> f64 {
-        queue_in_units(self.cfg.limit, self.q.len(), self.q.bytes(), self.cfg.mean_pkt_size)
-    }
 }
 
 impl Qdisc for RbRio {
@@ -224,8 +215,7 @@ impl Qdisc for RbRio {
         let k = class_index(pkt.class);
         self.ears[k].update(pkt.size, now);
         let ears = self.estimated_arrival_rates(now);
-        let q = self.current_queue();
-        let avg = self.avg.update(now, q);
+        let avg = self.fifo.observe_arrival(now);
         match decide(ears, self.sr, pkt.class) {
             Action::Accept => self.spread[k].reset(),
             Action::PolicyDrop => {
@@ -239,30 +229,21 @@ impl Qdisc for RbRio {
                 }
             }
         }
-        if !self.q.admits(self.cfg.limit, pkt.size) {
-            return Verdict::Dropped(DropReason::Overflow);
-        }
-        self.q.push(pkt);
-        self.avg.set_busy();
-        Verdict::Enqueued
+        self.fifo.admit(pkt)
     }
 
     fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        let p = self.q.pop()?;
-        if self.q.is_empty() {
-            self.avg.set_idle(now);
-        }
-        Some(p)
+        self.fifo.pop(now)
     }
 
     fn len_packets(&self) -> usize {
-        self.q.len()
+        self.fifo.len()
     }
     fn len_bytes(&self) -> u64 {
-        self.q.bytes()
+        self.fifo.bytes()
     }
     fn average_queue(&self) -> Option<f64> {
-        Some(self.avg.value())
+        Some(self.fifo.average())
     }
     fn kind(&self) -> &'static str {
         "rb_rio"
