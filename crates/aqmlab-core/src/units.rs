@@ -116,6 +116,14 @@ pub enum Limit {
 }
 
 impl Limit {
+    /// Every queue must hold at least one packet or one byte; the error names the field.
+    pub fn validate(self) -> Result<(), String> {
+        match self {
+            Limit::Packets(0) | Limit::Bytes(0) => Err("limit: must be at least 1 packet or 1 byte".into()),
+            _ => Ok(()),
+        }
+    }
+
     /// Whether a queue holding `packets`/`bytes` can take one more packet of `size` bytes.
     pub fn admits(self, packets: usize, bytes: u64, size: u32) -> bool {
         match self {
@@ -267,6 +275,13 @@ mod tests {
         assert!(parse_rate("-5Mbps").is_err());
         assert!(parse_limit("1.5p").is_err());
         assert!(parse_bytes("MB").is_err());
+    }
+
+    #[test]
+    fn a_limit_must_hold_something() {
+        assert!(Limit::Packets(1).validate().is_ok() && Limit::Bytes(1).validate().is_ok());
+        assert_eq!(Limit::Packets(0).validate().unwrap_err(), "limit: must be at least 1 packet or 1 byte");
+        assert!(Limit::Bytes(0).validate().is_err());
     }
 
     #[test]

@@ -66,9 +66,7 @@ impl Default for DrrConfig {
 
 impl DrrConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if matches!(self.limit, Limit::Packets(0) | Limit::Bytes(0)) {
-            return Err("limit: must be at least 1 packet or 1 byte".into());
-        }
+        self.limit.validate()?;
         if self.quantum == 0 {
             return Err("quantum: must be at least 1 byte (one MTU, 1500, is usual)".into());
         }

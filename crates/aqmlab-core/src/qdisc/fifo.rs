@@ -16,10 +16,7 @@ pub struct DropTailConfig {
 
 impl DropTailConfig {
     pub fn validate(&self) -> Result<(), String> {
-        match self.limit {
-            Limit::Packets(0) | Limit::Bytes(0) => Err("limit: must be at least 1 packet or 1 byte".into()),
-            _ => Ok(()),
-        }
+        self.limit.validate()
     }
 }
 

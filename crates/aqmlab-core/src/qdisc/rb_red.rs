@@ -138,9 +138,7 @@ pub(crate) fn validate_rate_based(
     w_q: f64,
     mean_pkt_size: u32,
 ) -> Result<(), String> {
-    if matches!(limit, Limit::Packets(0) | Limit::Bytes(0)) {
-        return Err("limit: must be at least 1 packet or 1 byte".into());
-    }
+    limit.validate()?;
     if time_constant_ns == 0 {
         return Err("time_constant_ns: must be > 0".into());
     }

@@ -61,9 +61,7 @@ pub struct RedConfig {
 
 impl RedConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if matches!(self.limit, Limit::Packets(0) | Limit::Bytes(0)) {
-            return Err("limit: must be at least 1 packet or 1 byte".into());
-        }
+        self.limit.validate()?;
         if !(self.min_th >= 0.0) {
             return Err(format!("min_th: must be >= 0, got {}", self.min_th));
         }

@@ -115,9 +115,7 @@ impl Default for RioConfig {
 
 impl RioConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if matches!(self.limit, Limit::Packets(0) | Limit::Bytes(0)) {
-            return Err("limit: must be at least 1 packet or 1 byte".into());
-        }
+        self.limit.validate()?;
         self.class1.validate("class1")?;
         self.class2.validate("class2")?;
         self.class3.validate("class3")?;

@@ -59,9 +59,7 @@ impl Default for SqfConfig {
 
 impl SqfConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if matches!(self.limit, Limit::Packets(0) | Limit::Bytes(0)) {
-            return Err("limit: must be at least 1 packet or 1 byte".into());
-        }
+        self.limit.validate()?;
         self.flow_key.validate()
     }
 }

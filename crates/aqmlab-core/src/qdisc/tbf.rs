@@ -61,9 +61,7 @@ impl TbfConfig {
         if self.burst == 0 {
             return Err("burst: must be at least 1 byte (one MTU, e.g. 1600, is usual)".into());
         }
-        if matches!(self.limit, Limit::Packets(0) | Limit::Bytes(0)) {
-            return Err("limit: must be at least 1 packet or 1 byte".into());
-        }
+        self.limit.validate()?;
         Ok(())
     }
 }
