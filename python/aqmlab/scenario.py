@@ -368,6 +368,8 @@ class Video(Strict):
     trace: str | None = Field(None, description="file of frame sizes in bytes, one per line (overrides rate)")
     mtu: Size = Field("1500B", description="largest IP packet")
     burst: bool = Field(False, description="send a frame's packets back to back instead of paced over the frame interval")
+    shaping: Duration = Field("0s", description="pace the frames of each window of this length at one rate, "
+                                                 "as VLC's TS muxer (200 ms there); 0 = pace each frame alone")
     jitter: Duration = Field("0s", description="source jitter: s.d. of a half-normal delay per packet")
 
     @model_validator(mode="after")
@@ -376,6 +378,8 @@ class Video(Strict):
             raise ValueError("mtu must exceed the 40 B of IP, UDP and RTP headers")
         if self.rate <= 0 and not self.trace:
             raise ValueError("rate must be positive")
+        if self.burst and self.shaping > 0:
+            raise ValueError("burst and shaping exclude each other: a shaped stream is paced")
         return self
 
 
@@ -607,7 +611,8 @@ def _app(app: Any) -> dict[str, Any]:
 def _media(m: Any) -> dict[str, Any]:
     if isinstance(m, Video):
         return {"kind": "video", "mean_rate_bps": m.rate, "fps": m.fps, "size_cv": m.size_cv,
-                "trace": read_trace(m.trace) if m.trace else None, "mtu": m.mtu, "burst": m.burst}
+                "trace": read_trace(m.trace) if m.trace else None, "mtu": m.mtu, "burst": m.burst,
+                "shaping_ns": m.shaping}
     if isinstance(m, Audio):
         return {"kind": "audio", "mean_rate_bps": m.rate, "period_ns": m.period, "size_cv": m.size_cv}
     return {"kind": "poisson", "rate_bps": m.rate, "packet_size": m.packet_size}

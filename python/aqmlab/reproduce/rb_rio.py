@@ -75,6 +75,11 @@ def scenario_name(experiment: str, discipline: str) -> str:
     return f"rb-rio/{experiment}-{discipline}"
 
 
+def scenarios() -> list[str]:
+    """Every built-in scenario the reproduction runs (to validate overrides up front)."""
+    return [scenario_name(e, d) for e in SETS for d in disciplines()]
+
+
 def run_job(job: Job) -> dict[str, Any]:
     """One simulation; returns only the small measurements the tables and figures need."""
     sc, raw = load(scenario_name(job.experiment, job.discipline), list(job.overrides), job.seed)

@@ -4,8 +4,12 @@
 //! * **VBR video**: one frame every 1/fps seconds, size drawn around `mean_rate / fps` (a
 //!   log-normal spread with the given coefficient of variation, or a trace of frame sizes), cut
 //!   into packets of at most `mtu` bytes (IP). By default the packets of a frame are paced
-//!   evenly over the frame interval, as a streaming server (VLC in the SQF paper's testbed)
-//!   sends them; `burst = true` sends them back to back instead.
+//!   evenly over the frame interval; `burst = true` sends them back to back instead. With a
+//!   **shaping window** `shaping_ns > 0` the frames of each window (`round(shaping * fps)`
+//!   frames) are sent at one constant rate over the window, as VLC's MPEG-TS muxer does (its
+//!   `sout-ts-shaping` option, 200 ms by default: "cut the stream in slices of the given
+//!   duration, and ensure a constant bitrate between the two boundaries"). VLC streamed the
+//!   SQF paper's testbed video.
 //! * **Audio**: one packet every `period`, payload around `rate * period` with the given CV
 //!   (VBR around the mean; a CV of 0 is CBR).
 //! * **Poisson**: fixed-size packets with exponential gaps at `rate` (the peak rate lambda of
@@ -27,7 +31,16 @@ pub const RTP_HEADERS: u32 = 40;
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum MediaConfig {
-    Video { mean_rate_bps: u64, fps: f64, size_cv: f64, trace: Option<Vec<u32>>, mtu: u32, burst: bool },
+    Video {
+        mean_rate_bps: u64,
+        fps: f64,
+        size_cv: f64,
+        trace: Option<Vec<u32>>,
+        mtu: u32,
+        burst: bool,
+        #[serde(default)]
+        shaping_ns: u64,
+    },
     Audio { mean_rate_bps: u64, period_ns: u64, size_cv: f64 },
     Poisson { rate_bps: u64, packet_size: u32 },
 }
@@ -43,7 +56,10 @@ pub struct RtpConfig {
 impl RtpConfig {
     pub fn validate(&self) -> Result<(), String> {
         match &self.media {
-            MediaConfig::Video { mean_rate_bps, fps, size_cv, trace, mtu, .. } => {
+            MediaConfig::Video { mean_rate_bps, fps, size_cv, trace, mtu, burst, shaping_ns } => {
+                if *burst && *shaping_ns > 0 {
+                    return Err("burst and shaping: a shaped stream is paced, choose one".into());
+                }
                 if *mean_rate_bps == 0 && trace.is_none() {
                     return Err("mean_rate: must be positive".into());
                 }
@@ -125,20 +141,26 @@ impl MediaSource {
         // Offsets of the packets from `now`: spread over the frame interval when paced.
         let mut spacing = Time::ZERO;
         let (sizes, next) = match self.cfg.media.clone() {
-            MediaConfig::Video { mean_rate_bps, fps, size_cv, trace, mtu, burst } => {
-                let frame = match &trace {
-                    Some(t) => {
-                        let s = t[self.trace_pos % t.len()];
-                        self.trace_pos += 1;
-                        s as f64
-                    }
-                    None => lognormal(&mut self.rng, mean_rate_bps as f64 / 8.0 / fps, size_cv),
-                };
-                let packets = packetize(frame.round().max(1.0) as u64, mtu);
-                if !burst {
-                    spacing = Time::from_secs_f64(1.0 / fps / packets.len() as f64);
+            MediaConfig::Video { mean_rate_bps, fps, size_cv, trace, mtu, burst, shaping_ns } => {
+                // One frame, or every frame of a shaping window, generated at once.
+                let frames = frames_per_window(shaping_ns, fps);
+                let mut packets = Vec::new();
+                for _ in 0..frames {
+                    let frame = match &trace {
+                        Some(t) => {
+                            let s = t[self.trace_pos % t.len()];
+                            self.trace_pos += 1;
+                            s as f64
+                        }
+                        None => lognormal(&mut self.rng, mean_rate_bps as f64 / 8.0 / fps, size_cv),
+                    };
+                    packets.extend(packetize(frame.round().max(1.0) as u64, mtu));
                 }
-                (packets, now + Time::from_secs_f64(1.0 / fps))
+                let window = frames as f64 / fps;
+                if !burst {
+                    spacing = Time::from_secs_f64(window / packets.len() as f64);
+                }
+                (packets, now + Time::from_secs_f64(window))
             }
             MediaConfig::Audio { mean_rate_bps, period_ns, size_cv } => {
                 let payload_mean = mean_rate_bps as f64 / 8.0 * period_ns as f64 * 1e-9 - RTP_HEADERS as f64;
@@ -181,6 +203,14 @@ impl MediaSource {
     }
 }
 
+/// Frames sent together at one rate: 1 without shaping, else the frames of one window (at least 1).
+fn frames_per_window(shaping_ns: u64, fps: f64) -> u32 {
+    if shaping_ns == 0 {
+        return 1;
+    }
+    (shaping_ns as f64 * 1e-9 * fps).round().max(1.0) as u32
+}
+
 /// IP sizes of the packets of a `frame`-byte payload with at most `mtu`-byte packets.
 pub fn packetize(frame: u64, mtu: u32) -> Vec<u32> {
     let payload = (mtu - RTP_HEADERS) as u64;
@@ -213,7 +243,7 @@ mod tests {
 
     #[test]
     fn vbr_video_meets_its_mean_rate_with_mtu_packets() {
-        let mut s = source(MediaConfig::Video { mean_rate_bps: 5_000_000, fps: 25.0, size_cv: 0.5, trace: None, mtu: 1500, burst: false }, 0);
+        let mut s = source(MediaConfig::Video { mean_rate_bps: 5_000_000, fps: 25.0, size_cv: 0.5, trace: None, mtu: 1500, burst: false, shaping_ns: 0 }, 0);
         let (bytes, pkts) = drive(&mut s, 200);
         let payload_rate = (bytes - pkts.len() as u64 * RTP_HEADERS as u64) as f64 * 8.0 / 200.0;
         assert!((payload_rate / 5e6 - 1.0).abs() < 0.03, "{payload_rate}");
@@ -262,7 +292,7 @@ mod tests {
     #[test]
     fn video_packets_are_paced_over_the_frame_interval_unless_bursty() {
         let frame = |burst| {
-            let mut s = source(MediaConfig::Video { mean_rate_bps: 2_920_000, fps: 25.0, size_cv: 0.0, trace: None, mtu: 1500, burst }, 0);
+            let mut s = source(MediaConfig::Video { mean_rate_bps: 2_920_000, fps: 25.0, size_cv: 0.0, trace: None, mtu: 1500, burst, shaping_ns: 0 }, 0);
             s.generate(Time::ZERO);
             let mut out = Vec::new();
             s.due(Time::MAX, &mut out);
@@ -271,6 +301,31 @@ mod tests {
         // 2.92 Mbit/s at 25 fps: 14600 B frames, ten 1460 B payloads, one every 4 ms.
         assert_eq!(frame(false), (0..10).map(|i| i * 4_000_000).collect::<Vec<u64>>());
         assert_eq!(frame(true), vec![0; 10]);
+    }
+
+    #[test]
+    fn a_shaping_window_sends_its_frames_at_one_constant_rate() {
+        // 200 ms at 25 fps = 5 frames per window; frame sizes vary (cv 0.5) but inside a
+        // window every gap is the same, and windows start every 200 ms.
+        let cfg = MediaConfig::Video { mean_rate_bps: 5_000_000, fps: 25.0, size_cv: 0.5, trace: None, mtu: 1500,
+                                       burst: false, shaping_ns: 200_000_000 };
+        let mut s = source(cfg, 0);
+        assert_eq!(s.generate(Time::ZERO), Time::from_millis(200));
+        let mut out = Vec::new();
+        s.due(Time::MAX, &mut out);
+        let gaps: Vec<u64> = out.windows(2).map(|w| (w[1].at - w[0].at).as_nanos()).collect();
+        assert!(gaps.iter().all(|g| g.abs_diff(gaps[0]) <= 1), "uneven gaps {gaps:?}");
+        assert!(out.last().unwrap().at < Time::from_millis(200));
+        // About 5 frames of 25 kB: far more packets than one frame's 17.
+        assert!(out.len() > 50, "{}", out.len());
+    }
+
+    #[test]
+    fn shaping_and_burst_are_exclusive() {
+        let cfg = MediaConfig::Video { mean_rate_bps: 5_000_000, fps: 25.0, size_cv: 0.5, trace: None, mtu: 1500,
+                                       burst: true, shaping_ns: 200_000_000 };
+        let err = RtpConfig { media: cfg, jitter_sd_ns: 0 }.validate().unwrap_err();
+        assert!(err.contains("burst and shaping"), "{err}");
     }
 
     #[test]
