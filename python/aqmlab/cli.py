@@ -152,7 +152,7 @@ def _fmt(v: float | None, spec: str) -> str:
 
 
 @main.command()
-@click.argument("paper", type=click.Choice(["rb-rio"]))
+@click.argument("paper", type=click.Choice(["rb-rio", "head-to-head"]))
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="output directory (default: results/<paper>)")
 @click.option("--seeds", type=click.IntRange(min=1, max=100), default=1, show_default=True,
@@ -165,8 +165,10 @@ def _fmt(v: float | None, spec: str) -> str:
               help="override a field of every scenario, e.g. --set topology.bottleneck.delay=30ms")
 @click.option("--force", is_flag=True, help="replace an existing output directory")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="parallel processes (default: cores)")
+@click.option("--clips", type=click.IntRange(min=1, max=1000), default=None,
+              help="head-to-head: clips in the population (default 79, --quick 8)")
 def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick: bool, records: bool,
-              overrides: tuple[str, ...], force: bool, workers: int | None) -> None:
+              overrides: tuple[str, ...], force: bool, workers: int | None, clips: int | None) -> None:
     """Reproduce every table and figure of a PAPER's evaluation."""
     try:
         from aqmlab.reproduce import reproducer
@@ -178,11 +180,19 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
     out_dir = out_dir or Path("results") / paper
     if out_dir.exists() and not force:
         _fail(f"{out_dir} exists; pass --force to replace it")
-    _check_overrides(mod, overrides)
+    if paper == "head-to-head" and (overrides or records or seeds != 1):
+        _fail("head-to-head: --set, --records and --seeds are not supported; use --seed and --clips")
+    if paper != "head-to-head" and clips is not None:
+        _fail(f"{paper}: --clips applies only to head-to-head")
+    if paper != "head-to-head":
+        _check_overrides(mod, overrides)
     seed_list = [first_seed] if quick else list(range(first_seed, first_seed + seeds))
     try:
         with atomic_directory(out_dir) as tmp:
-            tables = mod.reproduce(tmp, seed_list, overrides, keep_records=records, workers=workers)
+            if paper == "head-to-head":
+                tables = mod.reproduce(tmp, first_seed, clips, quick, workers=workers)
+            else:
+                tables = mod.reproduce(tmp, seed_list, overrides, keep_records=records, workers=workers)
     except KeyboardInterrupt:
         _interrupted("nothing was written")
     for name, df in tables.items():
