@@ -218,6 +218,53 @@ def _check_overrides(mod: Any, overrides: tuple[str, ...]) -> None:
         _fail(sorted(set(problems)))
 
 
+@main.group()
+def analyze() -> None:
+    """Run a paper's analyses on measured traffic (a packet capture)."""
+
+
+@analyze.command(name="head-to-head")
+@click.argument("capture", type=click.Path(path_type=Path))
+@click.option("--udp", "udp_filter", default=None, metavar="PROTO:SRC:SPORT:DST:DPORT",
+              help="the UDP stream (* for any field); default: the two largest flows")
+@click.option("--tcp", "tcp_filter", default=None, metavar="PROTO:SRC:SPORT:DST:DPORT", help="the TCP stream")
+@click.option("--bottleneck", default=None, metavar="RATE",
+              help="bottleneck rate for Figure 9 (e.g. 600Kbps); default: estimated from the capture")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
+              help="output directory (default: <capture>-head-to-head)")
+@click.option("--force", is_flag=True, help="replace an existing output directory")
+def analyze_head_to_head(capture: Path, udp_filter: str | None, tcp_filter: str | None, bottleneck: str | None,
+                         out_dir: Path | None, force: bool) -> None:
+    """The head-to-head analyses (Chung, Zhu, Claypool 2002) of a UDP and a TCP stream in CAPTURE."""
+    from aqmlab.analysis import pcap as cap
+    from aqmlab.run import atomic_directory
+
+    rate = None
+    if bottleneck is not None:
+        try:
+            from aqmlab import _core
+            rate = _core.parse_rate(bottleneck)
+        except ValueError as e:
+            _fail(f"--bottleneck: {e}")
+    try:
+        s = cap.analyze_capture(capture, udp_filter, tcp_filter, rate)
+    except ValueError as e:
+        _fail(str(e))
+    out_dir = out_dir or capture.with_name(capture.stem + "-head-to-head")
+    if out_dir.exists() and not force:
+        _fail(f"{out_dir} exists; pass --force to replace it")
+    table = cap.summary_table(s)
+    with atomic_directory(out_dir) as tmp:
+        cap.write_outputs(s, table, tmp)
+    t = Table(title=f"Head-to-head: {capture}", title_justify="left", header_style="bold")
+    for col in table.columns:
+        t.add_column(str(col), justify="right")
+    for row in table.itertuples(index=False):
+        t.add_row(*[str(v) for v in row])
+    out.print(t)
+    out.print(f"[dim]summary and figures in {out_dir}[/]", highlight=False)
+
+
 @main.command()
 @click.argument("results_dir", type=click.Path(path_type=Path))
 @click.option("--out", "dest", type=click.Path(path_type=Path), default=None,
