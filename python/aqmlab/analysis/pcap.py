@@ -40,6 +40,10 @@ class PcapError(ValueError):
 
 
 FIELDS = ("proto", "src", "sport", "dst", "dport")
+#: Raw IP link types: LINKTYPE_RAW (101), LINKTYPE_IPV4 (228), and the DLT_RAW values some
+#: writers put in files (12, 14).
+RAW_LINKTYPES = (101, 228, 12, 14)
+SUPPORTED_LINKTYPES = RAW_LINKTYPES + (1, 113)  # + Ethernet, Linux cooked (SLL)
 _PROTOS = {6: "tcp", 17: "udp"}
 
 
@@ -89,7 +93,7 @@ def _reader(f, path: Path):
 def _ip_of(buf: bytes, linktype: int):
     import dpkt
 
-    if linktype == 101 or linktype == 228:  # LINKTYPE_RAW, LINKTYPE_IPV4
+    if linktype in RAW_LINKTYPES:
         return dpkt.ip.IP(buf) if buf and buf[0] >> 4 == 4 else None
     if linktype == 1:
         eth = dpkt.ethernet.Ethernet(buf)
@@ -97,7 +101,7 @@ def _ip_of(buf: bytes, linktype: int):
     if linktype == 113:
         sll = dpkt.sll.SLL(buf)
         return sll.data if isinstance(sll.data, dpkt.ip.IP) else None
-    raise PcapError(f"link type {linktype} is not supported (Ethernet, Linux SLL or raw IPv4)")
+    raise AssertionError(f"unchecked link type {linktype}")
 
 
 def _tcp_timestamps(tcp) -> tuple[int, int] | None:
@@ -147,6 +151,9 @@ def read_pcap(path: str | Path) -> pd.DataFrame:
         with open(path, "rb") as f:
             reader = _reader(f, path)
             linktype = reader.datalink()
+            if linktype not in SUPPORTED_LINKTYPES:
+                raise PcapError(f"{path}: link type {linktype} is not supported (Ethernet, Linux SLL "
+                                "or raw IPv4)")
             it = iter(reader)
             while True:
                 try:
