@@ -415,15 +415,13 @@ class Poisson(Strict):
 
 
 class Stream(Strict):
-    """Adaptive streaming server and player (RealPlayer-like, Chung/Zhu/Claypool 2002): a clip
-    at one or more encoded levels, buffering at a multiple of the level rate, then playout;
-    over UDP adapted from receiver reports, over TCP from the server's own backlog."""
+    """Adaptive streaming server and player (RealPlayer-like; see aqmlab-sim app/streaming.rs)."""
 
     kind: Literal["stream"]
     transport: Literal["udp", "tcp"] = Field(..., description="udp or tcp")
     levels: list[Rate] = Field(..., min_length=1, description="encoded rates, ascending")
     clip: Duration = Field(..., description="length of the content")
-    preroll: Duration = Field("15s", description="content lead built before steady playout")
+    preroll: Duration = Field("10s", description="content lead built before steady playout")
     buffer_multiple: float = Field(2.0, ge=1.0, description="buffering send rate / level rate")
     buffer_rate_cap: Rate = Field("0bps", description="cap on the buffering send rate (0: none)")
     packet_size: Size = Field("1000B", description="UDP packet IP size; TCP write size")
