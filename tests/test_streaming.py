@@ -86,6 +86,15 @@ def test_scalable_streams_step_down_when_the_bottleneck_is_narrow():
         assert lv[0] == 4 and lv.min() <= 1, (group, lv.min())
 
 
+def test_a_stop_time_ends_both_streams():
+    res = run(pair(levels=["80Kbps"], stop="5s"))
+    for group in ("udp", "tcp"):
+        s = series(res, group)
+        # What was sent or written by 5 s drains within a few RTTs; nothing is written after.
+        assert s["t_s"].max() < 6.0, group
+        assert s["bytes"].sum() * 8 < 5 * 300_000 * 1.1, group
+
+
 def test_path_loss_drops_that_share_of_the_udp_packets():
     # The UDP stream alone, 300 Kbit/s for 60 s: about 2250 packets, none dropped by the TBF.
     d = pair(levels=["300Kbps"], clip="60s", path_loss=0.05)

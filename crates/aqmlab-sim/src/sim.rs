@@ -612,7 +612,12 @@ impl Simulation {
 
     fn on_flow_stop(&mut self, f: u32) {
         match &mut self.flows[f as usize].transport {
-            Transport::Tcp { tx, .. } => tx.stop(),
+            Transport::Tcp { tx, stream, .. } => {
+                tx.stop();
+                if let Some(s) = stream {
+                    s.stop();
+                }
+            }
             Transport::Cbr { running, .. } => *running = false,
             Transport::Mpeg(m) => m.running = false,
             Transport::Rtp(r) => r.running = false,

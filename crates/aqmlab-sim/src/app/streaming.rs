@@ -149,6 +149,8 @@ pub struct StreamServer {
     /// When the level last changed, or good conditions last failed.
     stable_since: Time,
     pub level_changes: u32,
+    /// The flow was stopped before the clip ended: nothing more is sent or written.
+    stopped: bool,
     // UDP
     send_times: Vec<Time>,
     last_report_at: Time,
@@ -173,6 +175,7 @@ impl StreamServer {
             written_bytes: 0,
             stable_since: start,
             level_changes: 0,
+            stopped: false,
             send_times: Vec::new(),
             last_report_at: start,
             last_received: 0,
@@ -192,6 +195,14 @@ impl StreamServer {
     pub fn level_rate(&self) -> u64 {
         self.cfg.levels_bps[self.level]
     }
+    /// Stops the stream (the flow's stop time): no more chunks.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
     /// Whether the whole clip has been sent (or written).
     pub fn finished(&self) -> bool {
         self.content_s * 1e9 >= self.cfg.clip_ns as f64
@@ -219,7 +230,7 @@ impl StreamServer {
     /// Produces the chunk due at `now`: its IP size (UDP) or bytes to write (TCP), its sequence
     /// number, and when the next one is due; None once the clip is all sent.
     pub fn next_chunk(&mut self, now: Time) -> Option<(u32, u64, Time)> {
-        if self.finished() {
+        if self.finished() || self.stopped {
             return None;
         }
         let size = self.cfg.packet_size;
@@ -381,6 +392,15 @@ mod tests {
         assert!(((by(50.0) - by(10.0)) / 40.0 / 80_000.0 - 1.0).abs() < 0.02);
         assert_eq!(times.len(), 600);
         assert!((times.last().unwrap().as_secs_f64() - 49.9).abs() < 0.01);
+    }
+
+    #[test]
+    fn a_stopped_stream_sends_nothing_more() {
+        let mut s = StreamServer::new(cfg(StreamTransport::Udp, &[80_000]), Time::ZERO).unwrap();
+        assert!(s.next_chunk(Time::ZERO).is_some());
+        s.stop();
+        assert!(s.next_chunk(Time::from_secs(1)).is_none());
+        assert!(!s.finished(), "stopped is not the end of the clip");
     }
 
     #[test]

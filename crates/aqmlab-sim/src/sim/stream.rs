@@ -81,6 +81,9 @@ impl Simulation {
                 next
             }
             Transport::Tcp { tx, stream: Some(s), .. } => {
+                if s.stopped() {
+                    return; // the sender keeps only what was written before the stop
+                }
                 let next = s.next_chunk(now).map(|(_, _, next)| next);
                 let mss = s.config().tcp.mss as u64;
                 tx.write_until(tcp_write_end(s.written_bytes, mss, s.finished()));
