@@ -157,3 +157,41 @@ def test_reproduce_quick_writes_every_table_and_figure(tmp_path):
     assert len(json.loads((out / "clips.json").read_text())) == 2
     again = aqmlab("reproduce", "head-to-head", "--quick", "--clips", "2", "--out", str(out))
     assert again.returncode == 2 and "--force" in again.stderr
+
+
+# ---- the paper's pings, from hand-made records -----------------------------------------------
+
+def _tables(queue_bytes, arrivals, drops, base_rtt_ns=84_000_000):
+    import pandas as pd
+
+    q = pd.DataFrame({"t_ns": np.arange(len(queue_bytes)) * 10**8, "qlen_pkts": 0,
+                      "qlen_bytes": queue_bytes, "avg": 0.0})
+    ev = [0] * arrivals + [2] * drops
+    pk = pd.DataFrame({"event": ev})
+    flows = pd.DataFrame({"base_rtt_ns": [base_rtt_ns, base_rtt_ns]})
+    return {"queue": q, "packets": pk, "flows": flows}
+
+
+def test_ping_rtt_is_base_plus_the_mean_queueing_delay():
+    clip = population(1, 1)[0]
+    job = m.Job("pair", clip, 75_000, 1)
+    # Half the time 10 KB queued, half empty: 5 KB mean = 533 ms at 75 Kbps.
+    t = _tables([10_000, 0] * 50, arrivals=1000, drops=0)
+    rtt, _ = m.ping_stats(t, job, end_s=10.0)
+    assert rtt == pytest.approx(0.084 + 5_000 * 8 / 75_000)
+
+
+def test_ping_loss_is_sampled_from_path_and_bottleneck_loss():
+    import dataclasses
+
+    clip = dataclasses.replace(population(1, 1)[0], path_loss=0.0)
+    job = m.Job("pair", clip, 75_000, 1)
+    assert m.ping_stats(_tables([0], 1000, 0), job, 600.0)[1] == 0.0
+    # 10 % TBF drops and 10 % path loss: 19 % per ping; 6000 pings in 6000 s.
+    lossy = m.Job("pair", dataclasses.replace(clip, path_loss=0.1), 75_000, 1)
+    _, loss = m.ping_stats(_tables([0], 900, 100), lossy, 6000.0)
+    assert loss == pytest.approx(0.19, abs=0.015)
+    assert m.ping_stats(_tables([0], 900, 100), lossy, 6000.0)[1] == loss   # seeded
+    # A short, low-loss run often measures no loss at all (the paper's unlucky sampling).
+    few = m.Job("pair", dataclasses.replace(clip, path_loss=0.001), 600_000, 1)
+    assert m.ping_stats(_tables([0], 1000, 0), few, 30.0)[1] in (0.0, 1 / 30)
