@@ -167,8 +167,10 @@ def _fmt(v: float | None, spec: str) -> str:
               help="override a field of every scenario, e.g. --set topology.bottleneck.delay=30ms")
 @click.option("--force", is_flag=True, help="replace an existing output directory")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="parallel processes (default: cores)")
+@click.option("--clips", type=click.IntRange(min=1, max=1000), default=None,
+              help="head-to-head: clips in the population (default 79, --quick 8)")
 def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick: bool, records: bool,
-              overrides: tuple[str, ...], force: bool, workers: int | None) -> None:
+              overrides: tuple[str, ...], force: bool, workers: int | None, clips: int | None) -> None:
     """Reproduce every table and figure of a PAPER's evaluation."""
     try:
         from aqmlab.reproduce import reproducer
@@ -180,12 +182,20 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
     out_dir = out_dir or Path("results") / paper
     if out_dir.exists() and not force:
         _fail(f"{out_dir} exists; pass --force to replace it")
-    _check_overrides(mod, overrides)
+    if paper == "head-to-head" and (overrides or records or seeds != 1):
+        _fail("head-to-head: --set, --records and --seeds are not supported; use --seed and --clips")
+    if paper != "head-to-head" and clips is not None:
+        _fail(f"{paper}: --clips applies only to head-to-head")
+    if paper != "head-to-head":
+        _check_overrides(mod, overrides)
     seed_list = [first_seed] if quick else list(range(first_seed, first_seed + seeds))
     try:
         with atomic_directory(out_dir) as tmp:
-            kwargs = {"quick": quick} if "quick" in inspect.signature(mod.reproduce).parameters else {}
-            tables = mod.reproduce(tmp, seed_list, overrides, keep_records=records, workers=workers, **kwargs)
+            if paper == "head-to-head":
+                tables = mod.reproduce(tmp, first_seed, clips, quick, workers=workers)
+            else:
+                kwargs = {"quick": quick} if "quick" in inspect.signature(mod.reproduce).parameters else {}
+                tables = mod.reproduce(tmp, seed_list, overrides, keep_records=records, workers=workers, **kwargs)
     except KeyboardInterrupt:
         _interrupted("nothing was written")
     for name, df in tables.items():
@@ -208,6 +218,53 @@ def _check_overrides(mod: Any, overrides: tuple[str, ...]) -> None:
             problems.extend(err.lines)
     if problems:
         _fail(sorted(set(problems)))
+
+
+@main.group()
+def analyze() -> None:
+    """Run a paper's analyses on measured traffic (a packet capture)."""
+
+
+@analyze.command(name="head-to-head")
+@click.argument("capture", type=click.Path(path_type=Path))
+@click.option("--udp", "udp_filter", default=None, metavar="PROTO:SRC:SPORT:DST:DPORT",
+              help="the UDP stream (* for any field); default: the two largest flows")
+@click.option("--tcp", "tcp_filter", default=None, metavar="PROTO:SRC:SPORT:DST:DPORT", help="the TCP stream")
+@click.option("--bottleneck", default=None, metavar="RATE",
+              help="bottleneck rate for Figure 9 (e.g. 600Kbps); default: estimated from the capture")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
+              help="output directory (default: <capture>-head-to-head)")
+@click.option("--force", is_flag=True, help="replace an existing output directory")
+def analyze_head_to_head(capture: Path, udp_filter: str | None, tcp_filter: str | None, bottleneck: str | None,
+                         out_dir: Path | None, force: bool) -> None:
+    """The head-to-head analyses (Chung, Zhu, Claypool 2002) of a UDP and a TCP stream in CAPTURE."""
+    from aqmlab.analysis import pcap as cap
+    from aqmlab.run import atomic_directory
+
+    rate = None
+    if bottleneck is not None:
+        try:
+            from aqmlab import _core
+            rate = _core.parse_rate(bottleneck)
+        except ValueError as e:
+            _fail(f"--bottleneck: {e}")
+    try:
+        s = cap.analyze_capture(capture, udp_filter, tcp_filter, rate)
+    except ValueError as e:
+        _fail(str(e))
+    out_dir = out_dir or capture.with_name(capture.stem + "-head-to-head")
+    if out_dir.exists() and not force:
+        _fail(f"{out_dir} exists; pass --force to replace it")
+    table = cap.summary_table(s)
+    with atomic_directory(out_dir) as tmp:
+        cap.write_outputs(s, table, tmp)
+    t = Table(title=f"Head-to-head: {capture}", title_justify="left", header_style="bold")
+    for col in table.columns:
+        t.add_column(str(col), justify="right")
+    for row in table.itertuples(index=False):
+        t.add_row(*[str(v) for v in row])
+    out.print(t)
+    out.print(f"[dim]summary and figures in {out_dir}[/]", highlight=False)
 
 
 @main.command()

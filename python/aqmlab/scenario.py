@@ -418,10 +418,44 @@ class Poisson(Strict):
         return self
 
 
+class Stream(Strict):
+    """Adaptive streaming server and player (RealPlayer-like; see aqmlab-sim app/streaming.rs)."""
+
+    kind: Literal["stream"]
+    transport: Literal["udp", "tcp"] = Field(..., description="udp or tcp")
+    levels: list[Rate] = Field(..., min_length=1, description="encoded rates, ascending")
+    clip: Duration = Field(..., description="length of the content")
+    preroll: Duration = Field("10s", description="content lead built before steady playout")
+    buffer_multiple: float = Field(2.0, ge=1.0, description="buffering send rate / level rate")
+    buffer_rate_cap: Rate = Field("0bps", description="cap on the buffering send rate (0: none)")
+    packet_size: Size = Field("1000B", description="UDP packet IP size; TCP write size")
+    report_interval: Duration = Field("1s", description="UDP receiver report spacing")
+    loss_down: float = Field(0.05, ge=0.0, le=1.0, description="UDP: step down above this report loss")
+    loss_up: float = Field(0.01, ge=0.0, le=1.0, description="UDP: step up only at or below this loss")
+    rtt_up_factor: float = Field(2.0, ge=1.0, description="UDP: step up only with RTT <= this x min RTT")
+    silence_reports: int = Field(3, ge=1, description="UDP: step down after this many silent intervals")
+    up_after: Duration = Field("10s", description="time in good conditions before a step up")
+    tcp_check: Duration = Field("5s", description="TCP: how often the server looks at its backlog")
+    tcp_backlog_down: Duration = Field("5s", description="TCP: backlog (content time) that scales down")
+    tcp: Tcp = Field(default_factory=Tcp)
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Stream":
+        if any(r <= 0 for r in self.levels) or any(a >= b for a, b in zip(self.levels, self.levels[1:])):
+            raise ValueError("levels must be positive and strictly ascending")
+        if self.clip <= 0:
+            raise ValueError("clip must be positive")
+        if self.packet_size <= 40:
+            raise ValueError("packet_size must exceed the 40 B of IP/UDP/RTP headers")
+        if self.report_interval <= 0 or self.tcp_check <= 0:
+            raise ValueError("report_interval and tcp_check must be positive")
+        return self
+
+
 MEDIA = (Video, Audio, Poisson)
-App = Annotated[Union[Bulk, Cbr, Mpeg, Video, Audio, Poisson], Field(discriminator="kind")]
+App = Annotated[Union[Bulk, Cbr, Mpeg, Video, Audio, Poisson, Stream], Field(discriminator="kind")]
 APP_MODELS: dict[str, type[Strict]] = {"bulk": Bulk, "cbr": Cbr, "mpeg": Mpeg, "video": Video,
-                                       "audio": Audio, "poisson": Poisson}
+                                       "audio": Audio, "poisson": Poisson, "stream": Stream}
 
 
 class FlowGroup(Strict):
@@ -441,6 +475,8 @@ class FlowGroup(Strict):
         None, description="random per-packet class marks, weights of (class1, class2, class3); "
                           "default: unclassified (video packets take their frame type's class)")
     dscp: int = Field(0, ge=0, le=63, description="DiffServ code point of the flow's packets")
+    path_loss: float = Field(0.0, ge=0.0, lt=1.0, description="random loss of data packets before "
+                                                              "the bottleneck (Internet path)")
 
     @model_validator(mode="after")
     def _sane(self) -> "FlowGroup":
@@ -599,13 +635,30 @@ def _app(app: Any) -> dict[str, Any]:
         return _mpeg(app)
     if isinstance(app, MEDIA):
         return {"kind": "rtp", "media": _media(app), "jitter_sd_ns": app.jitter}
-    t = app.tcp
-    return {"kind": "bulk", "tcp": {
+    if isinstance(app, Stream):
+        return _stream(app)
+    return {"kind": "bulk", "tcp": _tcp(app.tcp)}
+
+
+def _tcp(t: Tcp) -> dict[str, Any]:
+    return {
         "mss": t.mss, "initial_cwnd_segments": t.initial_cwnd, "initial_rto_ns": t.initial_rto,
         "min_rto_ns": t.min_rto, "max_rto_ns": t.max_rto, "clock_granularity_ns": t.clock_granularity,
         "delayed_ack": t.delayed_ack, "delayed_ack_timeout_ns": t.delayed_ack_timeout,
         "rwnd": t.rwnd, "ecn": t.ecn, "sack": t.sack, "frto": t.frto,
-    }}
+    }
+
+
+def _stream(s: Stream) -> dict[str, Any]:
+    return {
+        "kind": "stream", "transport": s.transport, "levels_bps": list(s.levels), "clip_ns": s.clip,
+        "preroll_ns": s.preroll, "buffer_multiple": s.buffer_multiple,
+        "buffer_rate_cap_bps": s.buffer_rate_cap, "packet_size": s.packet_size,
+        "report_interval_ns": s.report_interval, "loss_down": s.loss_down, "loss_up": s.loss_up,
+        "rtt_up_factor": s.rtt_up_factor, "silence_reports": s.silence_reports,
+        "up_after_ns": s.up_after, "tcp_check_ns": s.tcp_check,
+        "tcp_backlog_down_ns": s.tcp_backlog_down, "tcp": _tcp(s.tcp),
+    }
 
 
 def _media(m: Any) -> dict[str, Any]:
@@ -659,7 +712,7 @@ def _group(g: FlowGroup, duration: int) -> dict[str, Any]:
         "stop_ns": duration if g.stop is None else min(g.stop, duration),
         "access_rate_bps": g.access_rate, "sender_delay_ns": [lo, hi],
         "receiver_delay_ns": g.receiver_delay, "class_weights": list(g.class_weights or (0.0, 0.0, 0.0)),
-        "dscp": g.dscp, "app": _app(g.app),
+        "dscp": g.dscp, "app": _app(g.app), "path_loss": g.path_loss,
     }
 
 

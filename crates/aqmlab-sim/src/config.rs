@@ -57,6 +57,11 @@ pub struct FlowGroup {
     pub class_weights: [f64; 3],
     pub dscp: u8,
     pub app: AppConfig,
+    /// Random loss of the flow's data packets on the Internet part of the path, before the
+    /// bottleneck: each packet the sender emits is lost with this probability, drawn from
+    /// stream `"flow/<id>/path_loss"`.
+    #[serde(default)]
+    pub path_loss: f64,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -70,6 +75,8 @@ pub enum AppConfig {
     Mpeg(crate::app::mpeg::MpegConfig),
     /// RTP-like VBR video, audio or Poisson packets over UDP (see `app::rtp`).
     Rtp(crate::app::rtp::RtpConfig),
+    /// An adaptive streaming server and player over UDP or TCP (see `app::streaming`).
+    Stream(crate::app::streaming::StreamingConfig),
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -133,6 +140,9 @@ impl SimConfig {
             if g.class_weights.iter().any(|w| !(*w >= 0.0) || !w.is_finite()) {
                 return Err(format!("flows.{}: class_weights must be finite and >= 0", g.name));
             }
+            if !(0.0..1.0).contains(&g.path_loss) {
+                return Err(format!("flows.{}.path_loss: must be a fraction in [0, 1)", g.name));
+            }
             match &g.app {
                 AppConfig::Bulk { tcp } if tcp.mss == 0 => {
                     return Err(format!("flows.{}.tcp.mss: must be positive", g.name))
@@ -145,6 +155,7 @@ impl SimConfig {
                 }
                 AppConfig::Mpeg(m) => m.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,
                 AppConfig::Rtp(r) => r.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,
+                AppConfig::Stream(s) => s.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,
                 _ => {}
             }
         }

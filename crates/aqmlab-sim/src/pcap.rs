@@ -92,9 +92,28 @@ fn headers(p: &Packet, sack: SackBlocks) -> Vec<u8> {
             let udp_len = total_len.saturating_sub(20);
             h.extend_from_slice(&udp_len.to_be_bytes());
             h.extend_from_slice(&[0, 0]); // checksum 0 = none (RFC 768)
+            if p.payload >= RTP_HEADER && p.dport == crate::sim::UDP_PORT {
+                rtp_header(p, &mut h);
+            }
         }
     }
     h
+}
+
+/// RTP fixed header length (RFC 3550 section 5.1).
+const RTP_HEADER: u32 = 12;
+
+/// The RTP fixed header of a media packet to the RTP port (RFC 3550 section 5.1): version 2,
+/// dynamic payload type 96, the low 16 bits of the packet's sequence number, a 90 kHz media
+/// timestamp from its send time, and the flow id as SSRC. Lets a capture's reader count UDP
+/// losses from sequence gaps, as for real RTP streams.
+fn rtp_header(p: &Packet, h: &mut Vec<u8>) {
+    h.push(0x80);
+    h.push(96);
+    h.extend_from_slice(&(p.seq as u16).to_be_bytes());
+    let ts = (p.sent_at.as_nanos() as u128 * 90_000 / 1_000_000_000) as u32;
+    h.extend_from_slice(&ts.to_be_bytes());
+    h.extend_from_slice(&p.flow.to_be_bytes());
 }
 
 fn ecn_bits(p: &Packet) -> u8 {
@@ -118,6 +137,29 @@ fn ipv4_checksum(h: &[u8]) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn media_packets_carry_an_rtp_header_with_the_sequence_number() {
+        let p = Packet {
+            size: 1000,
+            payload: 960,
+            proto: Proto::Udp,
+            dport: crate::sim::UDP_PORT,
+            seq: 70_000,
+            flow: 3,
+            sent_at: Time::from_secs(1),
+            ..Packet::default()
+        };
+        let h = headers(&p, SackBlocks::default());
+        assert_eq!(h.len(), 40);
+        assert_eq!(&h[28..30], &[0x80, 96]);
+        assert_eq!(u16::from_be_bytes([h[30], h[31]]), (70_000u32 % 65_536) as u16);
+        assert_eq!(u32::from_be_bytes([h[32], h[33], h[34], h[35]]), 90_000);
+        assert_eq!(&h[36..40], &[0, 0, 0, 3]);
+        // A report back to the sender's port is plain UDP.
+        let r = Packet { dport: 10_000, ..p };
+        assert_eq!(headers(&r, SackBlocks::default()).len(), 28);
+    }
 
     #[test]
     fn header_checksum_verifies() {

@@ -7,6 +7,7 @@
 
 use crate::app::mpeg::{Frame, MpegSink, MpegSource};
 use crate::app::rtp::{Emission, MediaSource};
+use crate::app::streaming::StreamServer;
 use crate::config::{AppConfig, FlowGroup, LinkConfig, SimConfig};
 use crate::engine::EventList;
 use crate::pcap::PcapWriter;
@@ -18,6 +19,9 @@ use aqmlab_core::qdisc::build_qdisc;
 use aqmlab_core::{Ecn, Packet, Proto, QdiscConfig, Rate, SackBlocks, SimRng, Time, Verdict};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+mod stream;
+use stream::UdpStream;
 
 /// IPv4 + TCP headers without options.
 pub const TCP_HEADER: u32 = 40;
@@ -45,6 +49,8 @@ enum Event {
     VideoFeedback(u32),
     MediaGenerate(u32),
     MediaDue(u32),
+    /// An adaptive streaming server's next chunk is due (see `app::streaming`).
+    StreamSend(u32),
     QueueSample,
     FlowSample,
 }
@@ -56,6 +62,8 @@ enum Transport {
         ecn: bool,
         /// When the pending RTO timer event fires, if one is scheduled.
         timer_at: Option<Time>,
+        /// An adaptive streaming server writing into this sender (app-limited); None: bulk.
+        stream: Option<Box<StreamServer>>,
     },
     Cbr {
         interval: Time,
@@ -67,6 +75,7 @@ enum Transport {
     },
     Mpeg(Box<MpegFlow>),
     Rtp(Box<RtpFlow>),
+    UdpStream(Box<UdpStream>),
 }
 
 /// An RTP-like media stream: the source with its jitter queue, and the receiver's log.
@@ -86,6 +95,16 @@ struct ReceiveLog {
     sent_ns: Vec<u64>,
     recv_ns: Vec<u64>,
     bytes: u64,
+}
+
+impl ReceiveLog {
+    fn push(&mut self, p: &Packet, now: Time) {
+        self.seq.push(p.seq);
+        self.size.push(p.size);
+        self.sent_ns.push(p.sent_at.as_nanos());
+        self.recv_ns.push(now.as_nanos());
+        self.bytes += p.payload as u64;
+    }
 }
 
 /// An MPEG-1 stream over UDP: source, sink and the per-frame log.
@@ -120,6 +139,9 @@ struct Flow {
     class_rng: SimRng,
     dscp: u8,
     transport: Transport,
+    /// Random loss before the bottleneck (`FlowGroup::path_loss`) and its stream.
+    path_loss: f64,
+    path_rng: SimRng,
 }
 
 /// A flow's totals for the flows table: transport counters, zero where they do not apply.
@@ -150,6 +172,7 @@ fn totals(t: &Transport) -> FlowTotals {
         }
         Transport::Mpeg(m) => FlowTotals { packets_sent: m.packets_sent, delivered_bytes: m.sink.bytes, ..FlowTotals::default() },
         Transport::Rtp(r) => FlowTotals { packets_sent: r.src.sent_packets, delivered_bytes: r.log.bytes, ..FlowTotals::default() },
+        Transport::UdpStream(u) => FlowTotals { packets_sent: u.packets_sent, delivered_bytes: u.log.bytes, ..FlowTotals::default() },
     }
 }
 
@@ -277,7 +300,9 @@ impl Simulation {
                 rx: TcpReceiver::new(tcp),
                 ecn: tcp.ecn,
                 timer_at: None,
+                stream: None,
             },
+            AppConfig::Stream(c) => stream::build_transport(c, start)?,
             AppConfig::Mpeg(m) => {
                 let base_rtt = 2 * (sender_delay + rd) + cfg.topology.bottleneck.delay_ns + cfg.topology.reverse.delay_ns;
                 let feedback = if m.feedback_interval_ns > 0 { m.feedback_interval_ns } else { base_rtt.max(1) };
@@ -324,6 +349,8 @@ impl Simulation {
             class_rng: SimRng::stream(seed, &format!("flow/{id}/class")),
             dscp: g.dscp,
             transport,
+            path_loss: g.path_loss,
+            path_rng: SimRng::stream(seed, &format!("flow/{id}/path_loss")),
         })
     }
 
@@ -368,6 +395,7 @@ impl Simulation {
             Event::VideoFeedback(f) => self.on_video_feedback(f),
             Event::MediaGenerate(f) => self.on_media_generate(f),
             Event::MediaDue(f) => self.on_media_due(f),
+            Event::StreamSend(f) => self.on_stream_send(f),
             Event::QueueSample => self.on_queue_sample(),
             Event::FlowSample => self.on_flow_sample(),
         }
@@ -477,6 +505,9 @@ impl Simulation {
     /// Sends a packet from its source host onto the first link.
     fn emit(&mut self, p: Packet) {
         self.counters.packets_created += 1;
+        if self.lost_on_path(&p) {
+            return;
+        }
         let l = self.topo.next_hop(p.src, p.dst).expect("host without a link");
         self.send_on(l, p);
     }
@@ -496,7 +527,7 @@ impl Simulation {
     fn dport(&self, f: u32) -> u16 {
         match self.flows[f as usize].transport {
             Transport::Tcp { .. } => TCP_PORT,
-            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) => UDP_PORT,
+            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) | Transport::UdpStream(_) => UDP_PORT,
         }
     }
 
@@ -513,6 +544,7 @@ impl Simulation {
 
     fn on_flow_start(&mut self, f: u32) {
         match &mut self.flows[f as usize].transport {
+            Transport::Tcp { stream: Some(_), .. } | Transport::UdpStream(_) => self.on_stream_start(f),
             Transport::Tcp { .. } => self.tcp_send(f, |tx, now, out| tx.send_available(now, out)),
             Transport::Cbr { running, .. } => {
                 *running = true;
@@ -580,10 +612,16 @@ impl Simulation {
 
     fn on_flow_stop(&mut self, f: u32) {
         match &mut self.flows[f as usize].transport {
-            Transport::Tcp { tx, .. } => tx.stop(),
+            Transport::Tcp { tx, stream, .. } => {
+                tx.stop();
+                if let Some(s) = stream {
+                    s.stop();
+                }
+            }
             Transport::Cbr { running, .. } => *running = false,
             Transport::Mpeg(m) => m.running = false,
             Transport::Rtp(r) => r.running = false,
+            Transport::UdpStream(u) => u.running = false,
         }
     }
 
@@ -670,7 +708,9 @@ impl Simulation {
                 step(tx, now, &mut segs);
                 *ecn
             }
-            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) => unreachable!("tcp_send on a UDP flow"),
+            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) | Transport::UdpStream(_) => {
+                unreachable!("tcp_send on a UDP flow")
+            }
         };
         for s in &segs {
             let class = self.draw_class(f);
@@ -728,7 +768,7 @@ impl Simulation {
                 let (ack, ece) = rx.take_ack();
                 (ack, ece, rx.sack_blocks())
             }
-            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) => return,
+            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) | Transport::UdpStream(_) => return,
         };
         let mut p = self.new_packet(f, false);
         p.proto = Proto::Tcp;
@@ -773,14 +813,8 @@ impl Simulation {
             }
             Transport::Mpeg(m) if to_receiver => m.sink.on_packet(p.frame_id, p.seq, p.payload),
             Transport::Mpeg(m) => m.src.on_report(p.ack, p.seq.checked_sub(1)),
-            Transport::Rtp(r) => {
-                let log = &mut r.log;
-                log.seq.push(p.seq);
-                log.size.push(p.size);
-                log.sent_ns.push(p.sent_at.as_nanos());
-                log.recv_ns.push(now.as_nanos());
-                log.bytes += p.payload as u64;
-            }
+            Transport::Rtp(r) => r.log.push(&p, now),
+            Transport::UdpStream(_) => self.on_stream_packet(f, p, to_receiver),
         }
     }
 
@@ -796,13 +830,13 @@ impl Simulation {
     fn on_flow_sample(&mut self) {
         for (id, flow) in self.flows.iter().enumerate() {
             let s = match &flow.transport {
-                Transport::Tcp { tx, rx, .. } => FlowSample {
+                Transport::Tcp { tx, rx, stream, .. } => FlowSample {
                     delivered_bytes: rx.delivered_bytes,
                     cwnd_bytes: tx.cwnd,
                     ssthresh_bytes: tx.ssthresh.min(u64::MAX / 4),
                     srtt_ns: tx.rtt().srtt().map_or(0, |t| t.as_nanos()),
                     rto_ns: tx.rtt().rto().as_nanos(),
-                    app_level: 0,
+                    app_level: stream.as_ref().map_or(0, |s| s.level() as u32),
                 },
                 Transport::Cbr { rx_bytes, .. } => FlowSample {
                     delivered_bytes: *rx_bytes,
@@ -811,6 +845,14 @@ impl Simulation {
                     srtt_ns: 0,
                     rto_ns: 0,
                     app_level: 0,
+                },
+                Transport::UdpStream(u) => FlowSample {
+                    delivered_bytes: u.log.bytes,
+                    cwnd_bytes: 0,
+                    ssthresh_bytes: 0,
+                    srtt_ns: 0,
+                    rto_ns: 0,
+                    app_level: u.server.level() as u32,
                 },
                 Transport::Rtp(r) => FlowSample {
                     delivered_bytes: r.log.bytes,
@@ -929,13 +971,17 @@ impl Simulation {
         let (mut flow, mut seq, mut size, mut sent, mut recv) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut any = false;
         for (fi, f) in self.flows.iter().enumerate() {
-            let Transport::Rtp(r) = &f.transport else { continue };
+            let log = match &f.transport {
+                Transport::Rtp(r) => &r.log,
+                Transport::UdpStream(u) => &u.log,
+                _ => continue,
+            };
             any = true;
-            flow.extend(std::iter::repeat_n(fi as u32, r.log.seq.len()));
-            seq.extend_from_slice(&r.log.seq);
-            size.extend_from_slice(&r.log.size);
-            sent.extend_from_slice(&r.log.sent_ns);
-            recv.extend_from_slice(&r.log.recv_ns);
+            flow.extend(std::iter::repeat_n(fi as u32, log.seq.len()));
+            seq.extend_from_slice(&log.seq);
+            size.extend_from_slice(&log.size);
+            sent.extend_from_slice(&log.sent_ns);
+            recv.extend_from_slice(&log.recv_ns);
         }
         any.then(|| {
             vec![

@@ -24,6 +24,7 @@ def parallel_map(fn: Callable[[T], R], jobs: Sequence[T], workers: int | None = 
 PAPERS: dict[str, str] = {
     "rb-rio": "aqmlab.reproduce.rb_rio",
     "sqf": "aqmlab.reproduce.sqf",
+    "head-to-head": "aqmlab.reproduce.head_to_head",
 }
 
 

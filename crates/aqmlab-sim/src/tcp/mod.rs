@@ -216,6 +216,12 @@ impl TcpSender {
         self.data_end = Some(self.snd_max);
     }
 
+    /// An application that writes data as it produces it (app-limited): new data may be sent
+    /// up to sequence `end` (exclusive, in whole segments above `ISS_DATA`).
+    pub fn write_until(&mut self, end: u64) {
+        self.data_end = Some(end);
+    }
+
     /// Sends as much as the windows allow.
     pub fn send_available(&mut self, now: Time, out: &mut Vec<Segment>) {
         if self.sack && self.in_recovery {
