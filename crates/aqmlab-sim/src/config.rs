@@ -70,6 +70,8 @@ pub enum AppConfig {
     Mpeg(crate::app::mpeg::MpegConfig),
     /// RTP-like VBR video, audio or Poisson packets over UDP (see `app::rtp`).
     Rtp(crate::app::rtp::RtpConfig),
+    /// PELS FGS video with MKC over UDP (see `app::pels`).
+    Pels(crate::app::pels::PelsConfig),
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -145,6 +147,7 @@ impl SimConfig {
                 }
                 AppConfig::Mpeg(m) => m.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,
                 AppConfig::Rtp(r) => r.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,
+                AppConfig::Pels(p) => p.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,
                 _ => {}
             }
         }

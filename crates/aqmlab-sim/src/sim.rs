@@ -19,6 +19,11 @@ use aqmlab_core::{Ecn, Packet, Proto, QdiscConfig, Rate, SackBlocks, SimRng, Tim
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+#[path = "sim_pels.rs"]
+mod pels;
+use aqmlab_core::qdisc::pels_feedback::FeedbackLabel;
+use pels::PelsFlow;
+
 /// IPv4 + TCP headers without options.
 pub const TCP_HEADER: u32 = 40;
 pub const TCP_PORT: u16 = 5001;
@@ -45,6 +50,8 @@ enum Event {
     VideoFeedback(u32),
     MediaGenerate(u32),
     MediaDue(u32),
+    /// A PELS source's next packet is due.
+    PelsSend(u32),
     QueueSample,
     FlowSample,
 }
@@ -67,6 +74,7 @@ enum Transport {
     },
     Mpeg(Box<MpegFlow>),
     Rtp(Box<RtpFlow>),
+    Pels(Box<PelsFlow>),
 }
 
 /// An RTP-like media stream: the source with its jitter queue, and the receiver's log.
@@ -150,6 +158,7 @@ fn totals(t: &Transport) -> FlowTotals {
         }
         Transport::Mpeg(m) => FlowTotals { packets_sent: m.packets_sent, delivered_bytes: m.sink.bytes, ..FlowTotals::default() },
         Transport::Rtp(r) => FlowTotals { packets_sent: r.src.sent_packets, delivered_bytes: r.log.bytes, ..FlowTotals::default() },
+        Transport::Pels(p) => FlowTotals { packets_sent: p.tx.packets_sent, delivered_bytes: p.rx.bytes, ..FlowTotals::default() },
     }
 }
 
@@ -175,6 +184,8 @@ pub struct Simulation {
     pcap: Option<PcapWriter>,
     /// SACK blocks of ACKs in flight, by packet uid (see `Packet::sack_blocks`).
     sack_blocks: HashMap<u64, SackBlocks>,
+    /// PELS feedback labels of packets in flight, by packet uid (no room in `Packet`).
+    labels: HashMap<u64, FeedbackLabel>,
     pub counters: RunCounters,
 }
 
@@ -233,6 +244,7 @@ impl Simulation {
             queue_samples: QueueSamples::default(),
             flow_samples: FlowSamples::default(),
             sack_blocks: HashMap::new(),
+            labels: HashMap::new(),
             counters: RunCounters::default(),
         };
         for (id, f) in sim.flows.iter().enumerate() {
@@ -302,6 +314,7 @@ impl Simulation {
                 due_at: None,
                 log: ReceiveLog::default(),
             })),
+            AppConfig::Pels(c) => Transport::Pels(Box::new(PelsFlow::new(c.clone())?)),
             AppConfig::Cbr { rate_bps, packet_size } => Transport::Cbr {
                 interval: Rate(*rate_bps).tx_time(*packet_size as u64),
                 size: *packet_size,
@@ -368,6 +381,7 @@ impl Simulation {
             Event::VideoFeedback(f) => self.on_video_feedback(f),
             Event::MediaGenerate(f) => self.on_media_generate(f),
             Event::MediaDue(f) => self.on_media_due(f),
+            Event::PelsSend(f) => self.on_pels_send(f),
             Event::QueueSample => self.on_queue_sample(),
             Event::FlowSample => self.on_flow_sample(),
         }
@@ -395,15 +409,18 @@ impl Simulation {
         let evicted: Vec<_> = out.evicted.to_vec();
         match verdict {
             Verdict::Enqueued | Verdict::Marked => {
+                self.stamp_label(l, &p);
                 self.record(l, event::ENQUEUE, &p, None, verdict == Verdict::Marked)
             }
             Verdict::Dropped(reason) => {
                 self.take_sack_blocks(&p);
+                self.labels.remove(&p.uid);
                 self.record(l, event::DROP, &p, Some(reason), false)
             }
         }
         for e in evicted {
             self.take_sack_blocks(&e.packet);
+            self.labels.remove(&e.packet.uid);
             self.record(l, event::DROP, &e.packet, Some(e.reason), false);
         }
         self.start_tx_if_idle(l);
@@ -496,7 +513,7 @@ impl Simulation {
     fn dport(&self, f: u32) -> u16 {
         match self.flows[f as usize].transport {
             Transport::Tcp { .. } => TCP_PORT,
-            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) => UDP_PORT,
+            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) | Transport::Pels(_) => UDP_PORT,
         }
     }
 
@@ -527,6 +544,10 @@ impl Simulation {
             Transport::Rtp(r) => {
                 r.running = true;
                 self.on_media_generate(f);
+            }
+            Transport::Pels(p) => {
+                p.running = true;
+                self.on_pels_send(f);
             }
         }
     }
@@ -584,6 +605,7 @@ impl Simulation {
             Transport::Cbr { running, .. } => *running = false,
             Transport::Mpeg(m) => m.running = false,
             Transport::Rtp(r) => r.running = false,
+            Transport::Pels(p) => p.running = false,
         }
     }
 
@@ -670,7 +692,7 @@ impl Simulation {
                 step(tx, now, &mut segs);
                 *ecn
             }
-            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) => unreachable!("tcp_send on a UDP flow"),
+            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) | Transport::Pels(_) => unreachable!("tcp_send on a UDP flow"),
         };
         for s in &segs {
             let class = self.draw_class(f);
@@ -728,7 +750,7 @@ impl Simulation {
                 let (ack, ece) = rx.take_ack();
                 (ack, ece, rx.sack_blocks())
             }
-            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) => return,
+            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) | Transport::Pels(_) => return,
         };
         let mut p = self.new_packet(f, false);
         p.proto = Proto::Tcp;
@@ -773,6 +795,8 @@ impl Simulation {
             }
             Transport::Mpeg(m) if to_receiver => m.sink.on_packet(p.frame_id, p.seq, p.payload),
             Transport::Mpeg(m) => m.src.on_report(p.ack, p.seq.checked_sub(1)),
+            Transport::Pels(_) if to_receiver => self.on_pels_data(f, p),
+            Transport::Pels(_) => self.on_pels_ack(f, p),
             Transport::Rtp(r) => {
                 let log = &mut r.log;
                 log.seq.push(p.seq);
@@ -814,6 +838,14 @@ impl Simulation {
                 },
                 Transport::Rtp(r) => FlowSample {
                     delivered_bytes: r.log.bytes,
+                    cwnd_bytes: 0,
+                    ssthresh_bytes: 0,
+                    srtt_ns: 0,
+                    rto_ns: 0,
+                    app_level: 0,
+                },
+                Transport::Pels(p) => FlowSample {
+                    delivered_bytes: p.rx.bytes,
                     cwnd_bytes: 0,
                     ssthresh_bytes: 0,
                     srtt_ns: 0,
@@ -957,6 +989,7 @@ impl Simulation {
         if let Some(media) = self.media_table() {
             tables.push(("media", media));
         }
+        tables.extend(self.pels_tables());
         if let Some(pe) = self.pkt_events.take() {
             tables.push(("packets", pe.into_table()));
         }

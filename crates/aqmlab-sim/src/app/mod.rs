@@ -1,3 +1,4 @@
 //! Applications that generate traffic on top of the transports.
 pub mod mpeg;
+pub mod pels;
 pub mod rtp;
