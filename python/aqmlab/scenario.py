@@ -222,13 +222,32 @@ class Wrr(Strict):
     classifier: Classifier = Field(default_factory=Classifier, description="packet to band")
 
 
-Qdisc = Annotated[Union[DropTail, Red, RbRed, RbRio, Rio, Sqf, Drr, Pfq, Tbf, Prio, Wrr],
+class PelsFeedback(Strict):
+    """PELS router feedback (Kang et al. 2004, eq. 11) around a discipline: every `interval` the
+    PELS arrival rate R and loss p = (R - C)/R for C = share x link rate, an epoch count, and a
+    (router id, epoch, p) label on every passing coloured packet (kept when upstream's p is larger)."""
+
+    kind: Literal["pels_feedback"]
+    router_id: int = Field(1, ge=0, lt=2**32, description="id written into labels; distinct per router")
+    interval: Duration = Field("30ms", description="measurement interval T")
+    share: float = Field(0.5, gt=0, le=1, description="PELS share of the link rate (C = share x rate)")
+    qdisc: "Qdisc" = Field(..., description="the discipline that queues: normally wrr[prio[g, y, r], fifo]")
+
+    @model_validator(mode="after")
+    def _positive_interval(self) -> "PelsFeedback":
+        if self.interval <= 0:
+            raise ValueError("interval must be positive")
+        return self
+
+
+Qdisc = Annotated[Union[DropTail, Red, RbRed, RbRio, Rio, Sqf, Drr, Pfq, Tbf, Prio, Wrr, PelsFeedback],
                   Field(discriminator="kind")]
-for _model in (Prio, WrrBand, Wrr):
+for _model in (Prio, WrrBand, Wrr, PelsFeedback):
     _model.model_rebuild()
 QDISC_MODELS: dict[str, type[Strict]] = {"droptail": DropTail, "red": Red, "rb_red": RbRed,
                                          "rb_rio": RbRio, "rio": Rio, "sqf": Sqf, "drr": Drr,
-                                         "fq": Drr, "pfq": Pfq, "tbf": Tbf, "prio": Prio, "wrr": Wrr}
+                                         "fq": Drr, "pfq": Pfq, "tbf": Tbf, "prio": Prio, "wrr": Wrr,
+                                         "pels_feedback": PelsFeedback}
 
 
 # ---- topology ---------------------------------------------------------------------------
@@ -414,10 +433,43 @@ class Poisson(Strict):
         return self
 
 
+class Pels(Strict):
+    """PELS FGS video (Kang et al. 2004): per frame `base_packets` green packets plus the
+    enhancement layer cut to the MKC rate, its lower 1 - gamma yellow and upper gamma red; MKC
+    (eq. 8) and the gamma controller (eq. 5) act once per fresh router epoch echoed in ACKs.
+    Defaults: the paper's 500 B packets, 126-packet full frame, MKC and gamma gains; 10 fps and
+    3 green packets (120 kb/s, the paper's 128 kb/s base rate) are our choice, since the paper's
+    21 green packets per frame cannot be both a 128 kb/s base and leave room for 1 mb/s flows."""
+
+    kind: Literal["pels"]
+    fps: float = Field(10.0, gt=0, description="frames per second (our choice; not in the paper)")
+    packet_size: Size = Field("500B", description="IP size of every packet (section 6.1)")
+    base_packets: int = Field(3, ge=1, description="green packets per frame (base layer)")
+    max_packets: int = Field(126, ge=1, le=128, description="packets of a full-rate frame (section 6.1)")
+    initial_rate: Rate = Field("128kbps", description="MKC initial rate r0 (section 6.3)")
+    alpha: Rate = Field("20kbps", description="MKC additive gain per control step (section 6.4)")
+    beta: float = Field(0.5, gt=0, description="MKC multiplicative gain (stable for 0 < beta < 2)")
+    sigma: float = Field(0.5, gt=0, description="gamma controller gain (stable for 0 < sigma < 2)")
+    p_thr: float = Field(0.75, gt=0, le=1, description="target red loss")
+    gamma_low: float = Field(0.05, ge=0, le=1, description="lowest gamma")
+    gamma_init: float = Field(0.5, ge=0, le=1, description="initial gamma")
+    partition: bool = Field(True, description="false: best-effort, every enhancement packet yellow (section 6.5)")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Pels":
+        if self.max_packets < self.base_packets:
+            raise ValueError(f"max_packets {self.max_packets} must be at least base_packets {self.base_packets}")
+        if self.packet_size <= 28:
+            raise ValueError("packet_size must exceed the 28 B of IP + UDP headers")
+        if self.gamma_init < self.gamma_low:
+            raise ValueError(f"gamma_init {self.gamma_init} must be at least gamma_low {self.gamma_low}")
+        return self
+
+
 MEDIA = (Video, Audio, Poisson)
-App = Annotated[Union[Bulk, Cbr, Mpeg, Video, Audio, Poisson], Field(discriminator="kind")]
+App = Annotated[Union[Bulk, Cbr, Mpeg, Video, Audio, Poisson, Pels], Field(discriminator="kind")]
 APP_MODELS: dict[str, type[Strict]] = {"bulk": Bulk, "cbr": Cbr, "mpeg": Mpeg, "video": Video,
-                                       "audio": Audio, "poisson": Poisson}
+                                       "audio": Audio, "poisson": Poisson, "pels": Pels}
 
 
 class FlowGroup(Strict):
@@ -567,6 +619,9 @@ def _qdisc(q: Any) -> dict[str, Any]:
     if isinstance(q, Wrr):
         return {"kind": "wrr", "classifier": _classifier(q.classifier),
                 "bands": [{"weight": b.weight, "qdisc": _qdisc(b.qdisc)} for b in q.bands]}
+    if isinstance(q, PelsFeedback):
+        return {"kind": "pels_feedback", "router_id": q.router_id, "interval_ns": q.interval,
+                "share": q.share, "qdisc": _qdisc(q.qdisc)}
     d = q.model_dump()
     if d["kind"] == "fq":
         d["kind"] = "drr"
@@ -593,6 +648,12 @@ def _app(app: Any) -> dict[str, Any]:
         return {"kind": "cbr", "rate_bps": app.rate, "packet_size": app.packet_size}
     if isinstance(app, Mpeg):
         return _mpeg(app)
+    if isinstance(app, Pels):
+        return {"kind": "pels", "fps": app.fps, "packet_size": app.packet_size,
+                "base_packets": app.base_packets, "max_packets": app.max_packets,
+                "initial_rate_bps": float(app.initial_rate), "alpha_bps": float(app.alpha),
+                "beta": app.beta, "sigma": app.sigma, "p_thr": app.p_thr, "gamma_low": app.gamma_low,
+                "gamma_init": app.gamma_init, "partition": app.partition}
     if isinstance(app, MEDIA):
         return {"kind": "rtp", "media": _media(app), "jitter_sd_ns": app.jitter}
     t = app.tcp
