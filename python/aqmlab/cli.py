@@ -152,14 +152,14 @@ def _fmt(v: float | None, spec: str) -> str:
 
 
 @main.command()
-@click.argument("paper", type=click.Choice(["rb-rio"]))
+@click.argument("paper", type=click.Choice(["rb-rio", "pels"]))
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="output directory (default: results/<paper>)")
 @click.option("--seeds", type=click.IntRange(min=1, max=100), default=1, show_default=True,
               help="seeds per experiment, run in parallel on the local cores; > 1 gives 95 % CIs")
 @click.option("--seed", "first_seed", type=click.IntRange(min=0), default=1, show_default=True,
               help="first seed (seeds are consecutive)")
-@click.option("--quick", is_flag=True, help="one seed: a fast check (under a minute)")
+@click.option("--quick", is_flag=True, help="one seed (pels: also shortened runs): a fast check (under a minute)")
 @click.option("--records", is_flag=True, help="also keep every run's full results directory under runs/")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="override a field of every scenario, e.g. --set topology.bottleneck.delay=30ms")
@@ -182,7 +182,8 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
     seed_list = [first_seed] if quick else list(range(first_seed, first_seed + seeds))
     try:
         with atomic_directory(out_dir) as tmp:
-            tables = mod.reproduce(tmp, seed_list, overrides, keep_records=records, workers=workers)
+            extra = {"quick": quick} if getattr(mod, "HAS_QUICK", False) else {}
+            tables = mod.reproduce(tmp, seed_list, overrides, keep_records=records, workers=workers, **extra)
     except KeyboardInterrupt:
         _interrupted("nothing was written")
     for name, df in tables.items():
@@ -198,12 +199,13 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
 def _check_overrides(mod: Any, overrides: tuple[str, ...]) -> None:
     """Validates the overrides on every scenario before anything runs."""
     problems = []
-    for e in mod.SETS:
-        for d in mod.disciplines():
-            try:
-                load(mod.scenario_name(e, d), list(overrides))
-            except ScenarioError as err:
-                problems.extend(err.lines)
+    names = (mod.scenario_names() if hasattr(mod, "scenario_names")
+             else [mod.scenario_name(e, d) for e in mod.SETS for d in mod.disciplines()])
+    for name in names:
+        try:
+            load(name, list(overrides))
+        except ScenarioError as err:
+            problems.extend(err.lines)
     if problems:
         _fail(sorted(set(problems)))
 

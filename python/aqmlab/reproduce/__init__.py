@@ -23,6 +23,7 @@ def parallel_map(fn: Callable[[T], R], jobs: Sequence[T], workers: int | None = 
 
 PAPERS: dict[str, str] = {
     "rb-rio": "aqmlab.reproduce.rb_rio",
+    "pels": "aqmlab.reproduce.pels",
 }
 
 
