@@ -33,8 +33,10 @@ SIMULATIONS = ("convergence", "gamma-7", "gamma-14", "delay", "best-effort-7", "
 #: Run lengths with --quick (the scenario files' own durations otherwise).
 QUICK_DURATION = {"convergence": "40s", "gamma-7": "40s", "gamma-14": "40s", "delay": "110s",
                   "best-effort-7": "40s", "best-effort-14": "40s"}
-#: Measurement windows (s): after the start-up transient, as the paper's figures show.
+#: Measurement windows (s): after the start-up transient, and ending DRAIN_S before the run's
+#: end, so that every counted packet had time to arrive (red packets wait up to ~4 s).
 STEADY_FROM_S = 10.0
+DRAIN_S = 5.0
 P_THR = 0.75
 C_BPS = 2e6
 ALPHA_BPS, BETA = 20e3, 0.5
@@ -45,6 +47,11 @@ PUBLISHED = {
     "green_delay_ms": 16.0, "yellow_delay_ms": 25.0, "red_delay_ms": 400.0,
     "fair_rate_bps": 1e6, "fairness_after_s": 13.0,
 }
+
+
+def measured_end(run: dict[str, pd.DataFrame]) -> float:
+    """End (s of send time) of a run's measurement window."""
+    return float(run["duration_s"]["s"].iloc[0]) - DRAIN_S
 
 
 def scenario_names() -> list[str]:
@@ -103,7 +110,7 @@ def mechanisms_table(runs: dict[str, dict[str, pd.DataFrame]]) -> pd.DataFrame:
     rows = []
     for name, pub in (("gamma-7", "7 %"), ("gamma-14", "14 %")):
         t = runs[name]
-        end = float(t["duration_s"]["s"].iloc[0])
+        end = measured_end(t)
         loss = pa.colour_losses(t["pels_frames"], STEADY_FROM_S, end)
         ctl = pa.controller_summary(t["pels_control"], STEADY_FROM_S, end)
         rows += [
@@ -116,7 +123,7 @@ def mechanisms_table(runs: dict[str, dict[str, pd.DataFrame]]) -> pd.DataFrame:
             _row(f"{name}: green loss", "0 %", loss["green"] * 100, ".2f", "%"),
         ]
     d = runs["delay"]
-    end = float(d["duration_s"]["s"].iloc[0])
+    end = measured_end(d)
     delays = pa.colour_delays(d["pels_packets"], STEADY_FROM_S, end)
     waves = [pa.colour_delays(d["pels_packets"], a + 10, min(a + 50, end))["red"] for a in range(0, int(end), 50) if a + 10 < end]
     rows += [
@@ -126,7 +133,7 @@ def mechanisms_table(runs: dict[str, dict[str, pd.DataFrame]]) -> pd.DataFrame:
              "ms; per 50 s wave: " + ", ".join(f"{w:.0f}" for w in waves)),
     ]
     c = runs["convergence"]
-    end = float(c["duration_s"]["s"].iloc[0])
+    end = measured_end(c)
     alone = pa.mean_rates(c["pels_frames"], 3, 10)
     both = pa.mean_rates(c["pels_frames"], 25, end)
     rows += [
@@ -139,7 +146,7 @@ def mechanisms_table(runs: dict[str, dict[str, pd.DataFrame]]) -> pd.DataFrame:
              "s; until 2 s mean rates first within 10 %"),
     ]
     be = runs["best-effort-7"]
-    end = float(be["duration_s"]["s"].iloc[0])
+    end = measured_end(be)
     w = lambda f: f[(f["t_ns"] >= STEADY_FROM_S * 1e9) & (f["t_ns"] < end * 1e9)]
     rows += [
         _row("best effort: enhancement loss", "-", pa.colour_losses(be["pels_frames"], STEADY_FROM_S, end)["enhancement"] * 100, ".2f", "%"),
@@ -175,9 +182,14 @@ def _plt():
     return plt
 
 
+def _until(frames: pd.DataFrame, end_s: float) -> pd.DataFrame:
+    return frames[frames["t_ns"] < end_s * 1e9]
+
+
 def figure7(runs, folder: Path) -> pd.DataFrame:
     plt = _plt()
-    data = pd.concat([pa.gamma_red_series(runs[n]["pels_frames"], 1.0).assign(scenario=n) for n in ("gamma-7", "gamma-14")])
+    data = pd.concat([pa.gamma_red_series(_until(runs[n]["pels_frames"], measured_end(runs[n])), 1.0).assign(scenario=n)
+                      for n in ("gamma-7", "gamma-14")])
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
     for i, (name, g) in enumerate(data.groupby("scenario", sort=False)):
         left.plot(g["t_s"], g["gamma"], color=f"C{i}", lw=1.2, label=name)
@@ -199,7 +211,8 @@ def figure7(runs, folder: Path) -> pd.DataFrame:
 
 def figures8_9(runs, folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     plt = _plt()
-    delays = pa.delay_series(runs["delay"]["pels_packets"], 1.0)
+    d = runs["delay"]["pels_packets"]
+    delays = pa.delay_series(d[d["sent_ns"] < measured_end(runs["delay"]) * 1e9], 1.0)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     for ax, colour in zip(axes, ("green", "yellow")):
         g = delays[delays["colour"] == colour]

@@ -11,10 +11,10 @@ import pandas as pd
 
 from aqmlab import quality
 from aqmlab.analysis import pels as pa
+from aqmlab.reproduce.pels import STEADY_FROM_S, measured_end
 
 #: (PELS run, best-effort run, published best-effort and PELS improvements over the base layer).
 PAIRS = (("gamma-7", "best-effort-7", "10 %", 0.24, 0.60), ("gamma-14", "best-effort-14", "19 %", 0.16, 0.55))
-STEADY_FROM_S = 10.0
 
 
 def _steady(frames: pd.DataFrame, end_s: float) -> pd.DataFrame:
@@ -23,7 +23,7 @@ def _steady(frames: pd.DataFrame, end_s: float) -> pd.DataFrame:
 
 def quality_of(run: dict[str, pd.DataFrame], curve: pd.DataFrame) -> pd.DataFrame:
     app = run["pels_app"].iloc[0]
-    end = float(run["duration_s"]["s"].iloc[0])
+    end = measured_end(run)
     return quality.frame_quality(_steady(run["pels_frames"], end), curve, int(app["payload_bytes"]), float(app["fps"]))
 
 
@@ -33,7 +33,7 @@ def quality_table(runs: dict, curve: pd.DataFrame) -> tuple[pd.DataFrame, dict[s
         for name, scheme, pub in ((be_run, "best effort", pub_be), (pels_run, "PELS", pub_pels)):
             q = quality_of(runs[name], curve)
             per_frame[name] = q
-            end = float(runs[name]["duration_s"]["s"].iloc[0])
+            end = measured_end(runs[name])
             losses = pa.colour_losses(runs[name]["pels_frames"], STEADY_FROM_S, end)
             rows.append({
                 "paper loss": published_loss, "scheme": scheme, "run": name,

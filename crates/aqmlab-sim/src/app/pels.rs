@@ -9,7 +9,8 @@
 //!   x_i = r/fps - base, in whole packets of `packet_size` bytes (IP size), the fractional
 //!   remainder carried to the next frame so that the long-run rate is exactly r. At most
 //!   `max_packets` packets per frame (the full-rate frame). The lower (1 - gamma) share of the
-//!   enhancement packets is yellow, the upper gamma share red. Packets go out in order green,
+//!   enhancement packets is yellow, the upper gamma share red (whole packets, the fraction
+//!   carried to the next frame so that the red share over frames is gamma). Packets go out in order green,
 //!   yellow, red (bottom of the frame first), evenly paced over the frame interval.
 //! * **Best-effort mode** (`partition = false`, section 6.5): every enhancement packet is yellow
 //!   (the router then drops enhancement packets without regard to their position) and gamma is
@@ -218,6 +219,8 @@ pub struct PelsSender {
     next_seq: u64,
     /// Enhancement bytes owed to the next frame (fractional packets).
     carry: f64,
+    /// Fraction of a red packet owed to the next frame.
+    red_carry: f64,
     pub frames: Vec<SentFrame>,
     pub control: Vec<ControlStep>,
     pub packets_sent: u64,
@@ -244,6 +247,7 @@ impl PelsSender {
             next_frame_id: 0,
             next_seq: 0,
             carry: 0.0,
+            red_carry: 0.0,
             frames: Vec::new(),
             control: Vec::new(),
             packets_sent: 0,
@@ -269,8 +273,21 @@ impl PelsSender {
         let enh = (budget / c.packet_size as f64).floor().clamp(0.0, room);
         self.carry = (budget - enh * c.packet_size as f64).clamp(0.0, c.packet_size as f64);
         let enh = enh as u32;
-        let red = if c.partition { (self.gamma * enh as f64).round() as u32 } else { 0 };
-        FramePlan { green: c.base_packets, yellow: enh - red, red }
+        let (partition, green) = (c.partition, c.base_packets);
+        let red = if partition { self.red_packets(enh) } else { 0 };
+        FramePlan { green, yellow: enh - red, red }
+    }
+
+    /// The red share gamma of `enh` enhancement packets, in whole packets. Frames at our rates
+    /// carry a few enhancement packets (the paper's carry up to 105), so rounding each frame
+    /// alone would make the red share a staircase of gamma (1 of 4 packets for any gamma in
+    /// [0.125, 0.375)); the fraction is carried to the next frame instead, so that over frames
+    /// the red share is gamma.
+    fn red_packets(&mut self, enh: u32) -> u32 {
+        let want = self.gamma * enh as f64 + self.red_carry;
+        let red = (want.floor() as u32).min(enh);
+        self.red_carry = (want - red as f64).clamp(0.0, 1.0);
+        red
     }
 
     /// Sends the next packet (starting a new frame when the last one is complete) and returns
@@ -482,6 +499,21 @@ mod tests {
         send_frames(&mut s, 8);
         let enh: Vec<u32> = s.frames.iter().map(|f| f.plan.yellow + f.plan.red).collect();
         assert_eq!(enh, vec![0, 0, 0, 1, 0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn the_red_share_over_frames_is_gamma_even_for_small_frames() {
+        let mut c = cfg();
+        c.initial_rate_bps = 280_000.0; // 3500 B per frame: 3 green + 4 enhancement packets
+        c.gamma_init = 0.3;
+        let mut s = PelsSender::new(c).unwrap();
+        send_frames(&mut s, 100);
+        let (red, enh) = s.frames.iter().fold((0, 0), |(r, e), f| (r + f.plan.red, e + f.plan.red + f.plan.yellow));
+        assert_eq!(enh, 400);
+        // 30 % of the enhancement packets (to within the one packet still owed), not
+        // round(0.3 x 4) = 1 of every 4.
+        assert!((119..=120).contains(&red), "{red}");
+        assert!(s.frames.iter().all(|f| f.plan.red <= 2));
     }
 
     #[test]
