@@ -116,3 +116,33 @@ def test_bad_pels_values_are_refused_with_the_field_named():
     with pytest.raises(ScenarioError) as e:
         load("pels/convergence", ["topology.bottleneck.qdisc.share=1.5"])
     assert any("share" in line for line in e.value.lines), e.value.lines
+
+
+def test_parking_lot_labels_come_from_the_most_congested_router_on_the_path():
+    t = run("parking-lot", "60s")
+    flows, ctl = t["flows"], t["pels_control"]
+    group = dict(zip(flows["flow"], flows["group_name"]))
+    ctl = ctl.assign(group=ctl["flow"].map(group))
+    before = ctl[(ctl["t_ns"] >= 10e9) & (ctl["t_ns"] < 30e9)]
+    after = ctl[(ctl["t_ns"] >= 40e9) & (ctl["t_ns"] < 60e9)]
+    # One-hop flows only ever hear from the router on their path.
+    for g, router in (("first", 1), ("second", 2), ("first-late", 1)):
+        assert set(ctl.loc[ctl["group"] == g, "router_id"]) == {router}, g
+    # The long flow crosses both and hears from both: the more congested one wins each label,
+    # and three more flows on hop 0 at 30 s make router 1 win far more often.
+    share1 = lambda w: (w.loc[w["group"] == "long", "router_id"] == 1).mean()
+    assert 0.2 < share1(before) < 0.8 and share1(after) > share1(before) + 0.1, (share1(before), share1(after))
+    # Hop 0 is shared fairly by the four flows that use only it (within 10 %).
+    rates = pa.mean_rates(t["pels_frames"], 40, 60)
+    one_hop = rates[[f for f, g in group.items() if g in ("first", "first-late")]]
+    assert one_hop.max() < 1.1 * one_hop.min(), one_hop
+    # The long flow's round trip covers both hops: 2 x (5 + 5) ms access + 2 x 10 ms per hop.
+    assert flows.loc[flows["group_name"] == "long", "base_rtt_ns"].item() == 60_000_000
+
+
+def test_a_path_outside_the_row_is_refused():
+    with pytest.raises(ScenarioError) as e:
+        load("pels/parking-lot", ["flows.2.path=[0, 3]"])
+    assert any("flows.long.path" in line and "routers 0..2" in line for line in e.value.lines), e.value.lines
+    with pytest.raises(ScenarioError):
+        load("pels/convergence", ["flows.1.path=[0, 2]"])

@@ -266,14 +266,28 @@ class Link(Strict):
         return self
 
 
+class Hop(Strict):
+    """One router-to-router hop of a parking lot."""
+
+    forward: Link
+    reverse: Link | None = Field(None, description="the way back; default: the forward rate and delay, FIFO 1000p")
+
+
 class Dumbbell(Strict):
-    """Senders -- R1 == bottleneck ==> R2 -- receivers; the reverse direction carries ACKs."""
+    """Senders -- R1 == bottleneck ==> R2 -- receivers; the reverse direction carries ACKs.
+    With `chain`, a parking lot: more routers in a row after R2 (router 0 is R1, 1 is R2, hop i
+    of the chain leads to router i + 2), and flow groups enter and leave at routers of their
+    `path`."""
 
     kind: Literal["dumbbell"] = "dumbbell"
     bottleneck: Link
     reverse: Link | None = Field(None, description="R2->R1; default: the bottleneck's rate and delay, FIFO 1000p")
     access_qdisc: Qdisc = Field(default_factory=lambda: DropTail(kind="droptail", limit="10000p"),
                                 description="discipline of every host access link")
+    chain: list[Hop] = Field(default_factory=list, description="further router hops after R2 (a parking lot)")
+
+    def routers(self) -> int:
+        return 2 + len(self.chain)
 
 
 # ---- applications -----------------------------------------------------------------------
@@ -489,6 +503,8 @@ class FlowGroup(Strict):
         None, description="random per-packet class marks, weights of (class1, class2, class3); "
                           "default: unclassified (video packets take their frame type's class)")
     dscp: int = Field(0, ge=0, le=63, description="DiffServ code point of the flow's packets")
+    path: tuple[int, int] | None = Field(
+        None, description="[enter, exit] routers (0 = R1) where senders and receivers attach; default the whole row")
 
     @model_validator(mode="after")
     def _sane(self) -> "FlowGroup":
@@ -566,6 +582,10 @@ class Scenario(Strict):
             raise ValueError(f"flow group names must be unique, repeated: {', '.join(sorted(dup))}")
         for g in self.flows:
             g.sender_delay_range()
+            last = self.topology.routers() - 1
+            if g.path is not None and not (0 <= g.path[0] < g.path[1] <= last):
+                raise ValueError(f"flows.{g.name}.path: {list(g.path)} must satisfy 0 <= enter < exit <= {last} "
+                                 f"(routers 0..{last})")
             if isinstance(g.app, Mpeg):
                 self._frames_fit_the_buffer(g.name, g.app)
         for a, b in self.periods():
@@ -602,6 +622,7 @@ class Scenario(Strict):
                 "bottleneck": _link(t.bottleneck),
                 "reverse": _link(reverse),
                 "access_qdisc": _qdisc(t.access_qdisc),
+                "chain": [_hop(h) for h in t.chain],
             },
             "flow_groups": [_group(g, self.duration) for g in self.flows],
             "records": {
@@ -641,6 +662,11 @@ def _classifier(c: Classifier) -> dict[str, Any]:
 
 def _link(link: Link) -> dict[str, Any]:
     return {"rate_bps": link.rate, "delay_ns": link.delay, "qdisc": _qdisc(link.qdisc)}
+
+
+def _hop(hop: Hop) -> dict[str, Any]:
+    back = hop.reverse or Link(rate=f"{hop.forward.rate}bps", delay=f"{hop.forward.delay}ns")
+    return {"forward": _link(hop.forward), "reverse": _link(back)}
 
 
 def _app(app: Any) -> dict[str, Any]:
@@ -716,6 +742,7 @@ def _group(g: FlowGroup, duration: int) -> dict[str, Any]:
         "access_rate_bps": g.access_rate, "sender_delay_ns": [lo, hi],
         "receiver_delay_ns": g.receiver_delay, "class_weights": list(g.class_weights or (0.0, 0.0, 0.0)),
         "dscp": g.dscp, "app": _app(g.app),
+        **({"path": list(g.path)} if g.path is not None else {}),
     }
 
 

@@ -219,12 +219,22 @@ impl Simulation {
         let t = &cfg.topology;
         let bottleneck = topo.add_link(link_from(&t.bottleneck, r1, r2, seed, "bottleneck")?);
         topo.add_link(link_from(&t.reverse, r2, r1, seed, "reverse")?);
+        // A parking lot: further routers in a row after R2 (none for the plain dumbbell).
+        let mut routers = vec![r1, r2];
+        for (i, hop) in t.chain.iter().enumerate() {
+            let (prev, next) = (routers[routers.len() - 1], topo.add_node());
+            topo.add_link(link_from(&hop.forward, prev, next, seed, &format!("hop{}", i + 1))?);
+            topo.add_link(link_from(&hop.reverse, next, prev, seed, &format!("hop{}-rev", i + 1))?);
+            routers.push(next);
+        }
         let mut flows = Vec::new();
         for (gi, g) in cfg.flow_groups.iter().enumerate() {
             let mut start_rng = SimRng::stream(seed, &format!("group/{}/start", g.name));
             for i in 0..g.count {
                 let id = flows.len() as u32;
-                let flow = Self::build_flow(&mut topo, &cfg, gi, g, i, id, r1, r2, &mut start_rng)?;
+                let [enter, exit] = g.path_in(t);
+                let (r_in, r_out) = (routers[enter as usize], routers[exit as usize]);
+                let flow = Self::build_flow(&mut topo, &cfg, gi, g, i, id, r_in, r_out, &mut start_rng)?;
                 flows.push(flow);
             }
         }
@@ -291,7 +301,8 @@ impl Simulation {
                 timer_at: None,
             },
             AppConfig::Mpeg(m) => {
-                let base_rtt = 2 * (sender_delay + rd) + cfg.topology.bottleneck.delay_ns + cfg.topology.reverse.delay_ns;
+                let [enter, exit] = g.path_in(&cfg.topology);
+                let base_rtt = 2 * (sender_delay + rd) + cfg.topology.path_delay_ns(enter, exit);
                 let feedback = if m.feedback_interval_ns > 0 { m.feedback_interval_ns } else { base_rtt.max(1) };
                 Transport::Mpeg(Box::new(MpegFlow {
                     src: MpegSource::new(m.clone())?,
@@ -885,7 +896,8 @@ impl Simulation {
             stop.push(f.stop.as_nanos());
             sdelay.push(f.sender_delay.as_nanos());
             rdelay.push(f.receiver_delay.as_nanos());
-            base_rtt.push(2 * (f.sender_delay.as_nanos() + f.receiver_delay.as_nanos()) + t.bottleneck.delay_ns + t.reverse.delay_ns);
+            let [enter, exit] = self.cfg.flow_groups[f.group].path_in(t);
+            base_rtt.push(2 * (f.sender_delay.as_nanos() + f.receiver_delay.as_nanos()) + t.path_delay_ns(enter, exit));
             let tot = totals(&f.transport);
             is_tcp.push(tot.is_tcp as u8);
             sent.push(tot.packets_sent);
