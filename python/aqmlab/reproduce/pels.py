@@ -29,10 +29,10 @@ from aqmlab.scenario import Scenario, apply_override, read_scenario_file, resolv
 
 SOURCE = "Kang, Zhang, Dai and Loguinov, ICDCS 2004"
 HAS_QUICK = True
-SIMULATIONS = ("convergence", "gamma-7", "gamma-14", "delay", "best-effort-7", "best-effort-14")
+SIMULATIONS = ("convergence", "gamma-7", "gamma-14", "delay", "best-effort-7", "best-effort-14", "parking-lot")
 #: Run lengths with --quick (the scenario files' own durations otherwise).
 QUICK_DURATION = {"convergence": "40s", "gamma-7": "40s", "gamma-14": "40s", "delay": "110s",
-                  "best-effort-7": "40s", "best-effort-14": "40s"}
+                  "best-effort-7": "40s", "best-effort-14": "40s", "parking-lot": "60s"}
 #: Measurement windows (s): after the start-up transient, and ending DRAIN_S before the run's
 #: end, so that every counted packet had time to arrive (red packets wait up to ~4 s).
 STEADY_FROM_S = 10.0
@@ -134,7 +134,7 @@ def mechanisms_table(runs: dict[str, dict[str, pd.DataFrame]]) -> pd.DataFrame:
              "ms; per 50 s wave: " + ", ".join(f"{w:.0f}" for w in waves)),
     ]
     c = runs["convergence"]
-    end = measured_end(c)
+    end = float(c["duration_s"]["s"].iloc[0])  # sending rates need no drain time
     alone = pa.mean_rates(c["pels_frames"], 3, 10)
     both = pa.mean_rates(c["pels_frames"], 25, end)
     rows += [
@@ -169,6 +169,28 @@ def fairness_time(frames: pd.DataFrame, join_s: float = 10.0, tolerance: float =
     close = (r.max(axis=1) - r.min(axis=1)) <= tolerance * r.mean(axis=1)
     hits = close[close]
     return float(hits.index[0] + bin_s - join_s) if not hits.empty else float("nan")
+
+
+def parking_lot_table(run: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per phase (before and after three flows join hop 0 at 30 s) and group: mean rate, the
+    max-min share MKC should reach (eq. 10 at the group's bottleneck), and the share of applied
+    labels that came from router id 1 (hop 0)."""
+    group = dict(zip(run["flows"]["flow"], run["flows"]["group_name"]))
+    ctl = run["pels_control"].assign(group=lambda d: d["flow"].map(group))
+    a = ALPHA_BPS / BETA
+    fair = {(10, 30): {"long": 1e6 / 2 + a, "first": None, "second": 1e6 / 2 + a},
+            (40, 60): {"long": C_BPS / 5 + a, "first": C_BPS / 5 + a, "first-late": C_BPS / 5 + a, "second": None}}
+    rows = []
+    for (t0, t1), shares in fair.items():
+        rates = pa.mean_rates(run["pels_frames"], t0, t1)
+        w = ctl[(ctl["t_ns"] >= t0 * 1e9) & (ctl["t_ns"] < t1 * 1e9)]
+        for g, want in shares.items():
+            members = [f for f, name in group.items() if name == g and f in rates.index]
+            labels = w.loc[w["group"] == g, "router_id"]
+            rows.append({"period (s)": f"{t0}-{t1}", "group": g, "mean rate (kb/s)": round(rates[members].mean() / 1e3),
+                         "max-min share (kb/s)": "-" if want is None else round(want / 1e3),
+                         "labels from router 1": round(float((labels == 1).mean()), 2)})
+    return pd.DataFrame(rows)
 
 
 # ---- figures --------------------------------------------------------------------------------
@@ -255,6 +277,7 @@ TITLES = {
     "table1": "Table 1: useful packets per frame, H = 100 (published, model eq. 2, Monte-Carlo)",
     "utility_bound": "Eq. (6): PELS utility lower bound, the paper's two examples",
     "mechanisms": "Section 6: PELS mechanisms in the simulation, published beside ours",
+    "parking_lot": "Parking lot (our scenario, section 5.2's max-override): rates and label origin",
     "quality": "Section 6.5, Figure 10: PSNR of PELS and best effort (rate-quality substitution)",
     "quality_curve": "The rate-quality curve (ffmpeg test sequence, libx264 ladder, PSNR against the source)",
 }
@@ -272,7 +295,7 @@ def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), 
     figures.mkdir(parents=True)
     data.mkdir()
     tables = {"table1": table1(trials=1_000_000), "utility_bound": utility_bound_table(),
-              "mechanisms": mechanisms_table(runs)}
+              "mechanisms": mechanisms_table(runs), "parking_lot": parking_lot_table(runs["parking-lot"])}
     model.plot_figure2(fig2 := model.figure2(), figures / "fig2.png")
     model.plot_figure5(fig5 := model.figure5(), figures / "fig5.png")
     fig7 = figure7(runs, figures)
