@@ -231,7 +231,7 @@ class PelsFeedback(Strict):
     router_id: int = Field(1, ge=0, lt=2**32, description="id written into labels; distinct per router")
     interval: Duration = Field("30ms", description="measurement interval T")
     share: float = Field(0.5, gt=0, le=1, description="PELS share of the link rate (C = share x rate)")
-    qdisc: "Qdisc" = Field(..., description="the discipline that queues: normally wrr[prio[g, y, r], fifo]")
+    qdisc: "Qdisc" = Field(..., description="the discipline that queues: normally WRR of PRIO (green, yellow, red) and a FIFO")
 
     @model_validator(mode="after")
     def _positive_interval(self) -> "PelsFeedback":
