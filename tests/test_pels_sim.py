@@ -114,6 +114,9 @@ def test_bad_pels_values_are_refused_with_the_field_named():
         load("pels/convergence", ["flows.1.app.max_packets=200"])
     assert any("flows.1.app" in line and "max_packets" in line for line in e.value.lines), e.value.lines
     with pytest.raises(ScenarioError) as e:
+        load("pels/convergence", ["flows.1.app.initial_rate=10kbps"])
+    assert any("initial_rate" in line and "120000" in line for line in e.value.lines), e.value.lines
+    with pytest.raises(ScenarioError) as e:
         load("pels/convergence", ["topology.bottleneck.qdisc.share=1.5"])
     assert any("share" in line for line in e.value.lines), e.value.lines
 

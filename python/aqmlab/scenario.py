@@ -477,6 +477,10 @@ class Pels(Strict):
             raise ValueError("packet_size must exceed the 28 B of IP + UDP headers")
         if self.gamma_init < self.gamma_low:
             raise ValueError(f"gamma_init {self.gamma_init} must be at least gamma_low {self.gamma_low}")
+        lo, hi = (n * self.packet_size * 8 * self.fps for n in (self.base_packets, self.max_packets))
+        if not lo <= self.initial_rate <= hi:
+            raise ValueError(f"initial_rate {self.initial_rate} b/s must lie between the base layer's "
+                             f"{lo:.0f} and the full frame's {hi:.0f} b/s (MKC's rate bounds)")
         return self
 
 

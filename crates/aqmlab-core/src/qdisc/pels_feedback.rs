@@ -319,6 +319,31 @@ mod tests {
     }
 
     #[test]
+    fn a_feedback_discipline_inside_a_band_still_labels() {
+        // WRR[feedback(PRIO[g, y, r]), FIFO]: the feedback wraps only the PELS band, where it
+        // sees only PELS packets; WRR forwards the label of the band a packet belongs to.
+        let pels = QdiscConfig::Prio(PrioConfig { bands: vec![dt(50), dt(50), dt(50)], classifier: Classifier::default() });
+        let inner = QdiscConfig::PelsFeedback(PelsFeedbackConfig {
+            router_id: 9,
+            interval_ns: Time::from_millis(30).as_nanos(),
+            share: 0.5,
+            qdisc: Box::new(pels),
+        });
+        let wrr = QdiscConfig::Wrr(WrrConfig {
+            bands: vec![WrrBand { weight: 500, qdisc: inner }, WrrBand { weight: 500, qdisc: dt(50) }],
+            classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0), (1, 0)]), default_band: None },
+        });
+        let mut q = build_qdisc(&wrr, Rate::mbps(4)).unwrap();
+        let mut rng = SimRng::stream(1, "t");
+        offer_interval(&mut q, &mut rng, Time::ZERO, 30, 2);
+        q.enqueue(colored(100, 3), Time::from_millis(31), &mut rng);
+        let l = q.feedback_label(&colored(0, 1)).unwrap();
+        assert_eq!((l.router_id, l.epoch), (9, 1));
+        assert!((l.loss - 0.5).abs() < 1e-12, "{}", l.loss);
+        assert_eq!(q.feedback_label(&colored(0, 0)), None);
+    }
+
+    #[test]
     fn validation_names_the_field() {
         let cfg = |interval_ns, share, inner| PelsFeedbackConfig { router_id: 1, interval_ns, share, qdisc: Box::new(inner) };
         assert!(cfg(0, 0.5, dt(1)).validate().unwrap_err().starts_with("interval:"));
