@@ -154,7 +154,7 @@ impl PelsFeedback {
         self.bytes = 0;
         // Whole intervals that passed without arrivals change nothing.
         let behind = (now - self.interval_end).as_nanos() / self.interval.as_nanos();
-        self.interval_end = self.interval_end + Time(self.interval.as_nanos() * (behind + 1));
+        self.interval_end += Time(self.interval.as_nanos() * (behind + 1));
     }
 }
 
