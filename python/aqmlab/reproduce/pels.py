@@ -26,6 +26,7 @@ from aqmlab.models import pels as model
 from aqmlab.reproduce import parallel_map
 from aqmlab.run import simulate
 from aqmlab.scenario import Scenario, apply_override, read_scenario_file, resolve_path, validate
+from aqmlab.stats import mean_ci
 
 SOURCE = "Kang, Zhang, Dai and Loguinov, ICDCS 2004"
 HAS_QUICK = True
@@ -103,8 +104,19 @@ def utility_bound_table() -> pd.DataFrame:
                          "eq. (6)": [round(model.pels_utility_lower_bound(p, P_THR), 4) for p, _ in rows]})
 
 
-def _row(claim: str, published: str, ours: float, fmt: str, note: str = "") -> dict[str, str]:
-    return {"claim": claim, "published": published, "ours": format(ours, fmt), "note": note}
+def _row(claim: str, published: str, ours: float, fmt: str, note: str = "") -> dict[str, Any]:
+    return {"claim": claim, "published": published, "ours": float(ours), "fmt": fmt, "note": note}
+
+
+def combine_seeds(per_seed: list[pd.DataFrame]) -> pd.DataFrame:
+    """One mechanisms table from one per seed: "ours" as the mean ± 95 % CI over seeds (just
+    the value for one seed); notes, which carry further numbers, from the first seed."""
+    first = per_seed[0]
+    cells = []
+    for i, fmt in enumerate(first["fmt"]):
+        m, h = mean_ci([float(t["ours"].iloc[i]) for t in per_seed])
+        cells.append("-" if m != m else (format(m, fmt) if h != h else f"{format(m, fmt)} ± {format(h, fmt)}"))
+    return pd.DataFrame({"claim": first["claim"], "published": first["published"], "ours": cells, "note": first["note"]})
 
 
 def mechanisms_table(runs: dict[str, dict[str, pd.DataFrame]]) -> pd.DataFrame:
@@ -169,6 +181,16 @@ def fairness_time(frames: pd.DataFrame, join_s: float = 10.0, tolerance: float =
     close = (r.max(axis=1) - r.min(axis=1)) <= tolerance * r.mean(axis=1)
     hits = close[close]
     return float(hits.index[0] + bin_s - join_s) if not hits.empty else float("nan")
+
+
+def parking_lot_tables(runs: list[dict[str, pd.DataFrame]]) -> pd.DataFrame:
+    """:func:`parking_lot_table` averaged over seeds (rates and label shares)."""
+    tables = [parking_lot_table(r) for r in runs]
+    out = tables[0].copy()
+    for col, digits in (("mean rate (kb/s)", 0), ("labels from router 1", 2)):
+        out[col] = np.mean([t[col].to_numpy(dtype=float) for t in tables], axis=0).round(digits)
+    out["mean rate (kb/s)"] = out["mean rate (kb/s)"].astype(int)
+    return out
 
 
 def parking_lot_table(run: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -287,15 +309,19 @@ def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), 
               workers: int | None = None, quick: bool = False) -> dict[str, pd.DataFrame]:
     """Runs everything and writes tables, figures and report.md into `out_dir` (a fresh
     directory; the caller replaces the destination atomically). PELS sources are
-    deterministic; only the TCP cross traffic draws from the seed, so the first seed is used."""
-    seed = seeds[0]
-    jobs = [(name, tuple(overrides), seed, quick) for name in SIMULATIONS]
-    runs = dict(zip(SIMULATIONS, parallel_map(run_simulation, jobs, workers)))
+    deterministic; the seed drives the TCP cross traffic's start times. With several seeds the
+    mechanisms and parking-lot tables are means (± 95 % CI) over seeds; figures and the
+    quality table use the first seed."""
+    jobs = [(name, tuple(overrides), seed, quick) for seed in seeds for name in SIMULATIONS]
+    results = parallel_map(run_simulation, jobs, workers)
+    by_seed = [dict(zip(SIMULATIONS, results[i:i + len(SIMULATIONS)])) for i in range(0, len(results), len(SIMULATIONS))]
+    runs = by_seed[0]
     figures, data = out_dir / "figures", out_dir / "data"
     figures.mkdir(parents=True)
     data.mkdir()
     tables = {"table1": table1(trials=1_000_000), "utility_bound": utility_bound_table(),
-              "mechanisms": mechanisms_table(runs), "parking_lot": parking_lot_table(runs["parking-lot"])}
+              "mechanisms": combine_seeds([mechanisms_table(r) for r in by_seed]),
+              "parking_lot": parking_lot_tables([r["parking-lot"] for r in by_seed])}
     model.plot_figure2(fig2 := model.figure2(), figures / "fig2.png")
     model.plot_figure5(fig5 := model.figure5(), figures / "fig5.png")
     fig7 = figure7(runs, figures)
@@ -312,7 +338,7 @@ def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), 
 
     tables.update(pels_quality.reproduce_quality(runs, out_dir, quick=quick))
     write_tables(tables, out_dir / "tables")
-    write_report(tables, seed, overrides, quick, out_dir / "report.md")
+    write_report(tables, seeds, overrides, quick, out_dir / "report.md")
     return tables
 
 
@@ -323,9 +349,11 @@ def write_tables(tables: dict[str, pd.DataFrame], folder: Path) -> None:
         (folder / f"{name}.md").write_text(df.to_markdown(index=False) + "\n")
 
 
-def write_report(tables: dict[str, pd.DataFrame], seed: int, overrides: tuple[str, ...], quick: bool, path: Path) -> None:
+def write_report(tables: dict[str, pd.DataFrame], seeds: list[int], overrides: tuple[str, ...], quick: bool, path: Path) -> None:
+    many = (f"Seeds {', '.join(map(str, seeds))}: mechanisms and parking lot as mean ± 95 % CI over seeds; "
+            f"their notes, the figures and the quality table from seed {seeds[0]}" if len(seeds) > 1 else f"Seed {seeds[0]}")
     lines = [f"# PELS reproduction ({SOURCE})", "",
-             f"Seed {seed}{' (quick: shortened runs)' if quick else ''}. Overrides: {', '.join(overrides) or 'none'}. "
+             f"{many}{' (quick: shortened runs)' if quick else ''}. Overrides: {', '.join(overrides) or 'none'}. "
              "Published values are the paper's text; its figures were lost with the text conversion. "
              "Scenario choices: scenarios/pels/*.toml and docs/reproductions/pels.md.", ""]
     for name, df in tables.items():
