@@ -222,13 +222,32 @@ class Wrr(Strict):
     classifier: Classifier = Field(default_factory=Classifier, description="packet to band")
 
 
-Qdisc = Annotated[Union[DropTail, Red, RbRed, RbRio, Rio, Sqf, Drr, Pfq, Tbf, Prio, Wrr],
+class PelsFeedback(Strict):
+    """PELS router feedback (Kang et al. 2004, eq. 11) around a discipline: every `interval` the
+    PELS arrival rate R and loss p = (R - C)/R for C = share x link rate, an epoch count, and a
+    (router id, epoch, p) label on every passing coloured packet (kept when upstream's p is larger)."""
+
+    kind: Literal["pels_feedback"]
+    router_id: int = Field(1, ge=0, lt=2**32, description="id written into labels; distinct per router")
+    interval: Duration = Field("30ms", description="measurement interval T")
+    share: float = Field(0.5, gt=0, le=1, description="PELS share of the link rate (C = share x rate)")
+    qdisc: "Qdisc" = Field(..., description="the discipline that queues: normally WRR of PRIO (green, yellow, red) and a FIFO")
+
+    @model_validator(mode="after")
+    def _positive_interval(self) -> "PelsFeedback":
+        if self.interval <= 0:
+            raise ValueError("interval must be positive")
+        return self
+
+
+Qdisc = Annotated[Union[DropTail, Red, RbRed, RbRio, Rio, Sqf, Drr, Pfq, Tbf, Prio, Wrr, PelsFeedback],
                   Field(discriminator="kind")]
-for _model in (Prio, WrrBand, Wrr):
+for _model in (Prio, WrrBand, Wrr, PelsFeedback):
     _model.model_rebuild()
 QDISC_MODELS: dict[str, type[Strict]] = {"droptail": DropTail, "red": Red, "rb_red": RbRed,
                                          "rb_rio": RbRio, "rio": Rio, "sqf": Sqf, "drr": Drr,
-                                         "fq": Drr, "pfq": Pfq, "tbf": Tbf, "prio": Prio, "wrr": Wrr}
+                                         "fq": Drr, "pfq": Pfq, "tbf": Tbf, "prio": Prio, "wrr": Wrr,
+                                         "pels_feedback": PelsFeedback}
 
 
 # ---- topology ---------------------------------------------------------------------------
@@ -247,14 +266,28 @@ class Link(Strict):
         return self
 
 
+class Hop(Strict):
+    """One router-to-router hop of a parking lot."""
+
+    forward: Link
+    reverse: Link | None = Field(None, description="the way back; default: the forward rate and delay, FIFO 1000p")
+
+
 class Dumbbell(Strict):
-    """Senders -- R1 == bottleneck ==> R2 -- receivers; the reverse direction carries ACKs."""
+    """Senders -- R1 == bottleneck ==> R2 -- receivers; the reverse direction carries ACKs.
+    With `chain`, a parking lot: more routers in a row after R2 (router 0 is R1, 1 is R2, hop i
+    of the chain leads to router i + 2), and flow groups enter and leave at routers of their
+    `path`."""
 
     kind: Literal["dumbbell"] = "dumbbell"
     bottleneck: Link
     reverse: Link | None = Field(None, description="R2->R1; default: the bottleneck's rate and delay, FIFO 1000p")
     access_qdisc: Qdisc = Field(default_factory=lambda: DropTail(kind="droptail", limit="10000p"),
                                 description="discipline of every host access link")
+    chain: list[Hop] = Field(default_factory=list, description="further router hops after R2 (a parking lot)")
+
+    def routers(self) -> int:
+        return 2 + len(self.chain)
 
 
 # ---- applications -----------------------------------------------------------------------
@@ -452,10 +485,47 @@ class Stream(Strict):
         return self
 
 
+class Pels(Strict):
+    """PELS FGS video (Kang et al. 2004): per frame `base_packets` green packets plus the
+    enhancement layer cut to the MKC rate, its lower 1 - gamma yellow and upper gamma red; MKC
+    (eq. 8) and the gamma controller (eq. 5) act once per fresh router epoch echoed in ACKs.
+    Defaults: the paper's 500 B packets, 126-packet full frame, MKC and gamma gains; 10 fps and
+    3 green packets (120 kb/s, the paper's 128 kb/s base rate) are our choice, since the paper's
+    21 green packets per frame cannot be both a 128 kb/s base and leave room for 1 mb/s flows."""
+
+    kind: Literal["pels"]
+    fps: float = Field(10.0, gt=0, description="frames per second (our choice; not in the paper)")
+    packet_size: Size = Field("500B", description="IP size of every packet (section 6.1)")
+    base_packets: int = Field(3, ge=1, description="green packets per frame (base layer)")
+    max_packets: int = Field(126, ge=1, le=128, description="packets of a full-rate frame (section 6.1)")
+    initial_rate: Rate = Field("128kbps", description="MKC initial rate r0 (section 6.3)")
+    alpha: Rate = Field("20kbps", description="MKC additive gain per control step (section 6.4)")
+    beta: float = Field(0.5, gt=0, description="MKC multiplicative gain (stable for 0 < beta < 2)")
+    sigma: float = Field(0.5, gt=0, description="gamma controller gain (stable for 0 < sigma < 2)")
+    p_thr: float = Field(0.75, gt=0, le=1, description="target red loss")
+    gamma_low: float = Field(0.05, ge=0, le=1, description="lowest gamma")
+    gamma_init: float = Field(0.5, ge=0, le=1, description="initial gamma")
+    partition: bool = Field(True, description="false: best-effort, every enhancement packet yellow (section 6.5)")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Pels":
+        if self.max_packets < self.base_packets:
+            raise ValueError(f"max_packets {self.max_packets} must be at least base_packets {self.base_packets}")
+        if self.packet_size <= 28:
+            raise ValueError("packet_size must exceed the 28 B of IP + UDP headers")
+        if self.gamma_init < self.gamma_low:
+            raise ValueError(f"gamma_init {self.gamma_init} must be at least gamma_low {self.gamma_low}")
+        lo, hi = (n * self.packet_size * 8 * self.fps for n in (self.base_packets, self.max_packets))
+        if not lo <= self.initial_rate <= hi:
+            raise ValueError(f"initial_rate {self.initial_rate} b/s must lie between the base layer's "
+                             f"{lo:.0f} and the full frame's {hi:.0f} b/s (MKC's rate bounds)")
+        return self
+
+
 MEDIA = (Video, Audio, Poisson)
-App = Annotated[Union[Bulk, Cbr, Mpeg, Video, Audio, Poisson, Stream], Field(discriminator="kind")]
+App = Annotated[Union[Bulk, Cbr, Mpeg, Video, Audio, Poisson, Stream, Pels], Field(discriminator="kind")]
 APP_MODELS: dict[str, type[Strict]] = {"bulk": Bulk, "cbr": Cbr, "mpeg": Mpeg, "video": Video,
-                                       "audio": Audio, "poisson": Poisson, "stream": Stream}
+                                       "audio": Audio, "poisson": Poisson, "stream": Stream, "pels": Pels}
 
 
 class FlowGroup(Strict):
@@ -477,6 +547,8 @@ class FlowGroup(Strict):
     dscp: int = Field(0, ge=0, le=63, description="DiffServ code point of the flow's packets")
     path_loss: float = Field(0.0, ge=0.0, lt=1.0, description="random loss of data packets before "
                                                               "the bottleneck (Internet path)")
+    path: tuple[int, int] | None = Field(
+        None, description="[enter, exit] routers (0 = R1) where senders and receivers attach; default the whole row")
 
     @model_validator(mode="after")
     def _sane(self) -> "FlowGroup":
@@ -554,6 +626,10 @@ class Scenario(Strict):
             raise ValueError(f"flow group names must be unique, repeated: {', '.join(sorted(dup))}")
         for g in self.flows:
             g.sender_delay_range()
+            last = self.topology.routers() - 1
+            if g.path is not None and not (0 <= g.path[0] < g.path[1] <= last):
+                raise ValueError(f"flows.{g.name}.path: {list(g.path)} must satisfy 0 <= enter < exit <= {last} "
+                                 f"(routers 0..{last})")
             if isinstance(g.app, Mpeg):
                 self._frames_fit_the_buffer(g.name, g.app)
         for a, b in self.periods():
@@ -590,6 +666,7 @@ class Scenario(Strict):
                 "bottleneck": _link(t.bottleneck),
                 "reverse": _link(reverse),
                 "access_qdisc": _qdisc(t.access_qdisc),
+                "chain": [_hop(h) for h in t.chain],
             },
             "flow_groups": [_group(g, self.duration) for g in self.flows],
             "records": {
@@ -607,6 +684,9 @@ def _qdisc(q: Any) -> dict[str, Any]:
     if isinstance(q, Wrr):
         return {"kind": "wrr", "classifier": _classifier(q.classifier),
                 "bands": [{"weight": b.weight, "qdisc": _qdisc(b.qdisc)} for b in q.bands]}
+    if isinstance(q, PelsFeedback):
+        return {"kind": "pels_feedback", "router_id": q.router_id, "interval_ns": q.interval,
+                "share": q.share, "qdisc": _qdisc(q.qdisc)}
     d = q.model_dump()
     if d["kind"] == "fq":
         d["kind"] = "drr"
@@ -628,11 +708,22 @@ def _link(link: Link) -> dict[str, Any]:
     return {"rate_bps": link.rate, "delay_ns": link.delay, "qdisc": _qdisc(link.qdisc)}
 
 
+def _hop(hop: Hop) -> dict[str, Any]:
+    back = hop.reverse or Link(rate=f"{hop.forward.rate}bps", delay=f"{hop.forward.delay}ns")
+    return {"forward": _link(hop.forward), "reverse": _link(back)}
+
+
 def _app(app: Any) -> dict[str, Any]:
     if isinstance(app, Cbr):
         return {"kind": "cbr", "rate_bps": app.rate, "packet_size": app.packet_size}
     if isinstance(app, Mpeg):
         return _mpeg(app)
+    if isinstance(app, Pels):
+        return {"kind": "pels", "fps": app.fps, "packet_size": app.packet_size,
+                "base_packets": app.base_packets, "max_packets": app.max_packets,
+                "initial_rate_bps": float(app.initial_rate), "alpha_bps": float(app.alpha),
+                "beta": app.beta, "sigma": app.sigma, "p_thr": app.p_thr, "gamma_low": app.gamma_low,
+                "gamma_init": app.gamma_init, "partition": app.partition}
     if isinstance(app, MEDIA):
         return {"kind": "rtp", "media": _media(app), "jitter_sd_ns": app.jitter}
     if isinstance(app, Stream):
@@ -713,6 +804,7 @@ def _group(g: FlowGroup, duration: int) -> dict[str, Any]:
         "access_rate_bps": g.access_rate, "sender_delay_ns": [lo, hi],
         "receiver_delay_ns": g.receiver_delay, "class_weights": list(g.class_weights or (0.0, 0.0, 0.0)),
         "dscp": g.dscp, "app": _app(g.app), "path_loss": g.path_loss,
+        **({"path": list(g.path)} if g.path is not None else {}),
     }
 
 

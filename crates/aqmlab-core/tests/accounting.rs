@@ -8,6 +8,7 @@ use aqmlab_core::qdisc::drr::DrrConfig;
 use aqmlab_core::qdisc::fifo::DropTailConfig;
 use aqmlab_core::qdisc::flowid::{FlowField, FlowKeyConfig};
 use aqmlab_core::qdisc::pfq::PfqConfig;
+use aqmlab_core::qdisc::pels_feedback::PelsFeedbackConfig;
 use aqmlab_core::qdisc::prio::{Classifier, PrioConfig};
 use aqmlab_core::qdisc::tbf::TbfConfig;
 use aqmlab_core::qdisc::wrr::{WrrBand, WrrConfig};
@@ -109,6 +110,23 @@ fn configs() -> Vec<QdiscConfig> {
                 WrrBand { weight: 50, qdisc: QdiscConfig::Tbf(TbfConfig { rate: Rate(2_000_000), burst: 1500, limit: Limit::Bytes(4_000) }) },
             ],
             classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0), (1, 0)]), default_band: None },
+        }),
+        // The PELS feedback wrapper (eq. 11) around WRR with a 5 ms interval, so that the
+        // random waits close many epochs.
+        QdiscConfig::PelsFeedback(PelsFeedbackConfig {
+            router_id: 1,
+            interval_ns: 5_000_000,
+            share: 0.5,
+            qdisc: Box::new(QdiscConfig::Wrr(WrrConfig {
+                bands: vec![
+                    WrrBand { weight: 500, qdisc: QdiscConfig::Prio(PrioConfig {
+                        bands: vec![QdiscConfig::Droptail(DropTailConfig { limit: Limit::Packets(3) }); 3],
+                        classifier: Classifier::default(),
+                    }) },
+                    WrrBand { weight: 500, qdisc: QdiscConfig::Droptail(DropTailConfig { limit: Limit::Packets(4) }) },
+                ],
+                classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0), (1, 0)]), default_band: None },
+            })),
         }),
     ]
 }

@@ -35,6 +35,38 @@ pub struct DumbbellConfig {
     pub reverse: LinkConfig,
     /// Discipline of every access link (host <-> router), normally a large FIFO.
     pub access_qdisc: QdiscConfig,
+    /// Further routers after R2, in a row (a parking lot): hop i links router i + 1 to router
+    /// i + 2. Empty: the plain dumbbell.
+    #[serde(default)]
+    pub chain: Vec<HopConfig>,
+}
+
+/// One router-to-router hop of a parking lot, both directions.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HopConfig {
+    pub forward: LinkConfig,
+    pub reverse: LinkConfig,
+}
+
+impl DumbbellConfig {
+    /// Routers in the row: R1, R2 and one per chain hop.
+    pub fn routers(&self) -> u32 {
+        2 + self.chain.len() as u32
+    }
+
+    /// Forward and reverse delays of the router hops between routers `enter` and `exit`.
+    pub fn path_delay_ns(&self, enter: u32, exit: u32) -> u64 {
+        (enter..exit)
+            .map(|hop| match hop {
+                0 => self.bottleneck.delay_ns + self.reverse.delay_ns,
+                k => {
+                    let h = &self.chain[k as usize - 1];
+                    h.forward.delay_ns + h.reverse.delay_ns
+                }
+            })
+            .sum()
+    }
 }
 
 /// A group of identical flows; flow `i` of the group gets its own sender and receiver host.
@@ -62,6 +94,17 @@ pub struct FlowGroup {
     /// stream `"flow/<id>/path_loss"`.
     #[serde(default)]
     pub path_loss: f64,
+    /// Routers where the group's senders and receivers attach: [enter, exit], 0 = R1, with
+    /// enter < exit. Default: [0, last router] (the whole row).
+    #[serde(default)]
+    pub path: Option<[u32; 2]>,
+}
+
+impl FlowGroup {
+    /// [enter, exit] routers of the group's flows in `topology`.
+    pub fn path_in(&self, topology: &DumbbellConfig) -> [u32; 2] {
+        self.path.unwrap_or([0, topology.routers() - 1])
+    }
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -77,6 +120,8 @@ pub enum AppConfig {
     Rtp(crate::app::rtp::RtpConfig),
     /// An adaptive streaming server and player over UDP or TCP (see `app::streaming`).
     Stream(crate::app::streaming::StreamingConfig),
+    /// PELS FGS video with MKC over UDP (see `app::pels`).
+    Pels(crate::app::pels::PelsConfig),
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -130,9 +175,24 @@ impl SimConfig {
         if t.bottleneck.rate_bps == 0 {
             return Err("bottleneck.rate: must be positive".into());
         }
+        for (i, hop) in t.chain.iter().enumerate() {
+            hop.forward.qdisc.validate().map_err(|e| format!("chain.{i}.forward.qdisc.{e}"))?;
+            hop.reverse.qdisc.validate().map_err(|e| format!("chain.{i}.reverse.qdisc.{e}"))?;
+            if hop.forward.rate_bps == 0 || hop.reverse.rate_bps == 0 {
+                return Err(format!("chain.{i}: link rates must be positive"));
+            }
+        }
         for g in &self.flow_groups {
             if g.stop_ns < g.start_ns {
                 return Err(format!("flows.{}: stop must not be before start", g.name));
+            }
+            if let Some([enter, exit]) = g.path {
+                if enter >= exit || exit >= t.routers() {
+                    return Err(format!(
+                        "flows.{}.path: [{enter}, {exit}] must satisfy enter < exit <= {} (routers 0..={})",
+                        g.name, t.routers() - 1, t.routers() - 1
+                    ));
+                }
             }
             if g.sender_delay_ns[0] > g.sender_delay_ns[1] {
                 return Err(format!("flows.{}: sender_delay range is reversed", g.name));
@@ -156,6 +216,7 @@ impl SimConfig {
                 AppConfig::Mpeg(m) => m.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,
                 AppConfig::Rtp(r) => r.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,
                 AppConfig::Stream(s) => s.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,
+                AppConfig::Pels(p) => p.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,
                 _ => {}
             }
         }

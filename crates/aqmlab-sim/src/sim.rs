@@ -22,6 +22,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 mod stream;
 use stream::UdpStream;
+#[path = "sim_pels.rs"]
+mod pels;
+use aqmlab_core::qdisc::pels_feedback::FeedbackLabel;
+use pels::PelsFlow;
 
 /// IPv4 + TCP headers without options.
 pub const TCP_HEADER: u32 = 40;
@@ -51,6 +55,8 @@ enum Event {
     MediaDue(u32),
     /// An adaptive streaming server's next chunk is due (see `app::streaming`).
     StreamSend(u32),
+    /// A PELS source's next packet is due.
+    PelsSend(u32),
     QueueSample,
     FlowSample,
 }
@@ -76,6 +82,7 @@ enum Transport {
     Mpeg(Box<MpegFlow>),
     Rtp(Box<RtpFlow>),
     UdpStream(Box<UdpStream>),
+    Pels(Box<PelsFlow>),
 }
 
 /// An RTP-like media stream: the source with its jitter queue, and the receiver's log.
@@ -173,6 +180,7 @@ fn totals(t: &Transport) -> FlowTotals {
         Transport::Mpeg(m) => FlowTotals { packets_sent: m.packets_sent, delivered_bytes: m.sink.bytes, ..FlowTotals::default() },
         Transport::Rtp(r) => FlowTotals { packets_sent: r.src.sent_packets, delivered_bytes: r.log.bytes, ..FlowTotals::default() },
         Transport::UdpStream(u) => FlowTotals { packets_sent: u.packets_sent, delivered_bytes: u.log.bytes, ..FlowTotals::default() },
+        Transport::Pels(p) => FlowTotals { packets_sent: p.tx.packets_sent, delivered_bytes: p.rx.bytes, ..FlowTotals::default() },
     }
 }
 
@@ -198,6 +206,8 @@ pub struct Simulation {
     pcap: Option<PcapWriter>,
     /// SACK blocks of ACKs in flight, by packet uid (see `Packet::sack_blocks`).
     sack_blocks: HashMap<u64, SackBlocks>,
+    /// PELS feedback labels of packets in flight, by packet uid (no room in `Packet`).
+    labels: HashMap<u64, FeedbackLabel>,
     pub counters: RunCounters,
 }
 
@@ -231,12 +241,22 @@ impl Simulation {
         let t = &cfg.topology;
         let bottleneck = topo.add_link(link_from(&t.bottleneck, r1, r2, seed, "bottleneck")?);
         topo.add_link(link_from(&t.reverse, r2, r1, seed, "reverse")?);
+        // A parking lot: further routers in a row after R2 (none for the plain dumbbell).
+        let mut routers = vec![r1, r2];
+        for (i, hop) in t.chain.iter().enumerate() {
+            let (prev, next) = (routers[routers.len() - 1], topo.add_node());
+            topo.add_link(link_from(&hop.forward, prev, next, seed, &format!("hop{}", i + 1))?);
+            topo.add_link(link_from(&hop.reverse, next, prev, seed, &format!("hop{}-rev", i + 1))?);
+            routers.push(next);
+        }
         let mut flows = Vec::new();
         for (gi, g) in cfg.flow_groups.iter().enumerate() {
             let mut start_rng = SimRng::stream(seed, &format!("group/{}/start", g.name));
             for i in 0..g.count {
                 let id = flows.len() as u32;
-                let flow = Self::build_flow(&mut topo, &cfg, gi, g, i, id, r1, r2, &mut start_rng)?;
+                let [enter, exit] = g.path_in(t);
+                let (r_in, r_out) = (routers[enter as usize], routers[exit as usize]);
+                let flow = Self::build_flow(&mut topo, &cfg, gi, g, i, id, r_in, r_out, &mut start_rng)?;
                 flows.push(flow);
             }
         }
@@ -256,6 +276,7 @@ impl Simulation {
             queue_samples: QueueSamples::default(),
             flow_samples: FlowSamples::default(),
             sack_blocks: HashMap::new(),
+            labels: HashMap::new(),
             counters: RunCounters::default(),
         };
         for (id, f) in sim.flows.iter().enumerate() {
@@ -304,7 +325,8 @@ impl Simulation {
             },
             AppConfig::Stream(c) => stream::build_transport(c, start)?,
             AppConfig::Mpeg(m) => {
-                let base_rtt = 2 * (sender_delay + rd) + cfg.topology.bottleneck.delay_ns + cfg.topology.reverse.delay_ns;
+                let [enter, exit] = g.path_in(&cfg.topology);
+                let base_rtt = 2 * (sender_delay + rd) + cfg.topology.path_delay_ns(enter, exit);
                 let feedback = if m.feedback_interval_ns > 0 { m.feedback_interval_ns } else { base_rtt.max(1) };
                 Transport::Mpeg(Box::new(MpegFlow {
                     src: MpegSource::new(m.clone())?,
@@ -327,6 +349,7 @@ impl Simulation {
                 due_at: None,
                 log: ReceiveLog::default(),
             })),
+            AppConfig::Pels(c) => Transport::Pels(Box::new(PelsFlow::new(c.clone())?)),
             AppConfig::Cbr { rate_bps, packet_size } => Transport::Cbr {
                 interval: Rate(*rate_bps).tx_time(*packet_size as u64),
                 size: *packet_size,
@@ -396,6 +419,7 @@ impl Simulation {
             Event::MediaGenerate(f) => self.on_media_generate(f),
             Event::MediaDue(f) => self.on_media_due(f),
             Event::StreamSend(f) => self.on_stream_send(f),
+            Event::PelsSend(f) => self.on_pels_send(f),
             Event::QueueSample => self.on_queue_sample(),
             Event::FlowSample => self.on_flow_sample(),
         }
@@ -423,15 +447,18 @@ impl Simulation {
         let evicted: Vec<_> = out.evicted.to_vec();
         match verdict {
             Verdict::Enqueued | Verdict::Marked => {
+                self.stamp_label(l, &p);
                 self.record(l, event::ENQUEUE, &p, None, verdict == Verdict::Marked)
             }
             Verdict::Dropped(reason) => {
                 self.take_sack_blocks(&p);
+                self.labels.remove(&p.uid);
                 self.record(l, event::DROP, &p, Some(reason), false)
             }
         }
         for e in evicted {
             self.take_sack_blocks(&e.packet);
+            self.labels.remove(&e.packet.uid);
             self.record(l, event::DROP, &e.packet, Some(e.reason), false);
         }
         self.start_tx_if_idle(l);
@@ -527,7 +554,7 @@ impl Simulation {
     fn dport(&self, f: u32) -> u16 {
         match self.flows[f as usize].transport {
             Transport::Tcp { .. } => TCP_PORT,
-            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) | Transport::UdpStream(_) => UDP_PORT,
+            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) | Transport::UdpStream(_) | Transport::Pels(_) => UDP_PORT,
         }
     }
 
@@ -559,6 +586,10 @@ impl Simulation {
             Transport::Rtp(r) => {
                 r.running = true;
                 self.on_media_generate(f);
+            }
+            Transport::Pels(p) => {
+                p.running = true;
+                self.on_pels_send(f);
             }
         }
     }
@@ -622,6 +653,7 @@ impl Simulation {
             Transport::Mpeg(m) => m.running = false,
             Transport::Rtp(r) => r.running = false,
             Transport::UdpStream(u) => u.running = false,
+            Transport::Pels(p) => p.running = false,
         }
     }
 
@@ -708,7 +740,8 @@ impl Simulation {
                 step(tx, now, &mut segs);
                 *ecn
             }
-            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) | Transport::UdpStream(_) => {
+            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) | Transport::UdpStream(_)
+            | Transport::Pels(_) => {
                 unreachable!("tcp_send on a UDP flow")
             }
         };
@@ -768,7 +801,7 @@ impl Simulation {
                 let (ack, ece) = rx.take_ack();
                 (ack, ece, rx.sack_blocks())
             }
-            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) | Transport::UdpStream(_) => return,
+            Transport::Cbr { .. } | Transport::Mpeg(_) | Transport::Rtp(_) | Transport::UdpStream(_) | Transport::Pels(_) => return,
         };
         let mut p = self.new_packet(f, false);
         p.proto = Proto::Tcp;
@@ -815,6 +848,8 @@ impl Simulation {
             Transport::Mpeg(m) => m.src.on_report(p.ack, p.seq.checked_sub(1)),
             Transport::Rtp(r) => r.log.push(&p, now),
             Transport::UdpStream(_) => self.on_stream_packet(f, p, to_receiver),
+            Transport::Pels(_) if to_receiver => self.on_pels_data(f, p),
+            Transport::Pels(_) => self.on_pels_ack(f, p),
         }
     }
 
@@ -862,6 +897,14 @@ impl Simulation {
                     rto_ns: 0,
                     app_level: 0,
                 },
+                Transport::Pels(p) => FlowSample {
+                    delivered_bytes: p.rx.bytes,
+                    cwnd_bytes: 0,
+                    ssthresh_bytes: 0,
+                    srtt_ns: 0,
+                    rto_ns: 0,
+                    app_level: 0,
+                },
                 Transport::Mpeg(m) => FlowSample {
                     delivered_bytes: m.sink.bytes,
                     cwnd_bytes: 0,
@@ -895,7 +938,8 @@ impl Simulation {
             stop.push(f.stop.as_nanos());
             sdelay.push(f.sender_delay.as_nanos());
             rdelay.push(f.receiver_delay.as_nanos());
-            base_rtt.push(2 * (f.sender_delay.as_nanos() + f.receiver_delay.as_nanos()) + t.bottleneck.delay_ns + t.reverse.delay_ns);
+            let [enter, exit] = self.cfg.flow_groups[f.group].path_in(t);
+            base_rtt.push(2 * (f.sender_delay.as_nanos() + f.receiver_delay.as_nanos()) + t.path_delay_ns(enter, exit));
             let tot = totals(&f.transport);
             is_tcp.push(tot.is_tcp as u8);
             sent.push(tot.packets_sent);
@@ -1003,6 +1047,7 @@ impl Simulation {
         if let Some(media) = self.media_table() {
             tables.push(("media", media));
         }
+        tables.extend(self.pels_tables());
         if let Some(pe) = self.pkt_events.take() {
             tables.push(("packets", pe.into_table()));
         }

@@ -25,6 +25,7 @@ PAPERS: dict[str, str] = {
     "rb-rio": "aqmlab.reproduce.rb_rio",
     "sqf": "aqmlab.reproduce.sqf",
     "head-to-head": "aqmlab.reproduce.head_to_head",
+    "pels": "aqmlab.reproduce.pels",
 }
 
 

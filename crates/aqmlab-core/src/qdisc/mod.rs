@@ -14,6 +14,7 @@
 pub mod drr;
 pub mod fifo;
 pub mod flowid;
+pub mod pels_feedback;
 pub mod pfq;
 pub mod prio;
 pub mod rb_red;
@@ -103,6 +104,13 @@ pub trait Qdisc: Send {
     /// if it returned `None` at `now` with packets queued. `None` means "only after an
     /// arrival" (always the case for work-conserving disciplines, the default).
     fn next_dequeue_time(&self, _now: Time) -> Option<Time> {
+        None
+    }
+    /// For disciplines that label passing packets with congestion feedback (the PELS router,
+    /// [`pels_feedback`]): the label this discipline writes into `p`, asked by the engine right
+    /// after `p` was accepted. The engine merges it with any label `p` already carries
+    /// ([`pels_feedback::FeedbackLabel::merge`]). `None` (the default): no label.
+    fn feedback_label(&self, _p: &Packet) -> Option<pels_feedback::FeedbackLabel> {
         None
     }
 }
@@ -203,6 +211,10 @@ impl Queue {
     pub fn stats(&self) -> &QdiscStats {
         &self.stats
     }
+    /// See [`Qdisc::feedback_label`].
+    pub fn feedback_label(&self, p: &Packet) -> Option<pels_feedback::FeedbackLabel> {
+        self.inner.feedback_label(p)
+    }
 
     /// Checks the two accounting identities against the discipline's own backlog.
     pub fn check_invariants(&self) -> Result<(), String> {
@@ -251,6 +263,7 @@ pub enum QdiscConfig {
     Tbf(tbf::TbfConfig),
     Prio(prio::PrioConfig),
     Wrr(wrr::WrrConfig),
+    PelsFeedback(pels_feedback::PelsFeedbackConfig),
 }
 
 impl QdiscConfig {
@@ -268,6 +281,7 @@ impl QdiscConfig {
             QdiscConfig::Tbf(c) => c.validate(),
             QdiscConfig::Prio(c) => c.validate(),
             QdiscConfig::Wrr(c) => c.validate(),
+            QdiscConfig::PelsFeedback(c) => c.validate(),
         }
     }
 
@@ -285,6 +299,7 @@ impl QdiscConfig {
             QdiscConfig::Tbf(c) => c.limit,
             QdiscConfig::Prio(c) => c.limit(),
             QdiscConfig::Wrr(c) => c.limit(),
+            QdiscConfig::PelsFeedback(c) => c.limit(),
         }
     }
 }
@@ -304,6 +319,7 @@ pub fn build_qdisc(cfg: &QdiscConfig, link_rate: Rate) -> Result<Queue, String> 
         QdiscConfig::Tbf(c) => Box::new(tbf::Tbf::new(c.clone())),
         QdiscConfig::Prio(c) => Box::new(prio::Prio::new(c, link_rate)?),
         QdiscConfig::Wrr(c) => Box::new(wrr::Wrr::new(c, link_rate)?),
+        QdiscConfig::PelsFeedback(c) => Box::new(pels_feedback::PelsFeedback::new(c, link_rate)?),
     };
     Ok(Queue::new(inner))
 }

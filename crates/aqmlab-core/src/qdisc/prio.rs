@@ -263,6 +263,11 @@ impl Qdisc for Prio {
     fn next_dequeue_time(&self, now: Time) -> Option<Time> {
         self.bands.iter().filter_map(|b| b.next_dequeue_time(now)).min()
     }
+    /// The label of the band `p` was classified to, so that a feedback discipline
+    /// ([`super::pels_feedback`]) may sit inside a band as well as around the whole.
+    fn feedback_label(&self, p: &Packet) -> Option<super::pels_feedback::FeedbackLabel> {
+        self.bands.get(self.table.band(p))?.feedback_label(p)
+    }
 }
 
 #[cfg(test)]

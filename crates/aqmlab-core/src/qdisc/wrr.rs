@@ -244,6 +244,10 @@ impl Qdisc for Wrr {
             .filter_map(|b| if b.held.is_some() { Some(now) } else { b.q.next_dequeue_time(now) })
             .min()
     }
+    /// The label of the band `p` was classified to (see [`super::prio::Prio`]'s).
+    fn feedback_label(&self, p: &Packet) -> Option<super::pels_feedback::FeedbackLabel> {
+        self.bands.get(self.table.band(p))?.q.feedback_label(p)
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,73 @@
+"""`aqmlab reproduce pels --quick` and the rate-quality substitution of Figure 10."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from aqmlab import quality
+from conftest import aqmlab
+
+
+def test_quality_curve_from_ffmpeg_rises_with_rate():
+    curve = quality.rate_quality_curve(ladder=(100e3, 400e3, 1600e3), seconds=1.0)
+    assert list(curve["requested_bps"]) == [100e3, 400e3, 1600e3]
+    assert curve["rate_bps"].is_monotonic_increasing and curve["psnr_db"].is_monotonic_increasing
+    assert (curve["psnr_db"] > 20).all() and (curve["psnr_db"] < 60).all()
+    # Deterministic: the same ladder measures the same curve.
+    again = quality.rate_quality_curve(ladder=(100e3, 400e3, 1600e3), seconds=1.0)
+    pd.testing.assert_frame_equal(curve, again)
+
+
+def test_frame_quality_maps_base_plus_useful_bytes_through_the_curve():
+    curve = pd.DataFrame({"rate_bps": [1e5, 1e6], "psnr_db": [30.0, 40.0]})
+    # 10 fps, 500-byte payloads: 25 packets per frame = 1 Mb/s, 2.5 packets = 100 kb/s.
+    frames = pd.DataFrame({"green": [5, 5, 5, 5], "green_received": [5, 5, 5, 4],
+                           "useful": [0, 20, 45, 20]})
+    q = quality.frame_quality(frames, curve, payload_bytes=500, fps=10.0)
+    base = 30 + 10 * np.log10(2e5 / 1e5)  # 5 packets = 200 kb/s, a third of the way in log rate
+    assert q["base_psnr_db"].iloc[0] == pytest.approx(base)
+    assert q["psnr_db"].iloc[0] == pytest.approx(base)
+    assert q["psnr_db"].iloc[1] == pytest.approx(40.0)          # 25 packets = 1 Mb/s
+    assert q["psnr_db"].iloc[2] == pytest.approx(40.0)          # clamped above the curve
+    assert np.isnan(q["psnr_db"].iloc[3]), "a frame missing base packets does not decode"
+    assert quality.improvement_over_base(q) == pytest.approx(((base + 80) / 3) / base - 1)
+    with pytest.raises(ValueError):
+        quality.psnr_at(1e5, pd.DataFrame({"rate_bps": [2e5, 1e5], "psnr_db": [1.0, 2.0]}))
+
+
+def test_reproduce_quick_writes_every_table_and_figure(tmp_path):
+    out = tmp_path / "pels"
+    r = aqmlab("reproduce", "pels", "--quick", "--out", str(out), "--workers", "2")
+    assert r.returncode == 0, r.stderr
+    for name in ("table1", "utility_bound", "mechanisms", "quality", "quality_curve"):
+        assert (out / "tables" / f"{name}.csv").exists() and (out / "tables" / f"{name}.md").exists()
+    for fig in ("fig2", "fig5", "fig7", "fig8", "fig9", "fig10"):
+        assert (out / "figures" / f"{fig}.png").read_bytes()[:4] == b"\x89PNG"
+    t1 = pd.read_csv(out / "tables" / "table1.csv")
+    assert list(t1["model (eq. 2)"]) == pytest.approx(list(t1["published model"]), abs=0.01)
+    assert (abs(t1["Monte-Carlo"] - t1["published model"]) < 0.2).all()
+    report = (out / "report.md").read_text()
+    assert "99.49" in report and "62.76" in report  # the published values beside ours
+    q = pd.read_csv(out / "tables" / "quality.csv")
+    ours = q.set_index(["paper loss", "scheme"])["our improvement %"]
+    for loss in ("10 %", "19 %"):
+        assert ours[(loss, "PELS")] > ours[(loss, "best effort")] > 0
+
+
+def test_reproduce_pels_rejects_a_bad_override_before_running(tmp_path):
+    r = aqmlab("reproduce", "pels", "--quick", "--out", str(tmp_path / "x"), "--set", "topology.bottleneck.qdisc.share=2")
+    assert r.returncode == 2 and "share" in r.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_several_seeds_give_mean_and_confidence_interval():
+    from aqmlab.reproduce.pels import _row, combine_seeds
+
+    tables = [pd.DataFrame([_row("a", "1", v, ".2f", "%"), _row("b", "-", float("nan"), ".1f")]) for v in (1.0, 3.0)]
+    out = combine_seeds(tables)
+    # Two seeds: mean 2, half-width t(0.975, 1) x sd / sqrt(2) = 12.706 x 1.4142 / 1.4142.
+    assert out["ours"].tolist() == ["2.00 ± 12.71", "-"]
+    assert combine_seeds(tables[:1])["ours"].tolist() == ["1.00", "-"]
+    assert out["note"].tolist() == ["%", ""]
