@@ -20,12 +20,12 @@ use aqmlab_core::{Ecn, Packet, Proto, QdiscConfig, Rate, SackBlocks, SimRng, Tim
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-mod stream;
-use stream::UdpStream;
-#[path = "sim_pels.rs"]
+// Per-application glue of the simulator, one file each under src/sim/.
 mod pels;
+mod stream;
 use aqmlab_core::qdisc::pels_feedback::FeedbackLabel;
 use pels::PelsFlow;
+use stream::UdpStream;
 
 /// IPv4 + TCP headers without options.
 pub const TCP_HEADER: u32 = 40;
