@@ -553,7 +553,7 @@ class FlowGroup(Strict):
     @model_validator(mode="after")
     def _sane(self) -> "FlowGroup":
         if self.stop is not None and self.stop < self.start:
-            raise ValueError(f"stop must not be before start")
+            raise ValueError("stop must not be before start")
         if self.class_weights is not None and (
                 any(not w >= 0 for w in self.class_weights) or not sum(self.class_weights) > 0):
             raise ValueError(f"class_weights {list(self.class_weights)} must be >= 0 and sum to a positive number")

@@ -4,9 +4,13 @@ its tables (CSV and Markdown, ours beside the published values) and figures (PNG
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -19,6 +23,14 @@ def parallel_map(fn: Callable[[T], R], jobs: Sequence[T], workers: int | None = 
         return [fn(j) for j in jobs]
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
         return list(pool.map(fn, jobs))
+
+
+def write_tables(tables: Mapping[str, "pd.DataFrame"], folder: Path) -> None:
+    """Each table as CSV (for pandas) and Markdown (for reading) under `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, df in tables.items():
+        df.to_csv(folder / f"{name}.csv", index=False)
+        (folder / f"{name}.md").write_text(df.to_markdown(index=False) + "\n")
 
 
 PAPERS: dict[str, str] = {

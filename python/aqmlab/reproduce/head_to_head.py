@@ -32,7 +32,7 @@ import pandas as pd
 
 from aqmlab.analysis import head_to_head as h2h
 from aqmlab.metrics import ARRIVE, DEQUEUE, DROP
-from aqmlab.reproduce import parallel_map
+from aqmlab.reproduce import parallel_map, write_tables
 from aqmlab.reproduce.head_to_head_model import Clip, population
 from aqmlab.run import simulate
 from aqmlab.scenario import BUILTIN_DIR, Scenario, read_scenario_file, validate
@@ -362,12 +362,6 @@ def summarize(results: list[dict], clips: list[Clip]) -> tuple[dict[str, pd.Data
     }
     return tables, pop
 
-
-def write_tables(tables: dict[str, pd.DataFrame], folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, df in tables.items():
-        df.to_csv(folder / f"{name}.csv", index=False)
-        (folder / f"{name}.md").write_text(df.to_markdown(index=False) + "\n")
 
 
 def write_report(tables: dict[str, pd.DataFrame], seed: int, n: int, quick: bool, path: Path) -> None:

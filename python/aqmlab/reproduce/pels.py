@@ -13,7 +13,6 @@ Markdown (published beside ours), figures as PNG, the figures' data as CSV, and 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ import pandas as pd
 from aqmlab import _core
 from aqmlab.analysis import pels as pa
 from aqmlab.models import pels as model
-from aqmlab.reproduce import parallel_map
+from aqmlab.reproduce import parallel_map, write_tables
 from aqmlab.run import simulate
 from aqmlab.scenario import Scenario, apply_override, read_scenario_file, resolve_path, validate
 from aqmlab.stats import mean_ci
@@ -340,12 +339,6 @@ def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), 
     write_report(tables, seeds, overrides, quick, out_dir / "report.md")
     return tables
 
-
-def write_tables(tables: dict[str, pd.DataFrame], folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, df in tables.items():
-        df.to_csv(folder / f"{name}.csv", index=False)
-        (folder / f"{name}.md").write_text(df.to_markdown(index=False) + "\n")
 
 
 def write_report(tables: dict[str, pd.DataFrame], seeds: list[int], overrides: tuple[str, ...], quick: bool, path: Path) -> None:

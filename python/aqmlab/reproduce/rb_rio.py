@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from aqmlab.metrics import DEQUEUE
-from aqmlab.reproduce import parallel_map
+from aqmlab.reproduce import parallel_map, write_tables
 from aqmlab.run import simulate, write_results
 from aqmlab.scenario import BUILTIN_DIR, load
 from aqmlab.stats import mean_ci
@@ -273,12 +273,6 @@ def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), 
     (out_dir / "measurements.json").write_text(json.dumps(results, sort_keys=True, default=float) + "\n")
     return tables
 
-
-def write_tables(tables: dict[str, pd.DataFrame], folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, df in tables.items():
-        df.to_csv(folder / f"{name}.csv", index=False)
-        (folder / f"{name}.md").write_text(df.to_markdown(index=False) + "\n")
 
 
 TITLES = {

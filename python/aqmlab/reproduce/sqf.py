@@ -31,7 +31,7 @@ import pandas as pd
 from aqmlab.media import flow_quality
 from aqmlab.metrics import ARRIVE, DEQUEUE, DROP, ENQUEUE, flow_goodput, jain_index
 from aqmlab.models import sqf as model
-from aqmlab.reproduce import parallel_map
+from aqmlab.reproduce import parallel_map, write_tables
 from aqmlab.run import simulate, write_results
 from aqmlab.scenario import load
 from aqmlab.stats import mean_ci
@@ -335,11 +335,7 @@ def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), 
         "smoothness": smoothness_table(results),
         "model_check": model_check_table(results),
     }
-    folder = out_dir / "tables"
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, df in {**tables, **figs}.items():
-        df.to_csv(folder / f"{name}.csv", index=False)
-        (folder / f"{name}.md").write_text(df.to_markdown(index=False) + "\n")
+    write_tables({**tables, **figs}, out_dir / "tables")
     draw_all(results, figs, out_dir / "figures")
     write_report(tables, seeds, overrides, quick, out_dir / "report.md")
     (out_dir / "measurements.json").write_text(json.dumps(results, sort_keys=True, default=float) + "\n")
