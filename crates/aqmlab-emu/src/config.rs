@@ -22,18 +22,29 @@ pub struct RouterConfig {
     pub flows: Vec<FlowPort>,
     #[serde(default)]
     pub records: RecordsConfig,
-    /// CLOCK_MONOTONIC reading, in ns, that is t = 0 of the run's records.
-    pub epoch_ns: u64,
+    /// CLOCK_MONOTONIC reading, in ns, that is t = 0 of the run's records. Absent: set later
+    /// with [`crate::Router::epoch_handle`] (the router forwards meanwhile but records nothing,
+    /// so a probe can measure the path before the run starts).
+    #[serde(default)]
+    pub epoch_ns: Option<u64>,
     /// Stop after this long from `epoch_ns` (0: run until cancelled).
     #[serde(default)]
     pub duration_ns: u64,
     /// The router sleeps in ppoll until this close to the next due time, then spins.
     #[serde(default = "default_spin_ns")]
     pub spin_ns: u64,
+    /// Run the forwarding thread under SCHED_FIFO (needs root; falls back silently and says
+    /// so in the summary), so that a busy machine's other tasks do not delay its wake-ups.
+    #[serde(default = "default_realtime")]
+    pub realtime: bool,
+}
+
+fn default_realtime() -> bool {
+    true
 }
 
 fn default_spin_ns() -> u64 {
-    20_000
+    50_000
 }
 
 /// One direction of the emulated link: rate (0 = unshaped, as fast as the router forwards),

@@ -36,6 +36,11 @@ pub struct LinkStats {
     pub delivered_bytes: u64,
     /// Most frames ever held at once (queue + delay line): the memory bound under overload.
     pub peak_stored_frames: u64,
+    /// How late frames were handed out after their due time: counts per power-of-two bucket
+    /// of nanoseconds (bucket k holds lateness in [2^(k-1), 2^k), bucket 0 exactly 0), and the
+    /// largest. The router's own contribution to latency beyond the configured delay.
+    pub lateness_log2_ns: Vec<u64>,
+    pub max_lateness_ns: u64,
 }
 
 pub struct Link {
@@ -53,6 +58,9 @@ pub struct Link {
     pub stats: LinkStats,
     /// Packet events, when recorded (the forward direction).
     pub events: Option<PacketEvents>,
+    /// Records are stamped relative to this time (the run's epoch); traffic before it (the
+    /// RTT probe, ARP) is forwarded but not logged, so records start at t = 0 with the flows.
+    pub record_origin: Time,
 }
 
 impl Link {
@@ -71,6 +79,7 @@ impl Link {
             pool: Vec::new(),
             stats: LinkStats::default(),
             events: record_events.then(PacketEvents::default),
+            record_origin: Time::ZERO,
         })
     }
 
@@ -95,37 +104,40 @@ impl Link {
         if was_empty && self.free_at < now {
             self.free_at = now; // idle link: the clock restarts at this arrival
         }
-        if let Some(ev) = self.events.as_mut() {
-            ev.push(now, event::ARRIVE, &pkt, None, false, self.queue.len_packets(), self.queue.len_bytes());
-        }
+        self.log(now, event::ARRIVE, &pkt, None, false);
         let outcome = self.queue.enqueue(pkt, now, &mut self.rng);
         let verdict = outcome.verdict;
         let evicted: Vec<(Packet, DropReason)> = outcome.evicted.iter().map(|e| (e.packet, e.reason)).collect();
-        let (qlen, qbytes) = (self.queue.len_packets(), self.queue.len_bytes());
         match verdict {
             Verdict::Enqueued | Verdict::Marked => {
                 let marked = verdict == Verdict::Marked && set_ce(&mut frame, ip);
-                if let Some(ev) = self.events.as_mut() {
-                    ev.push(now, event::ENQUEUE, &pkt, None, marked, qlen, qbytes);
-                }
+                self.log(now, event::ENQUEUE, &pkt, None, marked);
                 self.store.insert(uid, Stored { bytes: frame, extra_delay });
             }
             Verdict::Dropped(reason) => {
-                if let Some(ev) = self.events.as_mut() {
-                    ev.push(now, event::DROP, &pkt, Some(reason), false, qlen, qbytes);
-                }
+                self.log(now, event::DROP, &pkt, Some(reason), false);
                 self.recycle(frame);
             }
         }
         for (victim, reason) in evicted {
-            if let Some(ev) = self.events.as_mut() {
-                ev.push(now, event::DROP, &victim, Some(reason), false, qlen, qbytes);
-            }
+            self.log(now, event::DROP, &victim, Some(reason), false);
             if let Some(s) = self.store.remove(&victim.uid) {
                 self.recycle(s.bytes);
             }
         }
         self.note_peak();
+    }
+
+    /// Logs one packet event with the queue as it is now, in record time (since the origin).
+    fn log(&mut self, now: Time, ev: u8, pkt: &Packet, reason: Option<DropReason>, marked: bool) {
+        let origin = self.record_origin;
+        let Some(events) = self.events.as_mut() else { return };
+        if now < origin {
+            return;
+        }
+        let mut shifted = *pkt;
+        shifted.enqueued_at = pkt.enqueued_at.saturating_sub(origin);
+        events.push(now - origin, ev, &shifted, reason, marked, self.queue.len_packets(), self.queue.len_bytes());
     }
 
     /// A non-IP frame (ARP): around the discipline, straight into the delay line.
@@ -134,6 +146,16 @@ impl Link {
         self.store.insert(uid, Stored { bytes: frame, extra_delay: Time::ZERO });
         self.delay_line.push(Reverse((now + self.delay, uid)));
         self.note_peak();
+    }
+
+    fn note_lateness(&mut self, late: Time) {
+        let ns = late.as_nanos();
+        let bucket = (64 - ns.leading_zeros()) as usize;
+        if self.stats.lateness_log2_ns.len() <= bucket {
+            self.stats.lateness_log2_ns.resize(bucket + 1, 0);
+        }
+        self.stats.lateness_log2_ns[bucket] += 1;
+        self.stats.max_lateness_ns = self.stats.max_lateness_ns.max(ns);
     }
 
     fn note_peak(&mut self) {
@@ -149,6 +171,7 @@ impl Link {
                 break;
             }
             self.delay_line.pop();
+            self.note_lateness(now - due);
             if let Some(s) = self.store.remove(&uid) {
                 self.stats.delivered_frames += 1;
                 self.stats.delivered_bytes += s.bytes.len() as u64;
@@ -162,9 +185,7 @@ impl Link {
             // A shaper (tbf) may hold packets back; it says when to ask again.
             let Some(pkt) = self.queue.dequeue(now) else { break };
             let start = self.free_at.max(pkt.enqueued_at);
-            if let Some(ev) = self.events.as_mut() {
-                ev.push(start, event::DEQUEUE, &pkt, None, false, self.queue.len_packets(), self.queue.len_bytes());
-            }
+            self.log(start, event::DEQUEUE, &pkt, None, false);
             let finish = match self.rate {
                 Some(rate) => start + rate.tx_time(pkt.size as u64),
                 None => start,
@@ -191,7 +212,7 @@ impl Link {
     }
 
     pub fn sample_queue(&self, now: Time, samples: &mut QueueSamples) {
-        samples.push(now, self.queue.len_packets(), self.queue.len_bytes(), self.queue.average_queue());
+        samples.push(now.saturating_sub(self.record_origin), self.queue.len_packets(), self.queue.len_bytes(), self.queue.average_queue());
     }
 
     pub fn queue(&self) -> &Queue {
