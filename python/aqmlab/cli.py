@@ -237,10 +237,10 @@ def emulate(scenario: str | None, out_dir: Path | None, seed: int | None, overri
     scenario's discipline in a userspace router between them (needs root; see docs/emulation.md)."""
     from aqmlab.emu import netns
 
-    missing = netns.missing_requirement()
-    if missing:
-        _fail(missing)
     if cleanup:
+        missing = netns.missing_requirement()
+        if missing:
+            _fail(missing)
         namespaces, links = netns.cleanup()
         out.print(f"removed {len(namespaces)} namespaces and {len(links)} links"
                   + (f": {', '.join(namespaces + links)}" if namespaces or links else ""), highlight=False)
@@ -248,6 +248,9 @@ def emulate(scenario: str | None, out_dir: Path | None, seed: int | None, overri
     if scenario is None:
         _fail("emulate: give a SCENARIO (or --cleanup)")
     (sc, raw), = _load_all((scenario,), list(overrides), seed)
+    missing = netns.missing_requirement()
+    if missing:
+        _fail(missing)
     target = out_dir or Path("results") / "emu" / sc.name
     if target.exists() and not force:
         _fail(f"{target} exists; pass --force to replace it")

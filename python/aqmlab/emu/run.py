@@ -39,6 +39,8 @@ from aqmlab.scenario import Bulk, Cbr, Scenario, ScenarioError
 #: Most flows one run may have (each is a socket and a thread in an endpoint process).
 MAX_FLOWS = 64
 FLOW_PORT_BASE = 5001
+#: Smallest emulated UDP packet: IPv4 + UDP headers and the 32-byte application header.
+MIN_UDP_PACKET = 60
 #: Time between fixing the epoch and t = 0: the sender process starts meanwhile.
 LEAD_NS = 1_000_000_000
 #: How long a process may take to say "ready".
@@ -74,6 +76,9 @@ def emulation_problems(sc: Scenario) -> list[str]:
         if not isinstance(g.app, (Bulk, Cbr)) and not schedule.supports(g.app):
             problems.append(f"flows.{g.name}.app.kind: {g.app.kind!r} cannot be emulated; allowed: "
                             f"bulk, cbr, {', '.join(schedule.KINDS)}")
+        if isinstance(g.app, Cbr) and g.app.packet_size < MIN_UDP_PACKET:
+            problems.append(f"flows.{g.name}.app.packet_size: {g.app.packet_size} B; emulated UDP packets "
+                            f"carry a {MIN_UDP_PACKET - 28}-byte application header, so at least {MIN_UDP_PACKET} B")
     tcp = [g.app.tcp for g in sc.flows if isinstance(g.app, Bulk)]
     for field in ("sack", "ecn"):
         if len({getattr(t, field) for t in tcp}) > 1:
