@@ -13,6 +13,7 @@ pub mod config;
 pub mod link;
 pub mod parse;
 pub mod router;
+pub mod schedule;
 
 pub use config::RouterConfig;
 pub use router::Router;

@@ -275,9 +275,21 @@ fn parse_transport(protocol: u8, seg: &[u8]) -> Result<(Transport, Option<AppHea
                 dport: be16(seg, 2).ok_or(Malformed::BadUdpLength)?,
                 payload: (udp_len - 8) as u32,
             };
-            Ok((t, parse_app_header(&seg[8..udp_len])))
+            Ok((t, parse_app_header(skip_rtp_header(&seg[8..udp_len]))))
         }
         protocol => Ok((Transport::Other { protocol }, None)),
+    }
+}
+
+/// Bytes of the fixed RTP header (RFC 3550 section 5.1) our media senders put first.
+const RTP_HEADER: usize = 12;
+
+/// The payload after an RTP header, when it carries one (version 2) followed by our magic;
+/// otherwise the payload unchanged.
+fn skip_rtp_header(payload: &[u8]) -> &[u8] {
+    match payload.get(RTP_HEADER..RTP_HEADER + 4) {
+        Some(magic) if payload[0] >> 6 == 2 && magic == APP_MAGIC => &payload[RTP_HEADER..],
+        _ => payload,
     }
 }
 
@@ -432,6 +444,17 @@ pub(crate) mod tests {
         let app = info.app.unwrap();
         assert_eq!((app.seq, app.frame_id, app.frame_type, app.frag_index, app.frag_count), (17, 5, 2, 1, 3));
         assert_eq!((app.sent_ns, app.flow), (123456789, 9));
+    }
+
+    #[test]
+    fn finds_the_app_header_behind_an_rtp_header() {
+        let mut payload = vec![0u8; 100];
+        payload[0] = 0x80; // RTP version 2
+        payload[12..16].copy_from_slice(&APP_MAGIC);
+        payload[16..20].copy_from_slice(&42u32.to_be_bytes());
+        let f = ipv4_frame(IPPROTO_UDP, 1, 2, 0, &payload);
+        let Parsed::Ip(info) = parse_frame(&f).unwrap() else { panic!("not ip") };
+        assert_eq!(info.app.map(|a| a.seq), Some(42));
     }
 
     #[test]

@@ -161,6 +161,40 @@ impl Router {
     }
 }
 
+/// The packet schedule of an emulated UDP media flow (see aqmlab-emu's `schedule`): returns
+/// ([(column, numpy dtype, little-endian bytes)], whether payloads open with an RTP header).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn udp_schedule<'py>(
+    py: Python<'py>,
+    app_json: &str,
+    seed: u64,
+    flow: u32,
+    start_ns: u64,
+    stop_ns: u64,
+    dscp: u8,
+    class_dscp: [u8; 4],
+) -> PyResult<(Bound<'py, PyList>, bool)> {
+    use aqmlab_sim::record::Column;
+    let app: aqmlab_sim::config::AppConfig = serde_json::from_str(app_json).map_err(value_error)?;
+    let spec = aqmlab_emu::schedule::FlowSpec { seed, flow, start_ns, stop_ns, dscp, class_dscp };
+    let s = aqmlab_emu::schedule::build(&app, &spec).map_err(value_error)?;
+    let cols = PyList::empty(py);
+    let widen16 = |v: Vec<u16>| Column::U32(v.into_iter().map(u32::from).collect());
+    for (name, col) in [
+        ("t_ns", Column::U64(s.t_ns)),
+        ("size", Column::U32(s.size)),
+        ("dscp", Column::U8(s.dscp)),
+        ("frame_id", Column::U32(s.frame_id)),
+        ("frame_type", Column::U8(s.frame_type)),
+        ("frag_index", widen16(s.frag_index)),
+        ("frag_count", widen16(s.frag_count)),
+    ] {
+        cols.append((name, col.dtype(), PyBytes::new(py, &col.to_le_bytes())))?;
+    }
+    Ok((cols, s.rtp))
+}
+
 /// CLOCK_MONOTONIC in ns, the router's clock (equal to Python's `time.monotonic_ns()`).
 #[pyfunction]
 fn monotonic_ns() -> u64 {
@@ -176,6 +210,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_class::<Router>()?;
     m.add_function(wrap_pyfunction!(monotonic_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(udp_schedule, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -128,12 +128,22 @@ def sample_tcp(senders: list[TcpSender], spec: dict[str, Any], rows: list[tuple]
 # ---- UDP -----------------------------------------------------------------------------------
 
 
+RTP_HEADER = struct.Struct("!BBHII")
+#: RTP payload type: dynamic (RFC 3551 section 6), as video and audio streams negotiate it.
+RTP_PAYLOAD_TYPE = 96
+
+
 def app_packet(size_ip: int, seq: int, flow: int, sent_ns: int, frame_id: int = 0, frame_type: int = 0,
-               frag_index: int = 0, frag_count: int = 1) -> bytes:
-    payload = max(size_ip - IP_UDP_HEADERS, APP_HEADER.size)
-    head = APP_HEADER.pack(APP_MAGIC, seq & 0xFFFFFFFF, frame_id, frame_type, 0, frag_index, frag_count, 0,
-                           sent_ns & 0xFFFFFFFFFFFFFFFF, flow)
-    return head + bytes(payload - len(head))
+               frag_index: int = 0, frag_count: int = 1, rtp: bool = False) -> bytes:
+    """A UDP payload making an IP packet of `size_ip` bytes (or the smallest that holds the
+    headers): an optional RTP header (RFC 3550 section 5.1: version 2, 90 kHz timestamp, the
+    flow as SSRC), then aqmlab's application header, then zeros."""
+    head = b""
+    if rtp:
+        head = RTP_HEADER.pack(0x80, RTP_PAYLOAD_TYPE, seq & 0xFFFF, (sent_ns * 9 // 100_000) & 0xFFFFFFFF, flow)
+    head += APP_HEADER.pack(APP_MAGIC, seq & 0xFFFFFFFF, frame_id, frame_type, 0, frag_index, frag_count, 0,
+                            sent_ns & 0xFFFFFFFFFFFFFFFF, flow)
+    return head + bytes(max(size_ip - IP_UDP_HEADERS - len(head), 0))
 
 
 def cbr_schedule(flow: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -154,6 +164,7 @@ class UdpSender(threading.Thread):
     def run(self) -> None:
         f, epoch = self.flow, self.spec["epoch_ns"]
         sched = f["schedule"] if "schedule" in f else cbr_schedule(f)
+        rtp = bool(sched.get("rtp", False))
         n = len(sched["t_ns"])
         cols = {k: np.asarray(sched.get(k, np.zeros(n, dtype=np.int64))) for k in
                 ("t_ns", "size", "dscp", "frame_id", "frame_type", "frag_index", "frag_count")}
@@ -171,7 +182,7 @@ class UdpSender(threading.Thread):
                 tos = int(cols["dscp"][k]) << 2
                 sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
             pkt = app_packet(int(cols["size"][k]), k, f["flow"], now_ns(epoch), int(cols["frame_id"][k]),
-                             int(cols["frame_type"][k]), int(cols["frag_index"][k]), int(cols["frag_count"][k]))
+                             int(cols["frame_type"][k]), int(cols["frag_index"][k]), int(cols["frag_count"][k]), rtp)
             try:
                 sock.sendto(pkt, dest)
                 self.sent += 1
@@ -233,7 +244,7 @@ def tcp_sink(listener: socket.socket, counts: dict[int, int], flow: int) -> None
 
 
 def udp_sink(sock: socket.socket, log: list[tuple]) -> None:
-    """Logs (flow, seq, IP size, send time, receive time) of every packet; the receive time is
+    """Logs (flow, seq, IP size, send time, receive time, frame id) of every packet; the receive time is
     raw CLOCK_MONOTONIC (the orchestrator subtracts the epoch, which it fixes after the
     receiver has started)."""
     sock.settimeout(0.2)
@@ -244,9 +255,10 @@ def udp_sink(sock: socket.socket, log: list[tuple]) -> None:
         except socket.timeout:
             continue
         t = time.monotonic_ns()
-        if n >= APP_HEADER.size and buf[:4] == APP_MAGIC:
-            _, seq, _fid, _ft, _, _fi, _fc, _, sent, flow = APP_HEADER.unpack_from(buf)
-            log.append((flow, seq, n + IP_UDP_HEADERS, sent, t))
+        at = RTP_HEADER.size if n >= RTP_HEADER.size + 4 and buf[0] >> 6 == 2 and buf[12:16] == APP_MAGIC else 0
+        if n >= at + APP_HEADER.size and buf[at:at + 4] == APP_MAGIC:
+            _, seq, frame_id, _ft, _, _fi, _fc, _, sent, flow = APP_HEADER.unpack_from(buf, at)
+            log.append((flow, seq, n + IP_UDP_HEADERS, sent, t, frame_id))
 
 
 def echo(sock: socket.socket) -> None:
@@ -283,7 +295,7 @@ def run_receiver(spec: dict[str, Any], out: Path) -> None:
         pass
     for t in threads:
         t.join(1.0)
-    media = np.array(log, dtype=np.int64).reshape(-1, 5)
+    media = np.array(log, dtype=np.int64).reshape(-1, 6)
     tcp_bytes = np.array(sorted(counts.items()), dtype=np.int64).reshape(-1, 2)
     np.savez(out, media=media, tcp_bytes=tcp_bytes)
 

@@ -34,6 +34,7 @@ from aqmlab.emu import netns, schedule
 from aqmlab.emu.netns import EmulationUnavailable, Testbed
 from aqmlab.metrics import DROP_REASONS, EVENT_NAMES, flow_period_metrics, period_metrics
 from aqmlab.run import RunResult
+from aqmlab.video import annotate_frames
 from aqmlab.scenario import Bulk, Cbr, Scenario, ScenarioError
 
 #: Most flows one run may have (each is a socket and a thread in an endpoint process).
@@ -73,7 +74,10 @@ def emulation_problems(sc: Scenario) -> list[str]:
     if total > MAX_FLOWS:
         problems.append(f"flows: {total} flows; the emulator runs at most {MAX_FLOWS} (one socket each)")
     for g in sc.flows:
-        if not isinstance(g.app, (Bulk, Cbr)) and not schedule.supports(g.app):
+        if getattr(g.app, "responsive", False):
+            problems.append(f"flows.{g.name}.app.responsive: responsive MPEG needs receiver feedback during "
+                            f"the run, which the emulator's senders do not have; allowed: false")
+        elif not isinstance(g.app, (Bulk, Cbr)) and not schedule.supports(g.app):
             problems.append(f"flows.{g.name}.app.kind: {g.app.kind!r} cannot be emulated; allowed: "
                             f"bulk, cbr, {', '.join(schedule.KINDS)}")
         if isinstance(g.app, Cbr) and g.app.packet_size < MIN_UDP_PACKET:
@@ -305,6 +309,7 @@ def _run(sc: Scenario, tb: Testbed, work: Path, procs: list[Process]) -> dict[st
         "sender": dict(np.load(work / "sender.npz")),
         "receiver": dict(np.load(work / "receiver.npz")),
         "probe_rtt_ns": np.load(work / "probe.npz")["rtt_ns"],
+        "schedules": {f["flow"]: dict(np.load(f["schedule_file"])) for f in flows if "schedule_file" in f},
         "offloads_off": tb.offloads_off(),
     }
 
@@ -323,13 +328,17 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
     packets = _table(raw["router"], "packets")
     packets = packets[packets["t_ns"] < sc.duration].reset_index(drop=True)
     queue = _table(raw["router"], "queue")
-    media = pd.DataFrame(raw["receiver"]["media"], columns=["flow", "seq", "size", "sent_ns", "recv_ns"])
-    media["recv_ns"] = media["recv_ns"] - epoch
-    media = media[(media["recv_ns"] >= 0) & (media["recv_ns"] < sc.duration)].astype(
+    received = pd.DataFrame(raw["receiver"]["media"], columns=["flow", "seq", "size", "sent_ns", "recv_ns", "frame_id"])
+    received["recv_ns"] = received["recv_ns"] - epoch
+    received = received[(received["recv_ns"] >= 0) & (received["recv_ns"] < sc.duration)]
+    media = received.drop(columns="frame_id").astype(
         {"flow": "u4", "seq": "u8", "size": "u4", "sent_ns": "u8", "recv_ns": "u8"}).reset_index(drop=True)
     samples = _flow_samples(sc, raw["sender"]["samples"], media, flows_plan)
     flows = _flows_table(sc, flows_plan, raw, media)
     tables = {"flows": flows, "packets": packets, "queue": queue, "flow_samples": samples}
+    mpeg = [f for f in flows_plan if f["kind"] == "mpeg"]
+    if mpeg:
+        tables["frames"] = annotate_frames(_frames_table(sc, mpeg, raw["schedules"], received))
     if len(media) or any(f["proto"] == "udp" for f in flows_plan):
         tables["media"] = media
     flows["group_name"] = [f["group_name"] for f in flows_plan]
@@ -355,6 +364,28 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
         "drop_reasons": DROP_REASONS,
     }
     return RunResult(sc, None, tables, per, flow_per, summary, None, wall)
+
+
+def _frames_table(sc: Scenario, flows: list[dict], schedules: dict[int, dict], received: pd.DataFrame) -> pd.DataFrame:
+    """The simulator's frames table for MPEG flows: the schedule says what was sent, the
+    receiver log what arrived (every frame of a non-responsive source is sent)."""
+    parts = []
+    for f in flows:
+        s = pd.DataFrame({k: v for k, v in schedules[f["flow"]].items() if k != "rtp"})
+        gop = len(sc.flows[f["group"]].app.gop)
+        frames = s.groupby("frame_id").agg(t_ns=("t_ns", "first"), frame_type=("frame_type", "first"),
+                                           size=("size", lambda x: int((x - 28).sum())), packets=("size", "size"))
+        got = received[received["flow"] == f["flow"]].groupby("frame_id").size()
+        frames["packets_received"] = got.reindex(frames.index, fill_value=0).clip(upper=frames["packets"])
+        frames = frames.reset_index()
+        frames.insert(0, "flow", f["flow"])
+        frames["gop_position"] = frames["frame_id"] % gop
+        frames["sent"] = 1
+        parts.append(frames)
+    out = pd.concat(parts, ignore_index=True)
+    out = out[["flow", "frame_id", "frame_type", "gop_position", "t_ns", "size", "sent", "packets", "packets_received"]]
+    return out.astype({"flow": "u4", "frame_id": "u4", "frame_type": "u1", "gop_position": "u4", "t_ns": "u8",
+                       "size": "u4", "sent": "u1", "packets": "u4", "packets_received": "u4"})
 
 
 def _flow_samples(sc: Scenario, tcp_rows: np.ndarray, media: pd.DataFrame, flows: list[dict]) -> pd.DataFrame:
