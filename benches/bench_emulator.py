@@ -28,46 +28,25 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
 from aqmlab.emu import netns
-from aqmlab.emu.run import Process
+from aqmlab.emu.run import standalone_router
 
 FIFO = {"kind": "droptail", "limit": {"packets": 1000}}
 DRR = {"kind": "drr", "limit": {"packets": 1000}, "quantum": 1500, "flow_key": {"fields": ["src", "dst", "sport", "dport", "proto"]}}
 SQF = {"kind": "sqf", "limit": {"packets": 1000}, "flow_key": {"fields": ["src", "dst", "sport", "dport", "proto"]}}
 
 
-@contextmanager
-def router(qdisc: dict[str, Any], rate_bps: int, delay_ns: int = 0, events: bool = True) -> Iterator[tuple]:
-    """A testbed with the router running and its epoch set to now."""
-    tb = netns.new_testbed()
-    work = Path(tempfile.mkdtemp(prefix="aqmlab-bench-"))
-    procs: list[Process] = []
-    try:
-        tb.create()
-        cfg = {"seed": 1, "sender_iface": tb.router_sender_if, "receiver_iface": tb.router_receiver_if,
-               "forward": {"rate_bps": rate_bps, "delay_ns": delay_ns, "qdisc": qdisc},
-               "reverse": {"rate_bps": 0, "delay_ns": delay_ns, "qdisc": FIFO},
-               "records": {"packet_events": events, "queue_sample_ns": 0}}
-        (work / "cfg.json").write_text(json.dumps(cfg))
-        r = Process("router", tb, tb.router_ns, ["-m", "aqmlab.emu.router", str(work / "cfg.json"), str(work)])
-        procs.append(r)
-        r.wait_ready()
-        epoch = time.monotonic_ns()
-        r.tell(f"epoch {epoch}")
-        yield tb, r, work, epoch
-    finally:
-        for p in procs:
-            p.stop()
-        tb.destroy()
+def router(qdisc: dict[str, Any], rate_bps: int, delay_ns: int = 0, events: bool = True):
+    return standalone_router({"rate_bps": rate_bps, "delay_ns": delay_ns, "qdisc": qdisc},
+                             {"rate_bps": 0, "delay_ns": delay_ns, "qdisc": FIFO}, events)
 
 
-def stop_router(r: Process, work: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def stop_router(r: Any, work: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     r.finish()
     return dict(np.load(work / "router.npz")), json.loads((work / "router.json").read_text())
 

@@ -8,6 +8,7 @@ The checks that need no root (what cannot be emulated, the one-line refusals) ru
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -265,3 +266,25 @@ def test_unknown_congestion_control_group_is_refused(write_scenario) -> None:
     assert r.returncode == 2
     errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "emulation.congestion_control.tcp" in errors[0], r.stderr
+
+
+# ---- the real-codec path --------------------------------------------------------------------
+
+
+@needs_netns
+@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg is not installed")
+def test_ffmpeg_rtp_video_decodes_end_to_end_and_loses_frames_behind_a_narrow_fifo() -> None:
+    from aqmlab.emu.ffmpeg import rtp_video
+
+    def link(rate_bps: int, packets: int) -> dict[str, Any]:
+        return {"rate_bps": rate_bps, "delay_ns": 5_000_000, "qdisc": {"kind": "droptail", "limit": {"packets": packets}}}
+
+    wide = rtp_video(link(100_000_000, 1000), seconds=3)
+    # ffmpeg's RTP receiver holds the last frame until a next one starts: one may stay undecoded.
+    assert wide["frames_encoded"] == 75
+    assert wide["frames_intact"] >= wide["frames_encoded"] - 1, wide
+    assert wide["concealed"] == 0
+    narrow = rtp_video(link(300_000, 10), seconds=3)  # the stream needs about 0.5 Mbit/s
+    assert narrow["frames_lost"] > 0.2 * narrow["frames_encoded"], narrow
+    assert narrow["concealed"] > 0
+    assert narrow["router"]["forward"]["stats"]["dropped_packets"][0] > 0

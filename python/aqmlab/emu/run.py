@@ -228,6 +228,38 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+@contextlib.contextmanager
+def standalone_router(forward: dict[str, Any], reverse: dict[str, Any],
+                      events: bool = True) -> Iterator[tuple[Testbed, Process, Path, int]]:
+    """A testbed with only the router running (epoch = now), for traffic the caller brings
+    (benchmarks, ffmpeg): yields (testbed, router process, work directory, epoch). The router's
+    records are in `work/router.npz` after `router.finish()`. Everything is removed on exit."""
+    missing = netns.missing_requirement()
+    if missing:
+        raise EmulationUnavailable(missing)
+    tb = netns.new_testbed()
+    work = Path(tempfile.mkdtemp(prefix="aqmlab-emu-"))
+    procs: list[Process] = []
+    try:
+        with _sigterm_as_interrupt():
+            tb.create()
+            cfg = {"seed": 1, "sender_iface": tb.router_sender_if, "receiver_iface": tb.router_receiver_if,
+                   "forward": forward, "reverse": reverse,
+                   "records": {"packet_events": events, "queue_sample_ns": 0}}
+            (work / "cfg.json").write_text(json.dumps(cfg))
+            router = Process("router", tb, tb.router_ns, ["-m", "aqmlab.emu.router", str(work / "cfg.json"), str(work)])
+            procs.append(router)
+            router.wait_ready()
+            epoch = time.monotonic_ns()
+            router.tell(f"epoch {epoch}")
+            yield tb, router, work, epoch
+    finally:
+        for p in procs:
+            p.stop()
+        tb.destroy()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 # ---- the run --------------------------------------------------------------------------------
 
 
