@@ -335,6 +335,28 @@ mod tests {
     }
 
     #[test]
+    fn records_start_at_the_origin_and_are_stamped_from_it() {
+        let mut link = fifo_link(12_000_000, 0, 100);
+        link.record_origin = Time::from_secs(10);
+        let mut cls = Classifier::new(&ClassifyConfig::default(), &[]);
+        offer(&mut link, &mut cls, 0, Time::from_secs(9), 1500, 9); // before the origin: forwarded, not logged
+        drain(&mut link, Time::from_secs(9));
+        offer(&mut link, &mut cls, 1, Time::from_secs(10) + Time::from_millis(5), 1500, 9);
+        let out = drain(&mut link, Time::from_secs(10) + Time::from_millis(5));
+        assert_eq!(out.len(), 1);
+        assert_eq!(link.stats.delivered_frames, 2);
+        let table = link.events.take().unwrap().into_table();
+        let col = |name: &str| table.iter().find(|(n, _)| *n == name).map(|(_, c)| c.to_le_bytes()).unwrap();
+        let t: Vec<u64> = col("t_ns").chunks(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).collect();
+        let uid: Vec<u64> = col("uid").chunks(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).collect();
+        let sojourn: Vec<u64> = col("sojourn_ns").chunks(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).collect();
+        // arrive, enqueue, dequeue of uid 1 only, 5 ms after the origin, no time in the queue.
+        assert_eq!(uid, vec![1, 1, 1]);
+        assert_eq!(t, vec![5_000_000; 3]);
+        assert_eq!(sojourn, vec![0, 0, 0]);
+    }
+
+    #[test]
     fn unshaped_links_forward_at_once_after_the_delay() {
         let mut link = fifo_link(0, 2_000, 100);
         let mut cls = Classifier::new(&ClassifyConfig::default(), &[]);
