@@ -240,6 +240,18 @@ def test_cleanup_removes_leftovers_of_a_killed_run() -> None:
 # ---- refusals (no root needed) ---------------------------------------------------------------
 
 
+def test_flows_start_when_the_simulated_flows_do() -> None:
+    from aqmlab.emu.run import plan_flows
+    from aqmlab.run import simulate
+
+    data = scenario("10Mbps", "5ms", {"kind": "droptail"}, [bulk("a", 4, start_jitter="1s"),
+                                                            bulk("b", 3, start="100ms", start_jitter="2s")],
+                    duration="200ms")
+    sc = validate(data)
+    sim = simulate(sc, progress=False).tables["flows"]
+    assert [f["start_ns"] for f in plan_flows(sc)] == sim["start_ns"].tolist()
+
+
 def test_fields_that_cannot_be_emulated_are_named() -> None:
     data = scenario("10Mbps", "5ms", {"kind": "droptail"},
                     [bulk("many", 100), {"name": "tiny", "count": 1, "app": {"kind": "cbr", "rate": "1Mbps",

@@ -12,6 +12,16 @@ use aqmlab_sim::app::mpeg::MpegSource;
 use aqmlab_sim::app::rtp::{MediaSource, RtpConfig};
 use aqmlab_sim::config::AppConfig;
 
+/// Start offsets (ns after the group's start) of a group's flows: the simulator's draws,
+/// U[0, jitter) per flow in flow order from the stream `group/<name>/start` (aqmlab-sim's
+/// `build_flow`), so an emulated flow starts when the simulated one does.
+pub fn start_offsets(seed: u64, group: &str, count: u32, jitter_ns: u64) -> Vec<u64> {
+    let mut rng = SimRng::stream(seed, &format!("group/{group}/start"));
+    (0..count)
+        .map(|_| if jitter_ns > 0 { (rng.uniform() * jitter_ns as f64) as u64 } else { 0 })
+        .collect()
+}
+
 /// One row per packet, in send order.
 #[derive(Default, Debug, PartialEq)]
 pub struct Schedule {

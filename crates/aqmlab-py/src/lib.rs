@@ -195,6 +195,12 @@ fn udp_schedule<'py>(
     Ok((cols, s.rtp))
 }
 
+/// Start offsets of a flow group's flows, drawn as the simulator draws them.
+#[pyfunction]
+fn start_offsets(seed: u64, group: &str, count: u32, jitter_ns: u64) -> Vec<u64> {
+    aqmlab_emu::schedule::start_offsets(seed, group, count, jitter_ns)
+}
+
 /// CLOCK_MONOTONIC in ns, the router's clock (equal to Python's `time.monotonic_ns()`).
 #[pyfunction]
 fn monotonic_ns() -> u64 {
@@ -211,6 +217,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Router>()?;
     m.add_function(wrap_pyfunction!(monotonic_ns, m)?)?;
     m.add_function(wrap_pyfunction!(udp_schedule, m)?)?;
+    m.add_function(wrap_pyfunction!(start_offsets, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -105,13 +105,13 @@ def plan_flows(sc: Scenario) -> list[dict[str, Any]]:
     for gi, g in enumerate(sc.flows):
         lo, hi = g.sender_delay_range()
         stop = sc.duration if g.stop is None else min(g.stop, sc.duration)
+        offsets = _core.start_offsets(sc.seed, g.name, g.count, g.start_jitter)
         for i in range(g.count):
             flow = len(flows)
             # Access delays spread over [lo, hi] by index, as the simulator does.
             sender_delay = lo + (hi - lo) * i // (g.count - 1) if g.count > 1 else lo
-            # Start jitter: evenly spread over [start, start + jitter) rather than drawn (our
-            # choice: the kernel's own timing adds randomness anyway; same run, same plan).
-            start = g.start + g.start_jitter * i // g.count
+            # The simulator's start-time draws: both engines start each flow at the same time.
+            start = g.start + offsets[i]
             f: dict[str, Any] = {
                 "flow": flow, "group": gi, "group_name": g.name, "port": FLOW_PORT_BASE + flow,
                 "start_ns": start, "stop_ns": stop, "sender_delay_ns": sender_delay,
