@@ -11,7 +11,8 @@ Prints:
    FIFO; the IP-layer rate of the dequeue records over the middle of the run against the set rate;
 3. added one-way latency at low load (1 Mbit/s of 1000-byte UDP, unshaped, zero delay): the
    time between a frame passing the router's ingress interface and its egress interface,
-   from kernel timestamps of tcpdump on both (nanosecond precision), p50 and p99;
+   from kernel timestamps of tcpdump on both (nanosecond precision), p50 and p99, with the
+   router sleeping between packets (the default) and busy polling;
 4. with --overload S: a 10 Mbit/s FIFO fed 100 Mbit/s for S seconds; the router's peak
    resident memory (VmHWM) and peak frames held, sampled over time, and that it stays alive.
 
@@ -41,9 +42,9 @@ DRR = {"kind": "drr", "limit": {"packets": 1000}, "quantum": 1500, "flow_key": {
 SQF = {"kind": "sqf", "limit": {"packets": 1000}, "flow_key": {"fields": ["src", "dst", "sport", "dport", "proto"]}}
 
 
-def router(qdisc: dict[str, Any], rate_bps: int, delay_ns: int = 0, events: bool = True):
+def router(qdisc: dict[str, Any], rate_bps: int, delay_ns: int = 0, events: bool = True, busy_poll: bool = False):
     return standalone_router({"rate_bps": rate_bps, "delay_ns": delay_ns, "qdisc": qdisc},
-                             {"rate_bps": 0, "delay_ns": delay_ns, "qdisc": FIFO}, events)
+                             {"rate_bps": 0, "delay_ns": delay_ns, "qdisc": FIFO}, events, busy_poll)
 
 
 def stop_router(r: Any, work: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -114,9 +115,10 @@ def read_pcap(path: Path) -> dict[int, int]:
     return out
 
 
-def latency(seconds: float) -> None:
-    print("\n3. added one-way latency at low load (1 Mbit/s, 1000-byte UDP, unshaped, no delay)")
-    with router(FIFO, 0) as (tb, r, work, _):
+def latency(seconds: float, busy_poll: bool) -> None:
+    mode = "busy polling (a core spent)" if busy_poll else "sleeping in ppoll (the default)"
+    print(f"\n3. added one-way latency at low load (1 Mbit/s, 1000-byte UDP, unshaped, no delay), {mode}")
+    with router(FIFO, 0, busy_poll=busy_poll) as (tb, r, work, _):
         caps = []
         for dev in (tb.router_sender_if, tb.router_receiver_if):
             pcap = work / f"{dev}.pcap"
@@ -178,7 +180,8 @@ def main() -> int:
         return 1
     throughput(args.seconds)
     rate_error(args.seconds)
-    latency(args.seconds)
+    latency(args.seconds, busy_poll=False)
+    latency(args.seconds, busy_poll=True)
     if args.overload:
         overload(args.overload)
     return 0

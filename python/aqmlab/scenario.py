@@ -502,6 +502,7 @@ class Emulation(Strict):
     dscp_classes: list[tuple[int, int]] | None = Field(
         None, description="[dscp, class] pairs for the router's classifier; default AF11->3, AF12->2, AF13->1")
     default_class: int = Field(0, ge=0, le=3, description="class of packets whose DSCP is not listed")
+    busy_poll: bool = Field(False, description="router polls without sleeping: lowest latency, costs a core")
 
     @model_validator(mode="after")
     def _ranges(self) -> "Emulation":

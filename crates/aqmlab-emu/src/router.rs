@@ -230,7 +230,9 @@ impl Router {
 
     /// Forwards until `cancel` is set or the configured duration has passed.
     pub fn run(&mut self, cancel: &AtomicBool) -> Result<(), String> {
-        if self.cfg.realtime {
+        // A busy-polling thread under SCHED_FIFO would be stopped by the kernel's real-time
+        // throttling (by default 50 ms of every second), far worse than any wake-up latency.
+        if self.cfg.realtime && !self.cfg.busy_poll {
             self.stats.realtime = set_realtime_priority();
         }
         let sample_every = self.cfg.records.queue_sample_ns;
@@ -277,6 +279,9 @@ impl Router {
     /// Sleeps until a socket is readable or until `spin` before `due`; returns at once when
     /// `due` is that close (the caller's loop then spins on the clock).
     fn wait(&mut self, now: Time, due: Option<Time>, spin: Time) {
+        if self.cfg.busy_poll {
+            return;
+        }
         // Without anything due, wake at least every 50 ms to notice cancellation.
         let limit = Time::from_millis(50);
         let sleep = match due {

@@ -148,6 +148,8 @@ def router_config(sc: Scenario, tb: Testbed, flows: list[dict[str, Any]]) -> dic
         "records": {"packet_events": sc.records.packet_events, "queue_sample_ns": sc.records.queue_sample},
         "duration_ns": sc.duration,
     }
+    if emu is not None and emu.busy_poll:
+        cfg["busy_poll"] = True
     if emu is not None and emu.dscp_classes is not None:
         cfg["classify"] = {"dscp_classes": [list(p) for p in emu.dscp_classes], "default_class": emu.default_class}
     return cfg
@@ -229,8 +231,8 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def standalone_router(forward: dict[str, Any], reverse: dict[str, Any],
-                      events: bool = True) -> Iterator[tuple[Testbed, Process, Path, int]]:
+def standalone_router(forward: dict[str, Any], reverse: dict[str, Any], events: bool = True,
+                      busy_poll: bool = False) -> Iterator[tuple[Testbed, Process, Path, int]]:
     """A testbed with only the router running (epoch = now), for traffic the caller brings
     (benchmarks, ffmpeg): yields (testbed, router process, work directory, epoch). The router's
     records are in `work/router.npz` after `router.finish()`. Everything is removed on exit."""
@@ -245,7 +247,7 @@ def standalone_router(forward: dict[str, Any], reverse: dict[str, Any],
             tb.create()
             cfg = {"seed": 1, "sender_iface": tb.router_sender_if, "receiver_iface": tb.router_receiver_if,
                    "forward": forward, "reverse": reverse,
-                   "records": {"packet_events": events, "queue_sample_ns": 0}}
+                   "records": {"packet_events": events, "queue_sample_ns": 0}, "busy_poll": busy_poll}
             (work / "cfg.json").write_text(json.dumps(cfg))
             router = Process("router", tb, tb.router_ns, ["-m", "aqmlab.emu.router", str(work / "cfg.json"), str(work)])
             procs.append(router)
