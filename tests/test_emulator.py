@@ -7,6 +7,7 @@ The checks that need no root (what cannot be emulated, the one-line refusals) ru
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -300,3 +301,22 @@ def test_ffmpeg_rtp_video_decodes_end_to_end_and_loses_frames_behind_a_narrow_fi
     assert narrow["frames_lost"] > 0.2 * narrow["frames_encoded"], narrow
     assert narrow["concealed"] > 0
     assert narrow["router"]["forward"]["stats"]["dropped_packets"][0] > 0
+
+
+@needs_netns
+def test_the_command_line_writes_a_results_directory_that_plots(write_scenario, tmp_path: Path) -> None:
+    path = write_scenario(scenario("10Mbps", "5ms", {"kind": "red", "limit": "60p", "min_th": 5, "max_th": 15},
+                                   [bulk("tcp", 2), cbr("udp", "1Mbps")], duration="2s"))
+    out = tmp_path / "run"
+    r = aqmlab("emulate", str(path), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    for name in ("packets.parquet", "queue.parquet", "flows.parquet", "flow_samples.parquet",
+                 "media.parquet", "periods.csv", "summary.json", "scenario.toml"):
+        assert (out / name).exists(), name
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["engine"] == "emu" and summary["periods"][0]["utilization_mbps"] > 5
+    assert "RED" in r.stdout
+    p = aqmlab("plot", str(out))
+    assert p.returncode == 0, p.stderr
+    assert list(out.glob("*.png"))
+    assert leftovers_of_any_run() == ([], [], [])
