@@ -320,3 +320,37 @@ def test_the_command_line_writes_a_results_directory_that_plots(write_scenario, 
     assert p.returncode == 0, p.stderr
     assert list(out.glob("*.png"))
     assert leftovers_of_any_run() == ([], [], [])
+
+
+@needs_netns
+def test_the_router_counts_and_drops_malformed_frames_and_keeps_forwarding() -> None:
+    from aqmlab.emu.run import standalone_router
+
+    fifo = {"kind": "droptail", "limit": {"packets": 100}}
+    link = {"rate_bps": 0, "delay_ns": 0, "qdisc": fifo}
+    eth = bytes(6) + bytes.fromhex("020000000001") + b"\x08\x00"
+    good_ip = bytes.fromhex("4500001c0000000040110000") + bytes([10, 77, 0, 1, 10, 77, 0, 2]) + bytes(4) + b"\x00\x08" + bytes(2)
+    frames = {
+        "bad_ip_header_length": eth + b"\x44" + good_ip[1:],               # IHL 4 words
+        "bad_ip_total_length": eth + good_ip[:2] + b"\x05\xdc" + good_ip[4:],  # claims 1500 bytes
+        "bad_udp_length": eth + good_ip[:24] + b"\x00\x02" + good_ip[26:],   # UDP length 2
+        "truncated_ip": eth + good_ip[:12],
+    }  # (a frame shorter than an Ethernet header the kernel refuses to send; the unit tests cover it)
+    sender = "; ".join([
+        "import socket, sys",
+        "s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)",
+        "s.bind((sys.argv[1], 0))",
+        *[f"[s.send({f!r}) for _ in range(3)]" for f in frames.values()],
+        f"[s.send({eth + good_ip!r}) for _ in range(5)]",
+    ])
+    with standalone_router(link, link) as (tb, router, work, _):
+        subprocess.run([*tb.exec_prefix(tb.sender_ns), sys.executable, "-c", sender, tb.sender_if], check=True)
+        time.sleep(0.5)
+        assert router.proc.poll() is None, "the router must survive malformed frames"
+        router.finish()
+        summary = json.loads((work / "router.json").read_text())
+    malformed = summary["router"]["malformed"]
+    for reason in frames:
+        assert malformed[reason] == 3, (reason, malformed)
+    assert summary["forward"]["stats"]["received_packets"] == 5  # the good ones reached the discipline
+    assert summary["router"]["tx_frames"][1] == 5
