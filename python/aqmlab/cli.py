@@ -282,6 +282,62 @@ def plot(results_dir: Path, dest: Path | None) -> None:
         _fail(str(e).strip("'\""))
 
 
+@main.command()
+@click.argument("scenario", required=False)
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
+              help="results directory (default: results/emu/<scenario name>)")
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="override the scenario seed")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="override a field (repeatable)")
+@click.option("--force", is_flag=True, help="replace an existing results directory")
+@click.option("--cleanup", is_flag=True, help="only remove namespaces and links left by a killed run")
+def emulate(scenario: str | None, out_dir: Path | None, seed: int | None, overrides: tuple[str, ...],
+            force: bool, cleanup: bool) -> None:
+    """Run SCENARIO on real packets: kernel TCP and UDP senders in network namespaces, the
+    scenario's discipline in a userspace router between them (needs root; see docs/emulation.md)."""
+    from aqmlab.emu import netns
+
+    if cleanup:
+        missing = netns.missing_requirement()
+        if missing:
+            _fail(missing)
+        namespaces, links = netns.cleanup()
+        out.print(f"removed {len(namespaces)} namespaces and {len(links)} links"
+                  + (f": {', '.join(namespaces + links)}" if namespaces or links else ""), highlight=False)
+        return
+    if scenario is None:
+        _fail("emulate: give a SCENARIO (or --cleanup)")
+    (sc, raw), = _load_all((scenario,), list(overrides), seed)
+    missing = netns.missing_requirement()
+    if missing:
+        _fail(missing)
+    target = out_dir or Path("results") / "emu" / sc.name
+    if target.exists() and not force:
+        _fail(f"{target} exists; pass --force to replace it")
+    try:
+        result = _emulate_one(sc, raw, target, force)
+    except KeyboardInterrupt:
+        _interrupted("the emulation was stopped, its namespaces removed and nothing written")
+    _print_period_table([result])
+
+
+def _emulate_one(sc: Scenario, raw: dict, target: Path, force: bool) -> Any:
+    from aqmlab.emu.netns import EmulationUnavailable
+    from aqmlab.emu.run import EmulationError, emulate as run_emulation
+    from aqmlab.run import write_results
+
+    try:
+        result = run_emulation(sc)
+    except ScenarioError as e:
+        _fail(e.lines)
+    except (EmulationUnavailable, EmulationError) as e:
+        _fail(str(e), status=1)
+    write_results(result, raw, target, force=force)
+    router = result.summary["emu"]["router"]
+    err.print(f"[dim]{sc.name}: emulated {sc.duration / 1e9:g} s, {sum(router['router']['rx_frames']):,} frames "
+              f"through the router in {result.wall_s:.1f} s -> {target}[/]", highlight=False)
+    return result
+
+
 @main.command(name="list")
 def list_components() -> None:
     """Show the queue disciplines and applications with their parameters."""

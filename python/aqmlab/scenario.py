@@ -605,6 +605,25 @@ class Reference(Strict):
     periods: list[ReferencePeriod] = []
 
 
+class Emulation(Strict):
+    """Settings only `aqmlab emulate` reads (the simulator ignores them)."""
+
+    congestion_control: dict[str, Literal["reno", "cubic"]] = Field(
+        default_factory=dict, description='kernel TCP congestion control per flow group name; "default" '
+                                          'for the others (reno, like the simulator\'s NewReno)')
+    dscp_classes: list[tuple[int, int]] | None = Field(
+        None, description="[dscp, class] pairs for the router's classifier; default AF11->3, AF12->2, AF13->1")
+    default_class: int = Field(0, ge=0, le=3, description="class of packets whose DSCP is not listed")
+    busy_poll: bool = Field(False, description="router polls without sleeping: lowest latency, costs a core")
+
+    @model_validator(mode="after")
+    def _ranges(self) -> "Emulation":
+        for dscp, cls in self.dscp_classes or []:
+            if not (0 <= dscp <= 63 and 0 <= cls <= 3):
+                raise ValueError(f"dscp_classes: [{dscp}, {cls}]: DSCP must be 0..63 and class 0..3")
+        return self
+
+
 class Scenario(Strict):
     name: str = Field(..., min_length=1)
     description: str = ""
@@ -615,6 +634,7 @@ class Scenario(Strict):
     records: Records = Field(default_factory=Records)
     metrics: Metrics = Field(default_factory=Metrics)
     reference: Reference | None = None
+    emulation: Emulation | None = Field(None, description="settings of `aqmlab emulate` only")
 
     @model_validator(mode="after")
     def _consistent(self) -> "Scenario":

@@ -1,5 +1,5 @@
 //! `aqmlab._core`: the thin binding between Python and the Rust core and simulator.
-//! Conversions and error mapping only; all logic lives in aqmlab-core and aqmlab-sim.
+//! Conversions and error mapping only; all logic lives in aqmlab-core, aqmlab-sim and aqmlab-emu.
 
 use aqmlab_core::units::{self, Limit};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
@@ -104,6 +104,109 @@ impl Simulation {
     }
 }
 
+/// The emulator's router (aqmlab-emu), opened in the current network namespace. `run()`
+/// releases the GIL and forwards until `cancel()` or the configured duration.
+#[pyclass(frozen, module = "aqmlab._core")]
+struct Router {
+    inner: Mutex<aqmlab_emu::Router>,
+    cancel: Arc<AtomicBool>,
+    epoch: Arc<AtomicU64>,
+}
+
+#[pymethods]
+impl Router {
+    #[new]
+    fn new(config_json: &str) -> PyResult<Router> {
+        let cfg = aqmlab_emu::config::parse(config_json).map_err(value_error)?;
+        let router = aqmlab_emu::Router::new(cfg).map_err(PyRuntimeError::new_err)?;
+        let epoch = router.epoch_handle();
+        Ok(Router { inner: Mutex::new(router), cancel: Arc::default(), epoch })
+    }
+
+    fn run(&self, py: Python<'_>) -> PyResult<()> {
+        let cancel = self.cancel.clone();
+        py.detach(|| {
+            let mut r = self.inner.lock().map_err(|_| "router state poisoned".to_string())?;
+            r.run(&cancel)
+        })
+        .map_err(PyRuntimeError::new_err)
+    }
+
+    fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// Sets the records' t = 0 (CLOCK_MONOTONIC ns); may be called while `run()` runs.
+    fn set_epoch(&self, epoch_ns: u64) {
+        self.epoch.store(epoch_ns, Ordering::Relaxed);
+    }
+
+    fn summary_json(&self) -> PyResult<String> {
+        let r = self.inner.lock().map_err(|_| PyRuntimeError::new_err("poisoned"))?;
+        Ok(r.summary().to_string())
+    }
+
+    /// Returns {table: [(column, numpy dtype, little-endian bytes)]} (packets, queue).
+    fn take_records<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let mut r = self.inner.lock().map_err(|_| PyRuntimeError::new_err("poisoned"))?;
+        let out = PyDict::new(py);
+        for (name, table) in r.take_records() {
+            let cols = PyList::empty(py);
+            for (col, data) in table {
+                cols.append((col, data.dtype(), PyBytes::new(py, &data.to_le_bytes())))?;
+            }
+            out.set_item(name, cols)?;
+        }
+        Ok(out)
+    }
+}
+
+/// The packet schedule of an emulated UDP media flow (see aqmlab-emu's `schedule`): returns
+/// ([(column, numpy dtype, little-endian bytes)], whether payloads open with an RTP header).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn udp_schedule<'py>(
+    py: Python<'py>,
+    app_json: &str,
+    seed: u64,
+    flow: u32,
+    start_ns: u64,
+    stop_ns: u64,
+    dscp: u8,
+    class_dscp: [u8; 4],
+) -> PyResult<(Bound<'py, PyList>, bool)> {
+    use aqmlab_sim::record::Column;
+    let app: aqmlab_sim::config::AppConfig = serde_json::from_str(app_json).map_err(value_error)?;
+    let spec = aqmlab_emu::schedule::FlowSpec { seed, flow, start_ns, stop_ns, dscp, class_dscp };
+    let s = aqmlab_emu::schedule::build(&app, &spec).map_err(value_error)?;
+    let cols = PyList::empty(py);
+    let widen16 = |v: Vec<u16>| Column::U32(v.into_iter().map(u32::from).collect());
+    for (name, col) in [
+        ("t_ns", Column::U64(s.t_ns)),
+        ("size", Column::U32(s.size)),
+        ("dscp", Column::U8(s.dscp)),
+        ("frame_id", Column::U32(s.frame_id)),
+        ("frame_type", Column::U8(s.frame_type)),
+        ("frag_index", widen16(s.frag_index)),
+        ("frag_count", widen16(s.frag_count)),
+    ] {
+        cols.append((name, col.dtype(), PyBytes::new(py, &col.to_le_bytes())))?;
+    }
+    Ok((cols, s.rtp))
+}
+
+/// Start offsets of a flow group's flows, drawn as the simulator draws them.
+#[pyfunction]
+fn start_offsets(seed: u64, group: &str, count: u32, jitter_ns: u64) -> Vec<u64> {
+    aqmlab_emu::schedule::start_offsets(seed, group, count, jitter_ns)
+}
+
+/// CLOCK_MONOTONIC in ns, the router's clock (equal to Python's `time.monotonic_ns()`).
+#[pyfunction]
+fn monotonic_ns() -> u64 {
+    aqmlab_emu::router::monotonic_ns()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
@@ -111,6 +214,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(parse_limit, m)?)?;
     m.add_class::<Simulation>()?;
+    m.add_class::<Router>()?;
+    m.add_function(wrap_pyfunction!(monotonic_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(udp_schedule, m)?)?;
+    m.add_function(wrap_pyfunction!(start_offsets, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

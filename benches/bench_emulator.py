@@ -1,0 +1,191 @@
+"""Emulator benchmark: forwarding throughput, rate accuracy, added latency, overload memory.
+
+    sudo python3 benches/bench_emulator.py                  # about 1.5 minutes
+    sudo python3 benches/bench_emulator.py --overload 60    # also 10x overload for 60 s
+
+Prints:
+1. unshaped forwarding throughput through FIFO, DRR and SQF: iperf3 UDP with 1500-byte IP
+   packets at full speed through an unshaped, zero-delay router (Gbit/s at the IP layer leaving
+   the discipline, from the router's dequeue records, middle of the run);
+2. rate error of the pacer at 10, 25 and 100 Mbit/s: iperf3 UDP at 1.5x the rate into a
+   FIFO; the IP-layer rate of the dequeue records over the middle of the run against the set rate;
+3. added one-way latency at low load (1 Mbit/s of 1000-byte UDP, unshaped, zero delay): the
+   time between a frame passing the router's ingress interface and its egress interface,
+   from kernel timestamps of tcpdump on both (nanosecond precision), p50 and p99, with the
+   router sleeping between packets (the default) and busy polling;
+4. with --overload S: a 10 Mbit/s FIFO fed 100 Mbit/s for S seconds; the router's peak
+   resident memory (VmHWM) and peak frames held, sampled over time, and that it stays alive.
+
+Needs root, iproute2, ethtool, iperf3 and tcpdump. Figures are wall-clock on whatever machine
+runs it; benches/README.md records one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aqmlab.emu import netns
+from aqmlab.emu.run import standalone_router
+
+FIFO = {"kind": "droptail", "limit": {"packets": 1000}}
+DRR = {"kind": "drr", "limit": {"packets": 1000}, "quantum": 1500, "flow_key": {"fields": ["src", "dst", "sport", "dport", "proto"]}}
+SQF = {"kind": "sqf", "limit": {"packets": 1000}, "flow_key": {"fields": ["src", "dst", "sport", "dport", "proto"]}}
+
+
+def router(qdisc: dict[str, Any], rate_bps: int, delay_ns: int = 0, events: bool = True, busy_poll: bool = False):
+    return standalone_router({"rate_bps": rate_bps, "delay_ns": delay_ns, "qdisc": qdisc},
+                             {"rate_bps": 0, "delay_ns": delay_ns, "qdisc": FIFO}, events, busy_poll)
+
+
+def stop_router(r: Any, work: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    r.finish()
+    return dict(np.load(work / "router.npz")), json.loads((work / "router.json").read_text())
+
+
+def iperf_udp(tb: netns.Testbed, rate: str, seconds: float, length: int = 1472) -> None:
+    """iperf3 UDP from the sender to the receiver namespace (length: UDP payload bytes)."""
+    server = subprocess.Popen([*tb.exec_prefix(tb.receiver_ns), "iperf3", "-s", "-1", "-B", netns.RECEIVER_IP],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    try:
+        subprocess.run([*tb.exec_prefix(tb.sender_ns), "iperf3", "-c", netns.RECEIVER_IP, "-u", "-b", rate,
+                        "-l", str(length), "-t", str(seconds)], check=True, capture_output=True, timeout=seconds + 30)
+    finally:
+        server.wait(timeout=10)
+
+
+def dequeue_rate_bps(arrays: dict[str, np.ndarray], trim: float = 0.2) -> float:
+    """IP-layer rate of the dequeues over the middle of the busy span (`trim` cut each side)."""
+    ev = arrays["packets/event"]
+    t = arrays["packets/t_ns"][ev == 3]
+    size = arrays["packets/size"][ev == 3]
+    if len(t) < 10:
+        return 0.0
+    lo, hi = t[0] + (t[-1] - t[0]) * trim, t[-1] - (t[-1] - t[0]) * trim
+    sel = (t >= lo) & (t < hi)
+    return float(size[sel].sum()) * 8 / ((hi - lo) / 1e9)
+
+
+def throughput(seconds: float) -> None:
+    print("\n1. unshaped forwarding throughput, 1500-byte IP packets (iperf3 UDP at full speed)")
+    print(f"   {'discipline':<10} {'Gbit/s':>8} {'kpps':>8} {'tx errors':>10}")
+    for name, q in (("FIFO", FIFO), ("DRR", DRR), ("SQF", SQF)):
+        with router(q, 0) as (tb, r, work, _):
+            iperf_udp(tb, "0", seconds)
+            arrays, summary = stop_router(r, work)
+        bps = dequeue_rate_bps(arrays)
+        print(f"   {name:<10} {bps / 1e9:8.3f} {bps / 1500 / 8 / 1e3:8.1f} {summary['router']['tx_errors'][1]:10d}")
+
+
+def rate_error(seconds: float) -> None:
+    print("\n2. pacer rate error, iperf3 UDP at 1.5x the rate into a 1000-packet FIFO")
+    print(f"   {'set':>10} {'measured':>12} {'error':>8}")
+    for mbps in (10, 25, 100):
+        with router(FIFO, mbps * 1_000_000) as (tb, r, work, _):
+            iperf_udp(tb, f"{int(mbps * 1.5)}M", seconds)
+            arrays, _ = stop_router(r, work)
+        bps = dequeue_rate_bps(arrays)
+        print(f"   {mbps:>6} Mb/s {bps / 1e6:>9.3f} Mb/s {100 * (bps - mbps * 1e6) / (mbps * 1e6):>+7.3f} %")
+
+
+def read_pcap(path: Path) -> dict[int, int]:
+    """IPv4 UDP packets of a nanosecond pcap (LINKTYPE_ETHERNET): iperf3's payload starts
+    with its sequence fields; key = (IP id << 32 | UDP checksum) identifies a packet on both
+    interfaces (the router does not change either), value = timestamp in ns."""
+    data = path.read_bytes()
+    out, at = {}, 24
+    while at + 16 <= len(data):
+        sec, frac, incl, _ = struct.unpack_from("<IIII", data, at)
+        frame = data[at + 16: at + 16 + incl]
+        at += 16 + incl
+        if len(frame) >= 42 and frame[12:14] == b"\x08\x00" and frame[23] == 17:
+            ip_id = struct.unpack_from("!H", frame, 18)[0]
+            check = struct.unpack_from("!H", frame, 40)[0]
+            out[ip_id << 32 | check] = sec * 1_000_000_000 + frac
+    return out
+
+
+def latency(seconds: float, busy_poll: bool) -> None:
+    mode = "busy polling (a core spent)" if busy_poll else "sleeping in ppoll (the default)"
+    print(f"\n3. added one-way latency at low load (1 Mbit/s, 1000-byte UDP, unshaped, no delay), {mode}")
+    with router(FIFO, 0, busy_poll=busy_poll) as (tb, r, work, _):
+        caps = []
+        for dev in (tb.router_sender_if, tb.router_receiver_if):
+            pcap = work / f"{dev}.pcap"
+            caps.append((pcap, subprocess.Popen(
+                [*tb.exec_prefix(tb.router_ns), "tcpdump", "-i", dev, "-Q", "in" if dev == tb.router_sender_if else "out",
+                 "-j", "adapter_unsynced", "--time-stamp-precision=nano", "-s", "64", "-w", str(pcap), "udp"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
+        time.sleep(1.0)
+        iperf_udp(tb, "1M", seconds, length=972)
+        time.sleep(0.5)
+        for _, p in caps:
+            p.terminate()
+            p.wait(timeout=10)
+        stop_router(r, work)
+        ingress, egress = read_pcap(caps[0][0]), read_pcap(caps[1][0])
+    delays = np.array([egress[k] - t for k, t in ingress.items() if k in egress], dtype=float) / 1e3
+    if not len(delays):
+        print("   no packets matched (tcpdump timestamps unavailable?)")
+        return
+    print(f"   {len(delays)} packets: p50 {np.percentile(delays, 50):.1f} us, p99 {np.percentile(delays, 99):.1f} us, "
+          f"max {delays.max():.1f} us")
+
+
+def overload(seconds: float) -> None:
+    print(f"\n4. 10x overload: 100 Mbit/s into a 10 Mbit/s FIFO for {seconds:g} s (no packet records)")
+    with router(FIFO, 10_000_000, events=False) as (tb, r, work, _):
+        client = subprocess.Popen([sys.executable, "-c", f"""
+import subprocess, time
+s = subprocess.Popen({[*tb.exec_prefix(tb.receiver_ns), 'iperf3', '-s', '-1', '-B', netns.RECEIVER_IP]!r},
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+time.sleep(0.5)
+subprocess.run({[*tb.exec_prefix(tb.sender_ns), 'iperf3', '-c', netns.RECEIVER_IP, '-u', '-b', '100M', '-l', '1472', '-t', str(seconds)]!r},
+               capture_output=True)
+s.wait()
+"""])
+        samples = []
+        start = time.monotonic()
+        while client.poll() is None:
+            time.sleep(min(5.0, seconds / 6))
+            status = Path(f"/proc/{r.proc.pid}/status").read_text()
+            rss = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS")))
+            samples.append((time.monotonic() - start, rss / 1024))
+        alive = r.proc.poll() is None
+        _, summary = stop_router(r, work)
+    fwd = summary["forward"]
+    print("   RSS over time (s, MiB): " + ", ".join(f"{t:.0f}: {m:.1f}" for t, m in samples))
+    print(f"   router alive at the end: {alive}; peak frames held {fwd['link']['peak_stored_frames']}; "
+          f"dropped {fwd['stats']['dropped_packets'][0]:,} of {fwd['stats']['received_packets']:,}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=5.0, help="length of each measurement")
+    ap.add_argument("--overload", type=float, default=0.0, help="also run the 10x overload test this long")
+    args = ap.parse_args()
+    missing = netns.missing_requirement()
+    if missing:
+        print(f"error: {missing}", file=sys.stderr)
+        return 1
+    throughput(args.seconds)
+    rate_error(args.seconds)
+    latency(args.seconds, busy_poll=False)
+    latency(args.seconds, busy_poll=True)
+    if args.overload:
+        overload(args.overload)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

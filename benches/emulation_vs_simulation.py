@@ -1,0 +1,72 @@
+"""Runs scenarios in both engines and prints their key figures side by side (Markdown), the
+tables of docs/emulation.md:
+
+    sudo python3 benches/emulation_vs_simulation.py sqf      # SQF testbed, FIFO and SQF, 5 TCP
+    sudo python3 benches/emulation_vs_simulation.py rb-rio   # unresponsive MPEG, Drop-Tail and Rb-RIO
+
+The SQF testbed scenarios (scenarios/sqf/testbed-*.toml) run shortened to 20 s (measured over
+5-20 s); the MPEG scenarios are scenarios/emu/rb-rio-mpeg-*.toml as they are.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pandas as pd
+
+from aqmlab.emu.run import emulate
+from aqmlab.media import flow_quality
+from aqmlab.run import simulate
+from aqmlab.scenario import load
+from aqmlab.video import stream_stats
+
+SQF_SETS = ["duration=20s", 'metrics.periods=[["5s", "20s"]]']
+
+
+def both(name: str, sets: list[str]):
+    sc, _ = load(name, sets)
+    return simulate(sc, progress=False), emulate(sc)
+
+
+def sqf_rows(engine: str, r) -> dict:
+    start, end = r.scenario.periods()[0]
+    q = flow_quality(r.tables["media"], start, end).set_index("flow")
+    per = r.periods.iloc[0]
+    tcp = r.flow_periods[r.flow_periods["group"] == "tcp"]["throughput_mbps"].sum()
+    return {"engine": engine, "qdisc": r.scenario.topology.bottleneck.qdisc.kind,
+            "video loss %": round(q.loc[0, "loss_pct"], 2), "audio loss %": round(q.loc[1, "loss_pct"], 2),
+            "video delay p95 ms": round(q.loc[0, "delay_p95_ms"], 1), "audio delay p95 ms": round(q.loc[1, "delay_p95_ms"], 1),
+            "TCP Mbit/s": round(tcp, 2), "util Mbit/s": round(per["utilization_mbps"], 2),
+            "drop %": round(per["drop_rate_pct"], 2)}
+
+
+def mpeg_rows(engine: str, r) -> dict:
+    start, end = r.scenario.periods()[0]
+    frames = r.tables["frames"]
+    flows = sorted(frames["flow"].unique())
+    row = {"engine": engine, "qdisc": r.scenario.topology.bottleneck.qdisc.kind,
+           "util Mbit/s": round(r.periods.iloc[0]["utilization_mbps"], 2)}
+    for code, t in ((1, "I"), (2, "P"), (3, "B")):
+        s = stream_stats(frames[frames["frame_type"] == code], flows, start, end)
+        row[f"{t} decodable loss %"] = round(s["decodable_loss_pct"], 1)
+    s = stream_stats(frames, flows, start, end)
+    row["packet loss %"] = round(s["packet_loss_pct"], 1)
+    row["decodable loss %"] = round(s["decodable_loss_pct"], 1)
+    return row
+
+
+def main(which: str) -> None:
+    rows = []
+    if which == "sqf":
+        for name in ("sqf/testbed-fifo", "sqf/testbed-sqf"):
+            sim, emu = both(name, SQF_SETS)
+            rows += [sqf_rows("sim", sim), sqf_rows("emu", emu)]
+    else:
+        for name in ("emu/rb-rio-mpeg-droptail", "emu/rb-rio-mpeg-rb-rio"):
+            sim, emu = both(name, [])
+            rows += [mpeg_rows("sim", sim), mpeg_rows("emu", emu)]
+    print(pd.DataFrame(rows).to_markdown(index=False))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "sqf")

@@ -1,0 +1,362 @@
+"""Traffic endpoints of an emulation run, each a process inside its namespace:
+
+    ip netns exec SND python3 -m aqmlab.emu.endpoints sender   SPEC.json OUT.npz
+    ip netns exec RCV python3 -m aqmlab.emu.endpoints receiver SPEC.json OUT.npz
+    ip netns exec SND python3 -m aqmlab.emu.endpoints probe    SPEC.json OUT.npz
+
+* TCP bulk flows use the kernel's own TCP over ordinary sockets, with the congestion control
+  chosen per flow (``TCP_CONGESTION``: reno or cubic); the sender samples ``TCP_INFO`` every
+  ``flow_sample_ns`` (delivered = bytes acked, cwnd, ssthresh, srtt, rto), the simulator's
+  ``flow_samples`` schema.
+* UDP flows send a schedule of packets (CBR, or the simulator's own frame models for video:
+  see :mod:`aqmlab.emu.schedule`) paced from an absolute clock, each payload opening with the
+  application header the router parses (``AQML``, seq, frame id/type, fragment, send time,
+  flow). The receiver timestamps every packet (the simulator's ``media`` schema).
+* ``probe`` measures the base RTT with UDP echoes (answered by ``echo``) before the run starts.
+
+A process prints ``ready`` once its sockets are set up and stops on SIGTERM/SIGINT, writing its
+records on the way out. All times are CLOCK_MONOTONIC ns minus the spec's ``epoch_ns`` (the
+clock is shared by all namespaces).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+APP_MAGIC = b"AQML"
+#: magic, seq, frame_id, frame_type, pad, frag_index, frag_count, pad, sent_ns, flow (32 bytes)
+APP_HEADER = struct.Struct("!4sIIBBHHHQI")
+IP_UDP_HEADERS = 28
+ECHO_PORT = 4999
+TCP_INFO_LEN = 232
+CHUNK = 256 * 1024
+
+stopping = threading.Event()
+
+
+def now_ns(epoch: int) -> int:
+    return time.monotonic_ns() - epoch
+
+
+def sleep_until(epoch: int, t_ns: int) -> bool:
+    """Sleeps until run time `t_ns`; False if asked to stop meanwhile."""
+    while not stopping.is_set():
+        left = t_ns - now_ns(epoch)
+        if left <= 0:
+            return True
+        stopping.wait(min(left / 1e9, 0.2))
+    return False
+
+
+# ---- TCP -----------------------------------------------------------------------------------
+
+
+def tcp_info(sock: socket.socket) -> dict[str, int]:
+    """Fields of Linux `struct tcp_info` (include/uapi/linux/tcp.h) the records use."""
+    raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_LEN)
+    u32 = lambda off: struct.unpack_from("I", raw, off)[0]  # noqa: E731
+    u64 = lambda off: struct.unpack_from("Q", raw, off)[0]  # noqa: E731
+    return {"rto_us": u32(8), "snd_mss": u32(16), "rtt_us": u32(68), "snd_ssthresh": u32(76),
+            "snd_cwnd": u32(80), "total_retrans": u32(100), "bytes_acked": u64(120),
+            "segs_out": u32(136), "min_rtt_us": u32(148) if len(raw) >= 152 else 0}
+
+
+class TcpSender(threading.Thread):
+    def __init__(self, flow: dict[str, Any], spec: dict[str, Any]):
+        super().__init__(name=f"tcp{flow['flow']}", daemon=True)
+        self.flow, self.spec = flow, spec
+        self.sock: socket.socket | None = None
+        self.final: dict[str, int] | None = None
+
+    def run(self) -> None:
+        epoch, f = self.spec["epoch_ns"], self.flow
+        if not sleep_until(epoch, f["start_ns"]):
+            return
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, f["cc"].encode())
+        if f.get("mss"):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, f["mss"])
+        sock.settimeout(0.2)
+        try:
+            sock.connect((self.spec["receiver_ip"], f["port"]))
+        except OSError as e:
+            print(f"sender: flow {f['flow']}: connect: {e}", file=sys.stderr)
+            return
+        self.sock = sock
+        data = memoryview(bytes(CHUNK))
+        while not stopping.is_set() and now_ns(epoch) < f["stop_ns"]:
+            try:
+                sock.send(data)
+            except (socket.timeout, BlockingIOError):
+                continue
+            except OSError:
+                break
+        self.final = tcp_info(sock)
+        sock.close()
+
+
+def sample_tcp(senders: list[TcpSender], spec: dict[str, Any], rows: list[tuple]) -> None:
+    """Samples every connected sender's TCP_INFO on a grid of `flow_sample_ns`."""
+    epoch, every = spec["epoch_ns"], spec["flow_sample_ns"]
+    k = 0
+    while sleep_until(epoch, k * every):
+        t = k * every
+        for s in senders:
+            if s.sock is None or s.final is not None:
+                continue
+            try:
+                i = tcp_info(s.sock)
+            except OSError:
+                continue
+            rows.append((t, s.flow["flow"], i["bytes_acked"], i["snd_cwnd"] * i["snd_mss"],
+                         min(i["snd_ssthresh"], 2**31) * i["snd_mss"], i["rtt_us"] * 1000, i["rto_us"] * 1000, 0))
+        k += 1
+
+
+# ---- UDP -----------------------------------------------------------------------------------
+
+
+RTP_HEADER = struct.Struct("!BBHII")
+#: RTP payload type: dynamic (RFC 3551 section 6), as video and audio streams negotiate it.
+RTP_PAYLOAD_TYPE = 96
+
+
+def app_packet(size_ip: int, seq: int, flow: int, sent_ns: int, frame_id: int = 0, frame_type: int = 0,
+               frag_index: int = 0, frag_count: int = 1, rtp: bool = False) -> bytes:
+    """A UDP payload making an IP packet of `size_ip` bytes (or the smallest that holds the
+    headers): an optional RTP header (RFC 3550 section 5.1: version 2, 90 kHz timestamp, the
+    flow as SSRC), then aqmlab's application header, then zeros."""
+    head = b""
+    if rtp:
+        head = RTP_HEADER.pack(0x80, RTP_PAYLOAD_TYPE, seq & 0xFFFF, (sent_ns * 9 // 100_000) & 0xFFFFFFFF, flow)
+    head += APP_HEADER.pack(APP_MAGIC, seq & 0xFFFFFFFF, frame_id, frame_type, 0, frag_index, frag_count, 0,
+                            sent_ns & 0xFFFFFFFFFFFFFFFF, flow)
+    return head + bytes(max(size_ip - IP_UDP_HEADERS - len(head), 0))
+
+
+def cbr_schedule(flow: dict[str, Any]) -> dict[str, np.ndarray]:
+    """A constant-bit-rate packet schedule: one `packet_size` packet every size*8/rate."""
+    interval = flow["packet_size"] * 8 * 1e9 / flow["rate_bps"]
+    n = int((flow["stop_ns"] - flow["start_ns"]) / interval)
+    t = flow["start_ns"] + (np.arange(n) * interval).astype(np.int64)
+    return {"t_ns": t, "size": np.full(n, flow["packet_size"], dtype=np.int64)}
+
+
+class UdpSender(threading.Thread):
+    def __init__(self, flow: dict[str, Any], spec: dict[str, Any]):
+        super().__init__(name=f"udp{flow['flow']}", daemon=True)
+        self.flow, self.spec = flow, spec
+        self.sent = 0
+        self.errors = 0
+
+    def run(self) -> None:
+        f, epoch = self.flow, self.spec["epoch_ns"]
+        sched = f["schedule"] if "schedule" in f else cbr_schedule(f)
+        rtp = bool(sched.get("rtp", False))
+        n = len(sched["t_ns"])
+        cols = {k: np.asarray(sched.get(k, np.zeros(n, dtype=np.int64))) for k in
+                ("t_ns", "size", "dscp", "frame_id", "frame_type", "frag_index", "frag_count")}
+        if "dscp" not in sched:
+            cols["dscp"] = np.full(n, f.get("dscp", 0))
+        if "frag_count" not in sched:
+            cols["frag_count"] = np.ones(n, dtype=np.int64)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        dest = (self.spec["receiver_ip"], f["port"])
+        tos = None
+        for k in range(n):
+            if not sleep_until(epoch, int(cols["t_ns"][k])):
+                break
+            if int(cols["dscp"][k]) << 2 != tos:
+                tos = int(cols["dscp"][k]) << 2
+                sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
+            pkt = app_packet(int(cols["size"][k]), k, f["flow"], now_ns(epoch), int(cols["frame_id"][k]),
+                             int(cols["frame_type"][k]), int(cols["frag_index"][k]), int(cols["frag_count"][k]), rtp)
+            try:
+                sock.sendto(pkt, dest)
+                self.sent += 1
+            except OSError:
+                self.errors += 1
+        sock.close()
+
+
+def run_sender(spec: dict[str, Any], out: Path) -> None:
+    tcp = [TcpSender(f, spec) for f in spec["flows"] if f["proto"] == "tcp"]
+    udp = [UdpSender(f, spec) for f in spec["flows"] if f["proto"] == "udp"]
+    for f in spec["flows"]:
+        if f["proto"] == "udp" and "schedule_file" in f:
+            f["schedule"] = dict(np.load(f["schedule_file"]))
+    rows: list[tuple] = []
+    sampler = threading.Thread(target=sample_tcp, args=(tcp, spec, rows), daemon=True)
+    print("ready", flush=True)
+    for t in [*tcp, *udp, sampler]:
+        t.start()
+    end = spec["duration_ns"]
+    sleep_until(spec["epoch_ns"], end)
+    stopping.set()
+    for t in [*tcp, *udp]:
+        t.join(2.0)
+    samples = np.array(rows, dtype=np.int64).reshape(-1, 8)
+    totals = []
+    for s in tcp:
+        i = s.final or {}
+        totals.append((s.flow["flow"], i.get("segs_out", 0), i.get("total_retrans", 0), i.get("min_rtt_us", 0) * 1000))
+    for s in udp:
+        totals.append((s.flow["flow"], s.sent, 0, 0))
+    np.savez(out, samples=samples, totals=np.array(totals, dtype=np.int64).reshape(-1, 4))
+
+
+# ---- receiver ------------------------------------------------------------------------------
+
+
+def tcp_sink(listener: socket.socket, counts: dict[int, int], flow: int) -> None:
+    listener.settimeout(0.2)
+    conn = None
+    while not stopping.is_set() and conn is None:
+        try:
+            conn, _ = listener.accept()
+        except socket.timeout:
+            continue
+    if conn is None:
+        return
+    conn.settimeout(0.2)
+    buf = bytearray(CHUNK)
+    while not stopping.is_set():
+        try:
+            n = conn.recv_into(buf)
+        except socket.timeout:
+            continue
+        if n == 0:
+            break
+        counts[flow] += n
+    conn.close()
+
+
+def udp_sink(sock: socket.socket, log: list[tuple]) -> None:
+    """Logs (flow, seq, IP size, send time, receive time, frame id) of every packet; the receive time is
+    raw CLOCK_MONOTONIC (the orchestrator subtracts the epoch, which it fixes after the
+    receiver has started)."""
+    sock.settimeout(0.2)
+    buf = bytearray(65536)
+    while not stopping.is_set():
+        try:
+            n = sock.recv_into(buf)
+        except socket.timeout:
+            continue
+        t = time.monotonic_ns()
+        at = RTP_HEADER.size if n >= RTP_HEADER.size + 4 and buf[0] >> 6 == 2 and buf[12:16] == APP_MAGIC else 0
+        if n >= at + APP_HEADER.size and buf[at:at + 4] == APP_MAGIC:
+            _, seq, frame_id, _ft, _, _fi, _fc, _, sent, flow = APP_HEADER.unpack_from(buf, at)
+            log.append((flow, seq, n + IP_UDP_HEADERS, sent, t, frame_id))
+
+
+def echo(sock: socket.socket) -> None:
+    sock.settimeout(0.2)
+    while not stopping.is_set():
+        try:
+            data, peer = sock.recvfrom(2048)
+        except socket.timeout:
+            continue
+        sock.sendto(data, peer)
+
+
+def run_receiver(spec: dict[str, Any], out: Path) -> None:
+    ip = spec["receiver_ip"]
+    threads, counts, log = [], {}, []
+    for f in spec["flows"]:
+        if f["proto"] == "tcp":
+            ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            ls.bind((ip, f["port"]))
+            ls.listen(1)
+            counts[f["flow"]] = 0
+            threads.append(threading.Thread(target=tcp_sink, args=(ls, counts, f["flow"]), daemon=True))
+        else:
+            us = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            us.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+            us.bind((ip, f["port"]))
+            threads.append(threading.Thread(target=udp_sink, args=(us, log), daemon=True))
+    for t in threads:
+        t.start()
+    threading.Thread(target=_stop_on_stdin, daemon=True).start()
+    print("ready", flush=True)
+    while not stopping.wait(0.2):
+        pass
+    for t in threads:
+        t.join(1.0)
+    media = np.array(log, dtype=np.int64).reshape(-1, 6)
+    tcp_bytes = np.array(sorted(counts.items()), dtype=np.int64).reshape(-1, 2)
+    np.savez(out, media=media, tcp_bytes=tcp_bytes)
+
+
+def _stop_on_stdin() -> None:
+    """`stop` on stdin, or stdin closing (the orchestrator gone), stops the process."""
+    for line in sys.stdin:
+        if line.strip() == "stop":
+            break
+    stopping.set()
+
+
+def realtime() -> None:
+    """SCHED_FIFO for the short-lived probe and echo processes: on a busy host an ordinary
+    task waits hundreds of microseconds for the CPU after each wake-up, which a base-RTT
+    measurement would count as path delay. Ignored where not permitted."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(40))
+
+
+def run_echo(spec: dict[str, Any], out: Path) -> None:
+    """Answers the probe's UDP echoes until stopped."""
+    realtime()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind((spec["receiver_ip"], ECHO_PORT))
+    threading.Thread(target=_stop_on_stdin, daemon=True).start()
+    print("ready", flush=True)
+    echo(sock)
+
+
+def run_probe(spec: dict[str, Any], out: Path) -> None:
+    """Round-trip times of `probe_count` 64-byte UDP echoes, one at a time (the minimum is
+    the base RTT: the least disturbed by the host's scheduling)."""
+    realtime()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.settimeout(1.0)
+    rtts = []
+    for k in range(spec.get("probe_count", 20)):
+        t0 = time.monotonic_ns()
+        sock.sendto(struct.pack("!Q", k) + bytes(28), (spec["receiver_ip"], ECHO_PORT))  # 64 B IP
+        with contextlib.suppress(socket.timeout):
+            while struct.unpack_from("!Q", sock.recvfrom(2048)[0])[0] != k:
+                pass
+            rtts.append(time.monotonic_ns() - t0)
+    np.savez(out, rtt_ns=np.array(rtts, dtype=np.int64))
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3 or argv[0] not in ("sender", "receiver", "probe", "echo"):
+        print("usage: python -m aqmlab.emu.endpoints sender|receiver|probe|echo SPEC.json OUT.npz", file=sys.stderr)
+        return 2
+    role, spec = argv[0], json.loads(Path(argv[1]).read_text())
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stopping.set())
+    try:
+        {"sender": run_sender, "receiver": run_receiver, "probe": run_probe, "echo": run_echo}[role](spec, Path(argv[2]))
+    except OSError as e:
+        print(f"{role}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,467 @@
+"""`aqmlab emulate`: a scenario run on real packets.
+
+The orchestrator builds the testbed (:mod:`aqmlab.emu.netns`), starts the router
+(:mod:`aqmlab.emu.router`) and the endpoints (:mod:`aqmlab.emu.endpoints`) in their
+namespaces, measures the base RTT with UDP echoes, fixes the epoch (t = 0 of every record),
+lets the flows run for the scenario's duration, stops everything and turns what the processes
+wrote into the simulator's tables, so the same metrics, tables and plots apply. Whatever
+happens (success, error, Ctrl-C, SIGTERM) every process it started is stopped and every
+namespace it created is deleted.
+
+What a scenario can and cannot ask of the emulator is checked up front
+(:func:`emulation_problems`): one line per field that cannot be emulated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import pandas as pd
+
+from aqmlab import _core
+from aqmlab.emu import netns, schedule
+from aqmlab.emu.netns import EmulationUnavailable, Testbed
+from aqmlab.metrics import DROP_REASONS, EVENT_NAMES, flow_period_metrics, period_metrics
+from aqmlab.run import RunResult
+from aqmlab.video import annotate_frames
+from aqmlab.scenario import Bulk, Cbr, Scenario, ScenarioError
+
+#: Most flows one run may have (each is a socket and a thread in an endpoint process).
+MAX_FLOWS = 64
+FLOW_PORT_BASE = 5001
+#: Smallest emulated UDP packet: IPv4 + UDP headers and the 32-byte application header.
+MIN_UDP_PACKET = 60
+#: Time between fixing the epoch and t = 0: the sender process starts meanwhile.
+LEAD_NS = 1_000_000_000
+#: How long a process may take to say "ready".
+READY_TIMEOUT_S = 20.0
+#: Congestion controls a flow may use (both built into every Linux kernel).
+CONGESTION_CONTROLS = ("reno", "cubic")
+
+#: Scenario fields the emulator does not reproduce (kernel TCP has its own), for summary.json.
+NOT_EMULATED = [
+    "flows.*.access_rate (hosts send at veth speed; their access delays are added in the router)",
+    "flows.*.app.tcp: initial_cwnd, initial_rto, min_rto, max_rto, clock_granularity, delayed_ack, "
+    "delayed_ack_timeout, rwnd, frto (the kernel's own TCP settings apply)",
+    "topology.access_qdisc (no access-link queues)",
+    "flows.*.class_weights (classes come from DSCP marks)",
+    "records.pcap",
+]
+
+
+class EmulationError(RuntimeError):
+    """A process of the run failed; the message names it and quotes its error."""
+
+
+# ---- what can be emulated -----------------------------------------------------------------
+
+
+def emulation_problems(sc: Scenario) -> list[str]:
+    """One line per field the emulator cannot honour."""
+    problems = []
+    total = sum(g.count for g in sc.flows)
+    if total > MAX_FLOWS:
+        problems.append(f"flows: {total} flows; the emulator runs at most {MAX_FLOWS} (one socket each)")
+    for g in sc.flows:
+        if getattr(g.app, "responsive", False):
+            problems.append(f"flows.{g.name}.app.responsive: responsive MPEG needs receiver feedback during "
+                            f"the run, which the emulator's senders do not have; allowed: false")
+        elif not isinstance(g.app, (Bulk, Cbr)) and not schedule.supports(g.app):
+            problems.append(f"flows.{g.name}.app.kind: {g.app.kind!r} cannot be emulated; allowed: "
+                            f"bulk, cbr, {', '.join(schedule.KINDS)}")
+        if isinstance(g.app, Cbr) and g.app.packet_size < MIN_UDP_PACKET:
+            problems.append(f"flows.{g.name}.app.packet_size: {g.app.packet_size} B; emulated UDP packets "
+                            f"carry a {MIN_UDP_PACKET - 28}-byte application header, so at least {MIN_UDP_PACKET} B")
+    tcp = [g.app.tcp for g in sc.flows if isinstance(g.app, Bulk)]
+    for field in ("sack", "ecn"):
+        if len({getattr(t, field) for t in tcp}) > 1:
+            problems.append(f"flows.*.app.tcp.{field}: must be the same for every TCP group when "
+                            f"emulated (it is a per-namespace kernel setting)")
+    cc = sc.emulation.congestion_control if sc.emulation else {}
+    for name in cc:
+        if name != "default" and name not in {g.name for g in sc.flows}:
+            problems.append(f"emulation.congestion_control.{name}: no flow group of that name")
+    return problems
+
+
+# ---- plan -----------------------------------------------------------------------------------
+
+
+def plan_flows(sc: Scenario) -> list[dict[str, Any]]:
+    """One entry per flow, numbered as the simulator numbers them (groups in order)."""
+    flows = []
+    cc_map = sc.emulation.congestion_control if sc.emulation else {}
+    for gi, g in enumerate(sc.flows):
+        lo, hi = g.sender_delay_range()
+        stop = sc.duration if g.stop is None else min(g.stop, sc.duration)
+        offsets = _core.start_offsets(sc.seed, g.name, g.count, g.start_jitter)
+        for i in range(g.count):
+            flow = len(flows)
+            # Access delays spread over [lo, hi] by index, as the simulator does.
+            sender_delay = lo + (hi - lo) * i // (g.count - 1) if g.count > 1 else lo
+            # The simulator's start-time draws: both engines start each flow at the same time.
+            start = g.start + offsets[i]
+            f: dict[str, Any] = {
+                "flow": flow, "group": gi, "group_name": g.name, "port": FLOW_PORT_BASE + flow,
+                "start_ns": start, "stop_ns": stop, "sender_delay_ns": sender_delay,
+                "receiver_delay_ns": g.receiver_delay, "dscp": g.dscp,
+            }
+            if isinstance(g.app, Bulk):
+                f.update(proto="tcp", kind="bulk", cc=cc_map.get(g.name, cc_map.get("default", "reno")),
+                         mss=None if g.app.tcp.mss == 1460 else g.app.tcp.mss)
+            elif isinstance(g.app, Cbr):
+                f.update(proto="udp", kind="cbr", rate_bps=g.app.rate, packet_size=g.app.packet_size)
+            else:
+                f.update(proto="udp", kind=g.app.kind)
+            flows.append(f)
+    return flows
+
+
+def router_config(sc: Scenario, tb: Testbed, flows: list[dict[str, Any]]) -> dict[str, Any]:
+    sim = sc.to_sim_config()["topology"]
+    emu = sc.emulation
+    # Without an explicit reverse link the ACK path is unshaped (a FIFO as deep as the access
+    # queues), with the bottleneck's delay: the issue's default for emulation.
+    reverse = sim["reverse"] if sc.topology.reverse is not None else {
+        "rate_bps": 0, "delay_ns": sim["bottleneck"]["delay_ns"],
+        "qdisc": {"kind": "droptail", "limit": {"packets": 10000}}}
+    cfg = {
+        "seed": sc.seed,
+        "sender_iface": tb.router_sender_if,
+        "receiver_iface": tb.router_receiver_if,
+        "forward": sim["bottleneck"],
+        "reverse": reverse,
+        "flows": [{"proto": f["proto"], "port": f["port"], "flow": f["flow"],
+                   "extra_forward_delay_ns": f["sender_delay_ns"] + f["receiver_delay_ns"],
+                   "extra_reverse_delay_ns": f["sender_delay_ns"] + f["receiver_delay_ns"]} for f in flows],
+        "records": {"packet_events": sc.records.packet_events, "queue_sample_ns": sc.records.queue_sample},
+        "duration_ns": sc.duration,
+    }
+    if emu is not None and emu.busy_poll:
+        cfg["busy_poll"] = True
+    if emu is not None and emu.dscp_classes is not None:
+        cfg["classify"] = {"dscp_classes": [list(p) for p in emu.dscp_classes], "default_class": emu.default_class}
+    return cfg
+
+
+def namespace_sysctls(sc: Scenario) -> dict[str, str]:
+    """Kernel TCP settings of the endpoint namespaces, from the scenario's TCP options."""
+    tcp = [g.app.tcp for g in sc.flows if isinstance(g.app, Bulk)]
+    if not tcp:
+        return {}
+    return {"net.ipv4.tcp_sack": str(int(tcp[0].sack)), "net.ipv4.tcp_ecn": str(int(tcp[0].ecn))}
+
+
+# ---- processes ------------------------------------------------------------------------------
+
+
+class Process:
+    """A child process inside a namespace, in its own session (a terminal's Ctrl-C reaches the
+    orchestrator only, which then stops the children in order)."""
+
+    def __init__(self, name: str, tb: Testbed, ns: str, args: list[str]):
+        self.name = name
+        self.proc = subprocess.Popen(
+            [*tb.exec_prefix(ns), sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+    def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.proc.stdout], [], [], 0.1)
+            if ready:
+                line = self.proc.stdout.readline()
+                if line.strip() == "ready":
+                    return
+                if line == "":
+                    break
+        self.fail("did not start")
+
+    def fail(self, what: str) -> None:
+        self.stop()
+        err = (self.proc.stderr.read() if self.proc.stderr else "").strip().splitlines()
+        raise EmulationError(f"{self.name} {what}" + (f": {err[-1]}" if err else ""))
+
+    def tell(self, line: str) -> None:
+        with contextlib.suppress(BrokenPipeError, OSError, ValueError):
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+
+    def stop(self, timeout: float = 10.0) -> int:
+        """Asks politely (stdin "stop", SIGTERM), then kills; returns the exit status."""
+        if self.proc.poll() is None:
+            self.tell("stop")
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def finish(self, timeout: float = 10.0) -> None:
+        """Stops the process and raises if it reported an error."""
+        if self.stop(timeout) not in (0, -signal.SIGTERM):
+            self.fail(f"exited with status {self.proc.returncode}")
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM ends a run like Ctrl-C does: through the same cleanup."""
+    def handler(*_: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def standalone_router(forward: dict[str, Any], reverse: dict[str, Any], events: bool = True,
+                      busy_poll: bool = False) -> Iterator[tuple[Testbed, Process, Path, int]]:
+    """A testbed with only the router running (epoch = now), for traffic the caller brings
+    (benchmarks, ffmpeg): yields (testbed, router process, work directory, epoch). The router's
+    records are in `work/router.npz` after `router.finish()`. Everything is removed on exit."""
+    missing = netns.missing_requirement()
+    if missing:
+        raise EmulationUnavailable(missing)
+    tb = netns.new_testbed()
+    work = Path(tempfile.mkdtemp(prefix="aqmlab-emu-"))
+    procs: list[Process] = []
+    try:
+        with _sigterm_as_interrupt():
+            tb.create()
+            cfg = {"seed": 1, "sender_iface": tb.router_sender_if, "receiver_iface": tb.router_receiver_if,
+                   "forward": forward, "reverse": reverse,
+                   "records": {"packet_events": events, "queue_sample_ns": 0}, "busy_poll": busy_poll}
+            (work / "cfg.json").write_text(json.dumps(cfg))
+            router = Process("router", tb, tb.router_ns, ["-m", "aqmlab.emu.router", str(work / "cfg.json"), str(work)])
+            procs.append(router)
+            router.wait_ready()
+            epoch = time.monotonic_ns()
+            router.tell(f"epoch {epoch}")
+            yield tb, router, work, epoch
+    finally:
+        for p in procs:
+            p.stop()
+        tb.destroy()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# ---- the run --------------------------------------------------------------------------------
+
+
+def emulate(sc: Scenario, progress: bool = False, testbed: Testbed | None = None) -> RunResult:
+    """Runs the scenario on real packets and computes its metrics, without writing files.
+    Raises ScenarioError for fields that cannot be emulated, EmulationUnavailable when the
+    machine cannot emulate, EmulationError when a process fails."""
+    problems = emulation_problems(sc)
+    if problems:
+        raise ScenarioError(problems)
+    missing = netns.missing_requirement()
+    if missing:
+        raise EmulationUnavailable(missing)
+    tb = testbed or netns.new_testbed()
+    work = Path(tempfile.mkdtemp(prefix="aqmlab-emu-"))
+    procs: list[Process] = []
+    started = time.perf_counter()
+    try:
+        with _sigterm_as_interrupt():
+            tb.create(namespace_sysctls(sc))
+            raw = _run(sc, tb, work, procs)
+    finally:
+        for p in reversed(procs):
+            p.stop(5.0)
+        tb.destroy()
+        shutil.rmtree(work, ignore_errors=True)
+    return _result(sc, raw, time.perf_counter() - started)
+
+
+def _run(sc: Scenario, tb: Testbed, work: Path, procs: list[Process]) -> dict[str, Any]:
+    flows = plan_flows(sc)
+    spec: dict[str, Any] = {"receiver_ip": netns.RECEIVER_IP, "flows": flows,
+                            "flow_sample_ns": sc.records.flow_sample, "duration_ns": sc.duration}
+    for f in flows:
+        if f["proto"] == "udp" and f["kind"] != "cbr":
+            f["schedule_file"] = str(schedule.write(sc, f, work / f"schedule{f['flow']}.npz"))
+    (work / "router.cfg.json").write_text(json.dumps(router_config(sc, tb, flows)))
+    (work / "spec.json").write_text(json.dumps(spec))
+    router = Process("router", tb, tb.router_ns, ["-m", "aqmlab.emu.router", str(work / "router.cfg.json"), str(work)])
+    procs.append(router)
+    router.wait_ready()
+    receiver = Process("receiver", tb, tb.receiver_ns,
+                       ["-m", "aqmlab.emu.endpoints", "receiver", str(work / "spec.json"), str(work / "receiver.npz")])
+    procs.append(receiver)
+    receiver.wait_ready()
+    echo = Process("echo", tb, tb.receiver_ns,
+                   ["-m", "aqmlab.emu.endpoints", "echo", str(work / "spec.json"), str(work / "echo.npz")])
+    procs.append(echo)
+    echo.wait_ready()
+    probe = Process("probe", tb, tb.sender_ns,
+                    ["-m", "aqmlab.emu.endpoints", "probe", str(work / "spec.json"), str(work / "probe.npz")])
+    procs.append(probe)
+    if probe.proc.wait(timeout=60) != 0:
+        probe.fail("failed")
+    echo.stop()
+    epoch = time.monotonic_ns() + LEAD_NS
+    router.tell(f"epoch {epoch}")
+    spec["epoch_ns"] = epoch
+    (work / "spec.json").write_text(json.dumps(spec))
+    sender = Process("sender", tb, tb.sender_ns,
+                     ["-m", "aqmlab.emu.endpoints", "sender", str(work / "spec.json"), str(work / "sender.npz")])
+    procs.append(sender)
+    sender.wait_ready()
+    end = epoch + sc.duration
+    while time.monotonic_ns() < end:
+        for p in (router, receiver, sender):
+            if p.proc.poll() is not None and p is not sender:
+                p.fail("stopped during the run")
+        time.sleep(min(0.2, max(0.0, (end - time.monotonic_ns()) / 1e9)))
+    sender.proc.wait(timeout=15)
+    sender.finish()
+    receiver.finish()
+    router.finish()
+    return {
+        "epoch": epoch,
+        "flows": flows,
+        "router": dict(np.load(work / "router.npz")),
+        "router_summary": json.loads((work / "router.json").read_text()),
+        "sender": dict(np.load(work / "sender.npz")),
+        "receiver": dict(np.load(work / "receiver.npz")),
+        "probe_rtt_ns": np.load(work / "probe.npz")["rtt_ns"],
+        "schedules": {f["flow"]: dict(np.load(f["schedule_file"])) for f in flows if "schedule_file" in f},
+        "offloads_off": tb.offloads_off(),
+    }
+
+
+# ---- records into the simulator's tables -----------------------------------------------------
+
+
+def _table(arrays: dict[str, np.ndarray], name: str) -> pd.DataFrame:
+    cols = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith(f"{name}/")}
+    return pd.DataFrame(cols)
+
+
+def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
+    epoch = raw["epoch"]
+    flows_plan = raw["flows"]
+    packets = _table(raw["router"], "packets")
+    packets = packets[packets["t_ns"] < sc.duration].reset_index(drop=True)
+    queue = _table(raw["router"], "queue")
+    received = pd.DataFrame(raw["receiver"]["media"], columns=["flow", "seq", "size", "sent_ns", "recv_ns", "frame_id"])
+    received["recv_ns"] = received["recv_ns"] - epoch
+    received = received[(received["recv_ns"] >= 0) & (received["recv_ns"] < sc.duration)]
+    media = received.drop(columns="frame_id").astype(
+        {"flow": "u4", "seq": "u8", "size": "u4", "sent_ns": "u8", "recv_ns": "u8"}).reset_index(drop=True)
+    samples = _flow_samples(sc, raw["sender"]["samples"], media, flows_plan)
+    flows = _flows_table(sc, flows_plan, raw, media)
+    tables = {"flows": flows, "packets": packets, "queue": queue, "flow_samples": samples}
+    mpeg = [f for f in flows_plan if f["kind"] == "mpeg"]
+    if mpeg:
+        tables["frames"] = annotate_frames(_frames_table(sc, mpeg, raw["schedules"], received))
+    if len(media) or any(f["proto"] == "udp" for f in flows_plan):
+        tables["media"] = media
+    flows["group_name"] = [f["group_name"] for f in flows_plan]
+    periods = sc.periods()
+    per = period_metrics(packets, flows, periods)
+    flow_per = flow_period_metrics(packets, samples, flows, periods)
+    rtt = raw["probe_rtt_ns"]
+    summary = {
+        "scenario": sc.name,
+        "seed": sc.seed,
+        "engine": "emu",
+        "aqmlab_version": _core.__version__,
+        "emu": {
+            "router": raw["router_summary"],
+            "probe_rtt_ms": {"min": float(rtt.min()) / 1e6 if rtt.size else None,
+                             "median": float(np.median(rtt)) / 1e6 if rtt.size else None, "count": int(rtt.size)},
+            "offloads_off": raw["offloads_off"],
+            "congestion_control": {str(f["flow"]): f["cc"] for f in flows_plan if f["proto"] == "tcp"},
+            "not_emulated": NOT_EMULATED,
+        },
+        "periods": json.loads(per.to_json(orient="records")) if len(per) else [],
+        "event_names": EVENT_NAMES,
+        "drop_reasons": DROP_REASONS,
+    }
+    return RunResult(sc, None, tables, per, flow_per, summary, None, wall)
+
+
+def _frames_table(sc: Scenario, flows: list[dict], schedules: dict[int, dict], received: pd.DataFrame) -> pd.DataFrame:
+    """The simulator's frames table for MPEG flows: the schedule says what was sent, the
+    receiver log what arrived (every frame of a non-responsive source is sent)."""
+    parts = []
+    for f in flows:
+        s = pd.DataFrame({k: v for k, v in schedules[f["flow"]].items() if k != "rtp"})
+        gop = len(sc.flows[f["group"]].app.gop)
+        frames = s.groupby("frame_id").agg(t_ns=("t_ns", "first"), frame_type=("frame_type", "first"),
+                                           size=("size", lambda x: int((x - 28).sum())), packets=("size", "size"))
+        got = received[received["flow"] == f["flow"]].groupby("frame_id").size()
+        frames["packets_received"] = got.reindex(frames.index, fill_value=0).clip(upper=frames["packets"])
+        frames = frames.reset_index()
+        frames.insert(0, "flow", f["flow"])
+        frames["gop_position"] = frames["frame_id"] % gop
+        frames["sent"] = 1
+        parts.append(frames)
+    out = pd.concat(parts, ignore_index=True)
+    out = out[["flow", "frame_id", "frame_type", "gop_position", "t_ns", "size", "sent", "packets", "packets_received"]]
+    return out.astype({"flow": "u4", "frame_id": "u4", "frame_type": "u1", "gop_position": "u4", "t_ns": "u8",
+                       "size": "u4", "sent": "u1", "packets": "u4", "packets_received": "u4"})
+
+
+def _flow_samples(sc: Scenario, tcp_rows: np.ndarray, media: pd.DataFrame, flows: list[dict]) -> pd.DataFrame:
+    cols = ["t_ns", "flow", "delivered_bytes", "cwnd_bytes", "ssthresh_bytes", "srtt_ns", "rto_ns", "app_level"]
+    tcp = pd.DataFrame(tcp_rows, columns=cols)
+    parts = [tcp]
+    grid = np.arange(0, sc.duration + 1, sc.records.flow_sample, dtype=np.int64)
+    for f in flows:
+        if f["proto"] != "udp":
+            continue
+        m = media[media["flow"] == f["flow"]].sort_values("recv_ns")
+        delivered = np.cumsum(m["size"].to_numpy(dtype=np.int64) - 28)
+        idx = np.searchsorted(m["recv_ns"].to_numpy(dtype=np.int64), grid, side="right")
+        got = np.where(idx > 0, delivered[np.maximum(idx - 1, 0)] if len(delivered) else 0, 0)
+        parts.append(pd.DataFrame({"t_ns": grid, "flow": f["flow"], "delivered_bytes": got, "cwnd_bytes": 0,
+                                   "ssthresh_bytes": 0, "srtt_ns": 0, "rto_ns": 0, "app_level": 0}))
+    out = pd.concat(parts, ignore_index=True).sort_values(["t_ns", "flow"], kind="stable").reset_index(drop=True)
+    return out.astype({"t_ns": "u8", "flow": "u4", "delivered_bytes": "u8", "cwnd_bytes": "u8",
+                       "ssthresh_bytes": "u8", "srtt_ns": "u8", "rto_ns": "u8", "app_level": "u4"})
+
+
+def _flows_table(sc: Scenario, flows: list[dict], raw: dict[str, Any], media: pd.DataFrame) -> pd.DataFrame:
+    t = sc.to_sim_config()["topology"]
+    totals = {int(r[0]): r for r in raw["sender"]["totals"]}
+    tcp_bytes = {int(r[0]): int(r[1]) for r in raw["receiver"]["tcp_bytes"]}
+    udp_bytes = (media["size"].astype("i8") - 28).groupby(media["flow"]).sum().to_dict()
+    rows = []
+    for f in flows:
+        tot = totals.get(f["flow"], (f["flow"], 0, 0, 0))
+        access = f["sender_delay_ns"] + f["receiver_delay_ns"]
+        rows.append({
+            "flow": f["flow"], "group": f["group"], "is_tcp": int(f["proto"] == "tcp"),
+            "start_ns": f["start_ns"], "stop_ns": f["stop_ns"],
+            "sender_delay_ns": f["sender_delay_ns"], "receiver_delay_ns": f["receiver_delay_ns"],
+            "base_rtt_ns": 2 * (access + t["bottleneck"]["delay_ns"]) if sc.topology.reverse is None
+            else 2 * access + t["bottleneck"]["delay_ns"] + t["reverse"]["delay_ns"],
+            "packets_sent": int(tot[1]), "retransmissions": int(tot[2]),
+            # The kernel's minimum RTT of the connection (tcpi_min_rtt, microseconds); 0 for UDP.
+            "min_rtt_ns": int(tot[3]),
+            "delivered_bytes": tcp_bytes.get(f["flow"], 0) if f["proto"] == "tcp" else int(udp_bytes.get(f["flow"], 0)),
+        })
+    df = pd.DataFrame(rows)
+    return df.astype({"flow": "u4", "group": "u4", "is_tcp": "u1", "start_ns": "u8", "stop_ns": "u8",
+                      "sender_delay_ns": "u8", "receiver_delay_ns": "u8", "base_rtt_ns": "u8",
+                      "packets_sent": "u8", "retransmissions": "u8", "min_rtt_ns": "u8", "delivered_bytes": "u8"})

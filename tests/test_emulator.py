@@ -1,0 +1,356 @@
+"""The emulator on real packets: shaping, base RTT, disciplines against kernel TCP, cleanup.
+
+These tests build network namespaces, so they need root and `ip netns` (CI has both); elsewhere
+they are skipped with the reason. Each run lasts a few seconds; the whole file about 2 minutes.
+The checks that need no root (what cannot be emulated, the one-line refusals) run everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from aqmlab.emu import netns
+from aqmlab.emu.run import EmulationError, emulation_problems
+from aqmlab.scenario import validate
+from conftest import aqmlab
+
+MISSING = netns.missing_requirement()
+needs_netns = pytest.mark.skipif(MISSING is not None, reason=f"emulation unavailable: {MISSING}")
+
+
+def scenario(rate: str, delay: str, qdisc: dict[str, Any], flows: list[dict[str, Any]],
+             duration: str = "5s", **over: Any) -> dict[str, Any]:
+    s = {"name": "emu-test", "duration": duration,
+         "topology": {"bottleneck": {"rate": rate, "delay": delay, "qdisc": qdisc}},
+         "flows": flows}
+    s.update(over)
+    return s
+
+
+def bulk(name: str, count: int, **kw: Any) -> dict[str, Any]:
+    # SACK on: the kernel's usual setting, and it keeps one flow from stalling for seconds in
+    # NewReno recovery after slow start's burst of losses.
+    return {"name": name, "count": count, "sender_delay": "0ms", "receiver_delay": "0ms",
+            "app": {"kind": "bulk", "tcp": {"sack": True}}, **kw}
+
+
+def cbr(name: str, rate: str, dscp: int = 0, **kw: Any) -> dict[str, Any]:
+    return {"name": name, "count": 1, "sender_delay": "0ms", "receiver_delay": "0ms", "dscp": dscp,
+            "app": {"kind": "cbr", "rate": rate, "packet_size": "1000B"}, **kw}
+
+
+_cache: dict[str, Any] = {}
+
+
+def run(key: str, data: dict[str, Any]):
+    """Emulates once per key for the whole module (several tests read one run)."""
+    from aqmlab.emu.run import emulate
+
+    if key not in _cache:
+        _cache[key] = emulate(validate(data))
+    return _cache[key]
+
+
+def leftovers_of_any_run() -> tuple[list[str], list[str], list[int]]:
+    namespaces, links = netns.leftovers()
+    procs = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit() and int(d.name) != os.getpid():
+            try:
+                cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            if b"aqmlab.emu." in cmd:
+                procs.append(int(d.name))
+    return namespaces, links, procs
+
+
+def udp_loss(result, flow: int) -> float:
+    """1 - received / sent of a UDP flow, from the sender's count and the receiver's log."""
+    flows = result.tables["flows"].set_index("flow")
+    sent = int(flows.loc[flow, "packets_sent"])
+    got = int((result.tables["media"]["flow"] == flow).sum())
+    assert sent > 0
+    return 1 - got / sent
+
+
+def utilization(result, start_s: float, end_s: float) -> float:
+    p = result.tables["packets"]
+    d = p[(p["event"] == 3) & (p["t_ns"] >= start_s * 1e9) & (p["t_ns"] < end_s * 1e9)]
+    return float(d["size"].sum()) * 8 / (end_s - start_s)
+
+
+# ---- shaping and delay ----------------------------------------------------------------------
+
+
+@needs_netns
+@pytest.mark.parametrize("mbps", [10, 50])
+def test_one_tcp_flow_fills_a_fifo_bottleneck_to_within_3_percent(mbps: int) -> None:
+    r = run(f"fifo{mbps}", scenario(f"{mbps}Mbps", "10ms", {"kind": "droptail", "limit": "200p"},
+                                    [bulk("tcp", 1)]))
+    # After slow start (1 s), the IP-layer rate leaving the bottleneck is the configured rate.
+    got = utilization(r, 1.0, 5.0)
+    assert abs(got - mbps * 1e6) / (mbps * 1e6) < 0.03, f"{got / 1e6:.3f} Mbit/s at {mbps} Mbit/s"
+    summary = r.summary["emu"]
+    assert summary["offloads_off"]
+    assert summary["router"]["forward"]["invariants"] is None
+    assert sum(summary["router"]["router"]["malformed"].values()) == 0
+
+
+@needs_netns
+def test_measured_base_rtt_is_twice_the_configured_delay() -> None:
+    r = run("fifo10", scenario("10Mbps", "10ms", {"kind": "droptail", "limit": "200p"}, [bulk("tcp", 1)]))
+    rtt_ms = r.summary["emu"]["probe_rtt_ms"]["min"]
+    # The 64-byte probe's serialization at the 10 Mbit/s bottleneck is part of its path.
+    expected_ms = 2 * 10 + 64 * 8 / 10e6 * 1e3
+    assert abs(rtt_ms - expected_ms) < 0.5, f"probe RTT {rtt_ms:.3f} ms, expected {expected_ms:.3f} ms"
+
+
+@needs_netns
+def test_records_follow_the_simulators_schema() -> None:
+    from aqmlab.run import simulate
+
+    data = scenario("10Mbps", "10ms", {"kind": "droptail", "limit": "200p"}, [bulk("tcp", 1)])
+    emu = run("fifo10", data)
+    sim = simulate(validate({**data, "duration": "1s"}), progress=False)
+    for table in ("packets", "queue", "flow_samples"):
+        assert list(emu.tables[table].columns) == list(sim.tables[table].columns), table
+        assert list(emu.tables[table].dtypes) == list(sim.tables[table].dtypes), table
+    assert {"flow", "group", "start_ns", "stop_ns", "base_rtt_ns"} <= set(emu.tables["flows"].columns)
+    assert len(emu.periods) == 1 and emu.periods["utilization_mbps"][0] > 5
+
+
+# ---- disciplines against kernel TCP ----------------------------------------------------------
+
+
+def _sqf_testbed(kind: str) -> dict[str, Any]:
+    return scenario("10Mbps", "10ms", {"kind": kind, "limit": "50p"},
+                    [bulk("tcp", 8), cbr("udp", "1Mbps", start="1s")], duration="6s")
+
+
+@needs_netns
+def test_sqf_protects_a_1mbps_udp_stream_against_8_tcp_flows_while_fifo_does_not() -> None:
+    sqf = run("sqf", _sqf_testbed("sqf"))
+    fifo = run("fifo-8tcp", _sqf_testbed("droptail"))
+    assert udp_loss(sqf, 8) < 0.01, f"SQF: UDP loss {udp_loss(sqf, 8):.2%}"
+    assert udp_loss(fifo, 8) > 0.01, f"FIFO: UDP loss {udp_loss(fifo, 8):.2%}"
+    assert utilization(sqf, 1.0, 6.0) > 9e6
+
+
+@needs_netns
+def test_red_keeps_its_average_queue_between_the_thresholds() -> None:
+    red = {"kind": "red", "limit": "100p", "min_th": 5, "max_th": 15, "w_q": 0.002, "max_p": 0.1}
+    r = run("red", scenario("10Mbps", "10ms", red, [bulk("tcp", 8)]))
+    q = r.tables["queue"]
+    avg = q[q["t_ns"] >= 1e9]["avg"].to_numpy()
+    assert len(avg) > 100
+    assert 5 <= float(np.mean(avg)) <= 15, f"mean RED average {np.mean(avg):.2f} packets"
+    drops = r.tables["packets"].query("event == 2")["reason"]
+    assert (drops == 1).sum() > 0, "RED's early drops must act"
+
+
+@needs_netns
+def test_rb_rio_drops_class1_before_class2_before_class3() -> None:
+    # AF13 (class1), AF12 (class2), AF11 (class3) at 6 Mbit/s each on 10 Mbit/s: class3 fits,
+    # class3 + class2 does not, so Rb-RIO drops all of class1 and part of class2.
+    r = run("rbrio", scenario("10Mbps", "5ms", {"kind": "rb_rio", "limit": "100p"},
+                              [cbr("c1", "6Mbps", dscp=14), cbr("c2", "6Mbps", dscp=12),
+                               cbr("c3", "6Mbps", dscp=10)], duration="4s"))
+    p = r.tables["packets"]
+    p = p[p["t_ns"] >= 1e9]
+    arrivals = p[p["event"] == 0].groupby("class").size()
+    drops = p[p["event"] == 2].groupby("class").size().reindex([1, 2, 3], fill_value=0)
+    rate = drops / arrivals.reindex([1, 2, 3])
+    assert list(arrivals.index) == [1, 2, 3], "DSCP marks must reach the discipline as classes"
+    assert rate[1] > rate[2] > rate[3], f"drop rates by class: {rate.to_dict()}"
+    assert rate[1] > 0.9 and rate[3] < 0.05
+
+
+# ---- cleanup --------------------------------------------------------------------------------
+
+
+@needs_netns
+def test_nothing_of_a_run_remains_after_success() -> None:
+    run("fifo10", scenario("10Mbps", "10ms", {"kind": "droptail", "limit": "200p"}, [bulk("tcp", 1)]))
+    assert leftovers_of_any_run() == ([], [], [])
+
+
+@needs_netns
+def test_nothing_remains_after_a_process_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    from aqmlab.emu import run as emu_run
+
+    real = emu_run.Process.wait_ready
+
+    def failing(self: Any, timeout: float = 20.0) -> None:
+        if self.name == "sender":
+            self.fail("did not start (injected)")
+        real(self, timeout)
+
+    monkeypatch.setattr(emu_run.Process, "wait_ready", failing)
+    with pytest.raises(EmulationError, match="sender did not start"):
+        emu_run.emulate(validate(scenario("10Mbps", "5ms", {"kind": "droptail"}, [bulk("tcp", 2)], duration="2s")))
+    assert leftovers_of_any_run() == ([], [], [])
+
+
+@needs_netns
+def test_sigint_stops_the_run_cleans_up_and_writes_nothing(write_scenario, tmp_path: Path) -> None:
+    path = write_scenario(scenario("10Mbps", "5ms", {"kind": "droptail"}, [bulk("tcp", 2)], duration="30s"))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "aqmlab", "emulate", str(path), "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(p for p in leftovers_of_any_run()[2] if p != proc.pid):
+        time.sleep(0.2)
+    time.sleep(3.0)  # the flows are running
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert not out.exists() and not list(tmp_path.glob(".out*"))
+    assert leftovers_of_any_run() == ([], [], [])
+
+
+@needs_netns
+def test_cleanup_removes_leftovers_of_a_killed_run() -> None:
+    tb = netns.Testbed(prefix=f"{netns.PREFIX}{os.getpid() + 1:x}")
+    tb.create()
+    sleeper = subprocess.Popen([*tb.exec_prefix(tb.router_ns), "sleep", "60"])
+    try:
+        r = aqmlab("emulate", "--cleanup")
+        assert r.returncode == 0, r.stderr
+        assert "removed 3 namespaces" in r.stdout
+        assert sleeper.wait(timeout=10) is not None
+        assert netns.leftovers() == ([], [])
+    finally:
+        sleeper.kill()
+        tb.destroy()
+
+
+# ---- refusals (no root needed) ---------------------------------------------------------------
+
+
+def test_flows_start_when_the_simulated_flows_do() -> None:
+    from aqmlab.emu.run import plan_flows
+    from aqmlab.run import simulate
+
+    data = scenario("10Mbps", "5ms", {"kind": "droptail"}, [bulk("a", 4, start_jitter="1s"),
+                                                            bulk("b", 3, start="100ms", start_jitter="2s")],
+                    duration="200ms")
+    sc = validate(data)
+    sim = simulate(sc, progress=False).tables["flows"]
+    assert [f["start_ns"] for f in plan_flows(sc)] == sim["start_ns"].tolist()
+
+
+def test_fields_that_cannot_be_emulated_are_named() -> None:
+    data = scenario("10Mbps", "5ms", {"kind": "droptail"},
+                    [bulk("many", 100), {"name": "tiny", "count": 1, "app": {"kind": "cbr", "rate": "1Mbps",
+                                                                              "packet_size": "40B"}}])
+    problems = emulation_problems(validate(data))
+    assert any(p.startswith("flows: 101 flows") for p in problems), problems
+    assert any(p.startswith("flows.tiny.app.packet_size") for p in problems), problems
+
+
+def test_without_root_emulate_says_so_in_one_line(write_scenario, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert netns.missing_requirement() == (
+        "aqmlab emulate needs root (network namespaces and raw sockets); run it with sudo")
+
+
+def test_unknown_congestion_control_group_is_refused(write_scenario) -> None:
+    data = scenario("10Mbps", "5ms", {"kind": "droptail"}, [bulk("tcp", 1)],
+                    emulation={"congestion_control": {"tpc": "cubic"}})
+    assert emulation_problems(validate(data)) == [
+        "emulation.congestion_control.tpc: no flow group of that name"]
+    bad = scenario("10Mbps", "5ms", {"kind": "droptail"}, [bulk("tcp", 1)],
+                   emulation={"congestion_control": {"tcp": "vegas"}})
+    r = aqmlab("emulate", str(write_scenario(bad)))
+    assert r.returncode == 2
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "emulation.congestion_control.tcp" in errors[0], r.stderr
+
+
+# ---- the real-codec path --------------------------------------------------------------------
+
+
+@needs_netns
+@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg is not installed")
+def test_ffmpeg_rtp_video_decodes_end_to_end_and_loses_frames_behind_a_narrow_fifo() -> None:
+    from aqmlab.emu.ffmpeg import rtp_video
+
+    def link(rate_bps: int, packets: int) -> dict[str, Any]:
+        return {"rate_bps": rate_bps, "delay_ns": 5_000_000, "qdisc": {"kind": "droptail", "limit": {"packets": packets}}}
+
+    wide = rtp_video(link(100_000_000, 1000), seconds=3)
+    # ffmpeg's RTP receiver holds the last frame until a next one starts: one may stay undecoded.
+    assert wide["frames_encoded"] == 75
+    assert wide["frames_intact"] >= wide["frames_encoded"] - 1, wide
+    assert wide["concealed"] == 0
+    narrow = rtp_video(link(300_000, 10), seconds=3)  # the stream needs about 0.5 Mbit/s
+    assert narrow["frames_lost"] > 0.2 * narrow["frames_encoded"], narrow
+    assert narrow["concealed"] > 0
+    assert narrow["router"]["forward"]["stats"]["dropped_packets"][0] > 0
+
+
+@needs_netns
+def test_the_command_line_writes_a_results_directory_that_plots(write_scenario, tmp_path: Path) -> None:
+    path = write_scenario(scenario("10Mbps", "5ms", {"kind": "red", "limit": "60p", "min_th": 5, "max_th": 15},
+                                   [bulk("tcp", 2), cbr("udp", "1Mbps")], duration="2s"))
+    out = tmp_path / "run"
+    r = aqmlab("emulate", str(path), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    for name in ("packets.parquet", "queue.parquet", "flows.parquet", "flow_samples.parquet",
+                 "media.parquet", "periods.csv", "summary.json", "scenario.toml"):
+        assert (out / name).exists(), name
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["engine"] == "emu" and summary["periods"][0]["utilization_mbps"] > 5
+    assert "RED" in r.stdout
+    p = aqmlab("plot", str(out))
+    assert p.returncode == 0, p.stderr
+    assert list(out.glob("*.png"))
+    assert leftovers_of_any_run() == ([], [], [])
+
+
+@needs_netns
+def test_the_router_counts_and_drops_malformed_frames_and_keeps_forwarding() -> None:
+    from aqmlab.emu.run import standalone_router
+
+    fifo = {"kind": "droptail", "limit": {"packets": 100}}
+    link = {"rate_bps": 0, "delay_ns": 0, "qdisc": fifo}
+    eth = bytes(6) + bytes.fromhex("020000000001") + b"\x08\x00"
+    good_ip = bytes.fromhex("4500001c0000000040110000") + bytes([10, 77, 0, 1, 10, 77, 0, 2]) + bytes(4) + b"\x00\x08" + bytes(2)
+    frames = {
+        "bad_ip_header_length": eth + b"\x44" + good_ip[1:],               # IHL 4 words
+        "bad_ip_total_length": eth + good_ip[:2] + b"\x05\xdc" + good_ip[4:],  # claims 1500 bytes
+        "bad_udp_length": eth + good_ip[:24] + b"\x00\x02" + good_ip[26:],   # UDP length 2
+        "truncated_ip": eth + good_ip[:12],
+    }  # (a frame shorter than an Ethernet header the kernel refuses to send; the unit tests cover it)
+    sender = "; ".join([
+        "import socket, sys",
+        "s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)",
+        "s.bind((sys.argv[1], 0))",
+        *[f"[s.send({f!r}) for _ in range(3)]" for f in frames.values()],
+        f"[s.send({eth + good_ip!r}) for _ in range(5)]",
+    ])
+    with standalone_router(link, link) as (tb, router, work, _):
+        subprocess.run([*tb.exec_prefix(tb.sender_ns), sys.executable, "-c", sender, tb.sender_if], check=True)
+        time.sleep(0.5)
+        assert router.proc.poll() is None, "the router must survive malformed frames"
+        router.finish()
+        summary = json.loads((work / "router.json").read_text())
+    malformed = summary["router"]["malformed"]
+    for reason in frames:
+        assert malformed[reason] == 3, (reason, malformed)
+    assert summary["forward"]["stats"]["received_packets"] == 5  # the good ones reached the discipline
+    assert summary["router"]["tx_frames"][1] == 5
