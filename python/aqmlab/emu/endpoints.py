@@ -15,8 +15,10 @@
 * ``probe`` measures the base RTT with ICMP echoes, as ping does, before the run starts.
 
 A process prints ``ready`` once its sockets are set up and stops on SIGTERM/SIGINT, writing its
-records on the way out. All times are CLOCK_MONOTONIC ns minus the spec's ``epoch_ns`` (the
-clock is shared by all namespaces).
+records on the way out (the receiver also on ``stop`` on stdin). The sender's times are
+CLOCK_MONOTONIC ns minus the spec's ``epoch_ns``; the receiver, started before the epoch is
+fixed, logs raw CLOCK_MONOTONIC and the orchestrator subtracts (the clock is shared by all
+namespaces).
 """
 
 from __future__ import annotations
