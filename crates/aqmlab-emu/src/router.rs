@@ -157,6 +157,10 @@ pub struct RouterStats {
     pub sleeps: u64,
     /// Whether the forwarding thread ran under SCHED_FIFO.
     pub realtime: bool,
+    /// The wake-up margin the loop ended with (see `Router::wait`), and the largest timer
+    /// overshoot it saw, in ns.
+    pub wake_margin_ns: u64,
+    pub max_timer_overshoot_ns: u64,
 }
 
 /// One direction's parts.
@@ -181,7 +185,15 @@ pub struct Router {
     next_uid: u64,
     scratch: Vec<u8>,
     out: Vec<Vec<u8>>,
+    /// How long before a due time the loop stops sleeping and starts spinning: `spin_ns`, or
+    /// more when the host's timer wake-ups have recently been later than that.
+    wake_margin: Time,
+    /// Recent worst timer overshoot, decaying by 1/64 per timed wake-up.
+    recent_overshoot: Time,
 }
+
+/// The wake-up margin never exceeds this: beyond it, spinning would cost more than lateness.
+const MAX_WAKE_MARGIN: Time = Time::from_micros(100);
 
 impl Router {
     /// Opens the sockets and builds the links; errors name what is missing.
@@ -206,6 +218,7 @@ impl Router {
             },
         ];
         let epoch = cfg.epoch_ns.unwrap_or(NO_EPOCH);
+        let cfg_spin = cfg.spin_ns;
         for side in &mut sides {
             side.link.record_origin = Time(epoch);
         }
@@ -215,7 +228,8 @@ impl Router {
             malformed: Malformed::ALL.iter().map(|m| (m.name(), 0)).collect(),
             ..RouterStats::default()
         };
-        Ok(Router { cfg, epoch: Arc::new(AtomicU64::new(epoch)), sides, stats, queue_samples: QueueSamples::default(), next_uid: 0, scratch: vec![0u8; MAX_FRAME], out: Vec::new() })
+        Ok(Router { cfg, epoch: Arc::new(AtomicU64::new(epoch)), sides, stats, queue_samples: QueueSamples::default(), next_uid: 0, scratch: vec![0u8; MAX_FRAME], out: Vec::new(),
+            wake_margin: Time(cfg_spin), recent_overshoot: Time::ZERO })
     }
 
     /// A handle that sets the epoch (CLOCK_MONOTONIC ns) while the router runs.
@@ -230,13 +244,7 @@ impl Router {
 
     /// Forwards until `cancel` is set or the configured duration has passed.
     pub fn run(&mut self, cancel: &AtomicBool) -> Result<(), String> {
-        // A busy-polling thread under SCHED_FIFO would be stopped by the kernel's real-time
-        // throttling (by default 50 ms of every second), far worse than any wake-up latency.
-        if self.cfg.realtime && !self.cfg.busy_poll {
-            self.stats.realtime = set_realtime_priority();
-        }
         let sample_every = self.cfg.records.queue_sample_ns;
-        let spin = Time(self.cfg.spin_ns);
         let mut epoch = Time(NO_EPOCH);
         let mut next_sample = epoch;
         let mut end = None;
@@ -244,6 +252,15 @@ impl Router {
             let set = Time(self.epoch.load(Ordering::Relaxed));
             if set != epoch {
                 epoch = set;
+                // Before the epoch (the base-RTT probe) the loop busy-polls at normal priority,
+                // so the probe measures the emulated path and not the host's wake-up latency
+                // (which the lateness histogram and the benchmark report). From the epoch on it
+                // sleeps between packets under SCHED_FIFO, unless told to busy-poll: a spinning
+                // SCHED_FIFO thread would be stopped by the kernel's real-time throttling (by
+                // default 50 ms of every second), far worse than any wake-up latency.
+                if self.cfg.realtime && !self.cfg.busy_poll {
+                    self.stats.realtime = set_realtime_priority();
+                }
                 next_sample = epoch;
                 end = (self.cfg.duration_ns > 0 && epoch.0 != NO_EPOCH).then(|| epoch + Time(self.cfg.duration_ns));
                 self.sides[0].link.record_origin = epoch;
@@ -272,22 +289,28 @@ impl Router {
             if let Some(e) = end {
                 due = Some(due.map_or(e, |d| d.min(e)));
             }
-            self.wait(now, due, spin);
+            if epoch.0 != NO_EPOCH {
+                self.wait(now, due);
+            }
         }
     }
 
-    /// Sleeps until a socket is readable or until `spin` before `due`; returns at once when
-    /// `due` is that close (the caller's loop then spins on the clock).
-    fn wait(&mut self, now: Time, due: Option<Time>, spin: Time) {
+    /// Sleeps until a socket is readable or until the wake-up margin before `due`; returns at
+    /// once when `due` is that close (the caller's loop then spins on the clock). When the
+    /// timer itself wakes the loop, its overshoot is measured and the margin follows twice the
+    /// recent worst overshoot (between `spin_ns` and `MAX_WAKE_MARGIN`): on a host with slow
+    /// wake-ups (virtual machines) the loop starts spinning earlier, elsewhere it stays asleep.
+    fn wait(&mut self, now: Time, due: Option<Time>) {
         if self.cfg.busy_poll {
             return;
         }
         // Without anything due, wake at least every 50 ms to notice cancellation.
         let limit = Time::from_millis(50);
-        let sleep = match due {
-            Some(d) if d <= now + spin => return,
-            Some(d) => (d - now - spin).min(limit),
-            None => limit,
+        let margin = self.wake_margin;
+        let (sleep, timed) = match due {
+            Some(d) if d <= now + margin => return,
+            Some(d) if d - now - margin < limit => (d - now - margin, true),
+            _ => (limit, false),
         };
         let mut fds = [
             libc::pollfd { fd: self.sides[0].socket.fd, events: libc::POLLIN, revents: 0 },
@@ -296,7 +319,18 @@ impl Router {
         let ts = libc::timespec { tv_sec: (sleep.as_nanos() / 1_000_000_000) as libc::time_t, tv_nsec: (sleep.as_nanos() % 1_000_000_000) as libc::c_long };
         self.stats.sleeps += 1;
         // SAFETY: fds and ts are live locals; no signal mask is changed (null).
-        unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+        let ready = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+        if ready == 0 && timed {
+            self.note_timer_overshoot(self.now().saturating_sub(now + sleep));
+        }
+    }
+
+    fn note_timer_overshoot(&mut self, over: Time) {
+        let decayed = self.recent_overshoot - Time(self.recent_overshoot.as_nanos() / 64);
+        self.recent_overshoot = over.max(decayed);
+        self.stats.max_timer_overshoot_ns = self.stats.max_timer_overshoot_ns.max(over.as_nanos());
+        self.wake_margin = Time(2 * self.recent_overshoot.as_nanos()).max(Time(self.cfg.spin_ns)).min(MAX_WAKE_MARGIN);
+        self.stats.wake_margin_ns = self.wake_margin.as_nanos();
     }
 
     /// Reads up to a burst of frames from side `i` into its link. Returns frames read.

@@ -12,11 +12,13 @@
   see :mod:`aqmlab.emu.schedule`) paced from an absolute clock, each payload opening with the
   application header the router parses (``AQML``, seq, frame id/type, fragment, send time,
   flow). The receiver timestamps every packet (the simulator's ``media`` schema).
-* ``probe`` measures the base RTT with UDP echoes (answered by ``echo``) before the run starts.
+* ``probe`` measures the base RTT with ICMP echoes, as ping does, before the run starts.
 
 A process prints ``ready`` once its sockets are set up and stops on SIGTERM/SIGINT, writing its
-records on the way out. All times are CLOCK_MONOTONIC ns minus the spec's ``epoch_ns`` (the
-clock is shared by all namespaces).
+records on the way out (the receiver also on ``stop`` on stdin). The sender's times are
+CLOCK_MONOTONIC ns minus the spec's ``epoch_ns``; the receiver, started before the epoch is
+fixed, logs raw CLOCK_MONOTONIC and the orchestrator subtracts (the clock is shared by all
+namespaces).
 """
 
 from __future__ import annotations
@@ -39,9 +41,11 @@ APP_MAGIC = b"AQML"
 #: magic, seq, frame_id, frame_type, pad, frag_index, frag_count, pad, sent_ns, flow (32 bytes)
 APP_HEADER = struct.Struct("!4sIIBBHHHQI")
 IP_UDP_HEADERS = 28
-ECHO_PORT = 4999
 TCP_INFO_LEN = 232
 CHUNK = 256 * 1024
+#: Linux SO_TIMESTAMPNS (asm-generic/socket.h; also the control message type): Python's socket
+#: module does not export it.
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 
 stopping = threading.Event()
 
@@ -261,16 +265,6 @@ def udp_sink(sock: socket.socket, log: list[tuple]) -> None:
             log.append((flow, seq, n + IP_UDP_HEADERS, sent, t, frame_id))
 
 
-def echo(sock: socket.socket) -> None:
-    sock.settimeout(0.2)
-    while not stopping.is_set():
-        try:
-            data, peer = sock.recvfrom(2048)
-        except socket.timeout:
-            continue
-        sock.sendto(data, peer)
-
-
 def run_receiver(spec: dict[str, Any], out: Path) -> None:
     ip = spec["receiver_ip"]
     threads, counts, log = [], {}, []
@@ -309,49 +303,65 @@ def _stop_on_stdin() -> None:
 
 
 def realtime() -> None:
-    """SCHED_FIFO for the short-lived probe and echo processes: on a busy host an ordinary
-    task waits hundreds of microseconds for the CPU after each wake-up, which a base-RTT
-    measurement would count as path delay. Ignored where not permitted."""
+    """SCHED_FIFO for the short-lived probe process: on a busy host an ordinary task waits
+    for the CPU after each wake-up. Ignored where not permitted."""
     with contextlib.suppress(OSError, AttributeError):
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(40))
 
 
-def run_echo(spec: dict[str, Any], out: Path) -> None:
-    """Answers the probe's UDP echoes until stopped."""
-    realtime()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sock.bind((spec["receiver_ip"], ECHO_PORT))
-    threading.Thread(target=_stop_on_stdin, daemon=True).start()
-    print("ready", flush=True)
-    echo(sock)
+def icmp_checksum(data: bytes) -> int:
+    """The Internet checksum (RFC 1071)."""
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
 
 
 def run_probe(spec: dict[str, Any], out: Path) -> None:
-    """Round-trip times of `probe_count` 64-byte UDP echoes, one at a time (the minimum is
-    the base RTT: the least disturbed by the host's scheduling)."""
+    """Round-trip times of `probe_count` 64-byte ICMP echoes, one at a time, as ping measures
+    them: the receiver's kernel answers (no process wake-up on that side) and the reply's time
+    is the kernel's receive timestamp (SO_TIMESTAMPNS), so neither endpoint's scheduling is
+    counted. The minimum is the base RTT."""
     realtime()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     sock.settimeout(1.0)
+    ident = os.getpid() & 0xFFFF
     rtts = []
     for k in range(spec.get("probe_count", 20)):
-        t0 = time.monotonic_ns()
-        sock.sendto(struct.pack("!Q", k) + bytes(28), (spec["receiver_ip"], ECHO_PORT))  # 64 B IP
-        with contextlib.suppress(socket.timeout):
-            while struct.unpack_from("!Q", sock.recvfrom(2048)[0])[0] != k:
-                pass
-            rtts.append(time.monotonic_ns() - t0)
+        body = bytes(36)  # 20 (IP) + 8 (ICMP) + 36 = a 64-byte packet
+        header = struct.pack("!BBHHH", 8, 0, 0, ident, k)
+        packet = struct.pack("!BBHHH", 8, 0, icmp_checksum(header + body), ident, k) + body
+        t0 = time.time_ns()
+        sock.sendto(packet, (spec["receiver_ip"], 0))
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            try:
+                data, anc, _, _ = sock.recvmsg(2048, 1024)
+            except socket.timeout:
+                break
+            ihl = (data[0] & 0x0F) * 4
+            kind, _, _, rid, rseq = struct.unpack_from("!BBHHH", data, ihl)
+            if kind == 0 and rid == ident and rseq == k:
+                stamps = [d for lvl, typ, d in anc if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS]
+                t1 = (lambda s, ns: s * 1_000_000_000 + ns)(*struct.unpack("qq", stamps[0])) if stamps else time.time_ns()
+                rtts.append(t1 - t0)
+                break
+        time.sleep(0.005)
     np.savez(out, rtt_ns=np.array(rtts, dtype=np.int64))
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 3 or argv[0] not in ("sender", "receiver", "probe", "echo"):
-        print("usage: python -m aqmlab.emu.endpoints sender|receiver|probe|echo SPEC.json OUT.npz", file=sys.stderr)
+    if len(argv) != 3 or argv[0] not in ("sender", "receiver", "probe"):
+        print("usage: python -m aqmlab.emu.endpoints sender|receiver|probe SPEC.json OUT.npz", file=sys.stderr)
         return 2
     role, spec = argv[0], json.loads(Path(argv[1]).read_text())
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.set())
     try:
-        {"sender": run_sender, "receiver": run_receiver, "probe": run_probe, "echo": run_echo}[role](spec, Path(argv[2]))
+        {"sender": run_sender, "receiver": run_receiver, "probe": run_probe}[role](spec, Path(argv[2]))
     except OSError as e:
         print(f"{role}: {e}", file=sys.stderr)
         return 1

@@ -7,13 +7,14 @@
 
 The router namespace has no IP addresses and no forwarding: the userspace router bridges its
 two interfaces with AF_PACKET sockets. Every name starts with the run's prefix
-(``aqe`` + the process id in hex), so :func:`cleanup` finds what a killed run left behind.
+(``aqe`` + the process id and a run number in hex), so :func:`cleanup` finds what a killed run left behind.
 Segmentation and checksum offloads are turned off on every interface: with them the kernel
 hands raw sockets oversized or half-checksummed frames that a real wire never carries.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -85,7 +86,7 @@ class Testbed:
     def namespaces(self) -> list[str]:
         return [self.sender_ns, self.router_ns, self.receiver_ns]
 
-    # interface names (at most 15 characters: "aqe" + 7 hex digits + 1)
+    # interface names (at most 15 characters: "aqe" + up to 8 hex digits + 1)
     @property
     def sender_if(self) -> str:
         return f"{self.prefix}s"
@@ -167,8 +168,13 @@ class Testbed:
                 _ip("link", "del", dev, check=False)
 
 
+_runs = itertools.count()
+
+
 def new_testbed() -> Testbed:
-    return Testbed(prefix=f"{PREFIX}{os.getpid():x}")
+    """A testbed named after this process and its run number (both hex, so that names stay
+    within the 15 characters of an interface name and `cleanup` recognizes them)."""
+    return Testbed(prefix=f"{PREFIX}{os.getpid():x}{next(_runs) % 256:02x}")
 
 
 def list_namespaces() -> list[str]:

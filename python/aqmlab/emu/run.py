@@ -2,7 +2,7 @@
 
 The orchestrator builds the testbed (:mod:`aqmlab.emu.netns`), starts the router
 (:mod:`aqmlab.emu.router`) and the endpoints (:mod:`aqmlab.emu.endpoints`) in their
-namespaces, measures the base RTT with UDP echoes, fixes the epoch (t = 0 of every record),
+namespaces, measures the base RTT with ICMP echoes, fixes the epoch (t = 0 of every record),
 lets the flows run for the scenario's duration, stops everything and turns what the processes
 wrote into the simulator's tables, so the same metrics, tables and plots apply. Whatever
 happens (success, error, Ctrl-C, SIGTERM) every process it started is stopped and every
@@ -307,16 +307,11 @@ def _run(sc: Scenario, tb: Testbed, work: Path, procs: list[Process]) -> dict[st
                        ["-m", "aqmlab.emu.endpoints", "receiver", str(work / "spec.json"), str(work / "receiver.npz")])
     procs.append(receiver)
     receiver.wait_ready()
-    echo = Process("echo", tb, tb.receiver_ns,
-                   ["-m", "aqmlab.emu.endpoints", "echo", str(work / "spec.json"), str(work / "echo.npz")])
-    procs.append(echo)
-    echo.wait_ready()
     probe = Process("probe", tb, tb.sender_ns,
                     ["-m", "aqmlab.emu.endpoints", "probe", str(work / "spec.json"), str(work / "probe.npz")])
     procs.append(probe)
     if probe.proc.wait(timeout=60) != 0:
         probe.fail("failed")
-    echo.stop()
     epoch = time.monotonic_ns() + LEAD_NS
     router.tell(f"epoch {epoch}")
     spec["epoch_ns"] = epoch
