@@ -27,7 +27,6 @@ import json
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any

@@ -8,7 +8,6 @@ import socket
 import struct
 
 import dpkt
-import numpy as np
 import pandas as pd
 import pytest
 

@@ -12,6 +12,6 @@ pub mod rng;
 pub mod units;
 
 pub use packet::{Ecn, FrameType, Packet, Proto, SackBlocks};
-pub use qdisc::{build_qdisc, DropReason, Qdisc, QdiscConfig, QdiscStats, Queue, Verdict};
+pub use qdisc::{build_qdisc, DropReason, LinkConfig, Qdisc, QdiscConfig, QdiscStats, Queue, Verdict};
 pub use rng::SimRng;
 pub use units::{Bytes, Limit, Rate, Time, UnitError};

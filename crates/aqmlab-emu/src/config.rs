@@ -1,7 +1,6 @@
 //! The router's run description, as JSON from the Python front end (already normalized:
 //! integer nanoseconds and bits per second). `deny_unknown_fields` keeps the layers honest.
 
-use aqmlab_core::QdiscConfig;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -51,15 +50,8 @@ fn default_spin_ns() -> u64 {
     50_000
 }
 
-/// One direction of the emulated link: rate (0 = unshaped, as fast as the router forwards),
-/// propagation delay and discipline.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkConfig {
-    pub rate_bps: u64,
-    pub delay_ns: u64,
-    pub qdisc: QdiscConfig,
-}
+/// One direction of the emulated link (the simulator's type: rate 0 = unshaped here).
+pub use aqmlab_core::LinkConfig;
 
 /// DSCP -> priority class (1 lowest .. 3 highest; 0 unclassified).
 #[derive(Clone, Debug, Deserialize, Serialize)]

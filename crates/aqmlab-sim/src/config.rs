@@ -17,14 +17,8 @@ pub struct SimConfig {
     pub records: RecordsConfig,
 }
 
-/// One direction of a point-to-point link.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkConfig {
-    pub rate_bps: u64,
-    pub delay_ns: u64,
-    pub qdisc: QdiscConfig,
-}
+/// One direction of a point-to-point link (shared with the emulator).
+pub use aqmlab_core::LinkConfig;
 
 /// Senders on the left of router R1, receivers on the right of R2, one bottleneck R1->R2.
 #[derive(Clone, Debug, Deserialize, Serialize)]

@@ -11,7 +11,6 @@ and the exit status is 1.
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 import threading

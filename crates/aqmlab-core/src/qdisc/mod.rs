@@ -246,6 +246,17 @@ impl Queue {
     }
 }
 
+/// One direction of a point-to-point link, as both engines take it: rate in bit/s, propagation
+/// delay and the discipline of its output queue. In the emulator a rate of 0 means unshaped (as
+/// fast as the router forwards).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    pub qdisc: QdiscConfig,
+}
+
 /// Every discipline's configuration, tagged by `kind` as in scenario files.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
