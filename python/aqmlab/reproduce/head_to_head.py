@@ -66,6 +66,9 @@ TABLE1 = {75_000: (8, 12, 0, 0), 150_000: (7, 11, 0, 0), 300_000: (9, 14, 0, 0),
 #: Figure 9 text: share of pairs (%) with equal share / UDP more / TCP more, None if not given.
 FIG9 = {600_000: (40, 20, 30), 300_000: (None, 60, None), 150_000: (None, 70, None),
         75_000: (None, 70, None)}
+#: Figure 6: the pair whose bandwidth over time is drawn (the population's first clip), 1 s bins.
+FIGURE6_CLIP = 0
+FIGURE6_BIN_S = 1.0
 #: Figures 10 and 12: correlation of (TCP - UDP) with RTT and loss over all bottlenecks.
 FIG10_R, FIG12_R = -0.13, -0.03
 
@@ -170,6 +173,10 @@ def measure(job: Job, tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
     for name in ("udp", "tcp"):
         s[f"{name}_smoothness_ratios"] = np.asarray(s[f"{name}_smoothness_ratios"]).tolist()
     out["pair"] = s
+    if job.clip.clip_id == FIGURE6_CLIP:
+        # Figure 6: one pair's bandwidth over time (kept for one clip only, to stay small).
+        out["series"] = {name: h2h.bandwidth_series(df, FIGURE6_BIN_S, end).tolist()
+                         for name, df in (("udp", udp), ("tcp", tcp))}
     return out
 
 
@@ -372,5 +379,6 @@ def write_report(tables: dict[str, pd.DataFrame], seed: int, n: int, quick: bool
              "and docs/reproductions/head-to-head.md.", ""]
     for name, df in tables.items():
         lines += [f"## {TITLES[name]}", "", df.to_markdown(index=False), ""]
-    lines += ["Figures: figures/fig07.png ... fig21.png (one per paper figure, 2-21).", ""]
+    lines += ["Figures: figures/fig02.png ... fig21.png (one per paper figure, 2-4 and 6-21; Figure 6 "
+              "shows the population's first clip at 600 and 75 Kbps).", ""]
     path.write_text("\n".join(lines))

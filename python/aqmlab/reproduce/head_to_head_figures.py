@@ -62,6 +62,27 @@ def fig02_04(results, clips: list[Clip], folder: Path) -> None:
         _save(fig, folder / name, f"Figure {num}: ping {label.split()[0]} per bottleneck (ours: model pings)")
 
 
+def fig06(results, folder: Path) -> None:
+    """Figure 6's form: one pair's bandwidth over time on a wide (600 Kbps, "FairPlayer") and a
+    narrow (75 Kbps, "FoulPlayer") bottleneck."""
+    pairs = {r["bottleneck_bps"]: r for r in results if r["kind"] == "pair" and "series" in r}
+    panels = [(bw, label) for bw, label in ((600_000, "FairPlayer"), (75_000, "FoulPlayer")) if bw in pairs]
+    if not panels:
+        return
+    fig, axes = plt.subplots(len(panels), 1, figsize=(6, 2.6 * len(panels)), squeeze=False)
+    for ax, (bw, label) in zip(axes.ravel(), panels):
+        r = pairs[bw]
+        for name in ("udp", "tcp"):
+            y = np.asarray(r["series"][name]) / 1e3
+            ax.plot(np.arange(y.size), y, label=name.upper(), **STYLE[name])
+        ax.set_title(f"{label}: {bw // 1000} Kbps bottleneck, clip {r['clip']}", fontsize=9)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("bandwidth (Kbps)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    _save(fig, folder / "fig06.png", "Figure 6: head-to-head UDP versus TCP streaming")
+
+
 def fig07(pop, folder: Path) -> None:
     fig, axes = _grid(4)
     for ax, (kbps, g) in zip(axes, _per_bottleneck(pop)):
@@ -216,6 +237,7 @@ def fig21(pop, folder: Path) -> None:
 def draw_all(results: list[dict], pop: dict[str, Any], clips: list[Clip], folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     fig02_04(results, clips, folder)
+    fig06(results, folder)
     fig07(pop, folder)
     fig08(pop, folder)
     fig09(pop, folder)
