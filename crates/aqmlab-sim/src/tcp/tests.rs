@@ -419,6 +419,22 @@ fn play(
     total: u64,
     owd: Time,
     gap: Time,
+    drop: impl FnMut(u64, u32) -> bool,
+    check: impl FnMut(&TcpSender, &[Segment], bool),
+) -> Outcome {
+    play_on_path(s, r, total, owd, gap, |t| t, drop, check)
+}
+
+/// `play` with `arrival` mapping every packet's (data or ACK) nominal arrival time to the time
+/// it arrives, e.g. holding it through a delay spike.
+#[allow(clippy::too_many_arguments)]
+fn play_on_path(
+    s: &mut TcpSender,
+    r: &mut TcpReceiver,
+    total: u64,
+    owd: Time,
+    gap: Time,
+    arrival: impl Fn(Time) -> Time,
     mut drop: impl FnMut(u64, u32) -> bool,
     mut check: impl FnMut(&TcpSender, &[Segment], bool),
 ) -> Outcome {
@@ -446,7 +462,7 @@ fn play(
             }
             link_free = link_free.max(now) + gap;
             order += 1;
-            events.push(Reverse((link_free + owd, order, false, seg.seq)));
+            events.push(Reverse((arrival(link_free + owd), order, false, seg.seq)));
         }
         if r.rcv_nxt() >= ISS_DATA + total {
             outcome.done = Some(now);
@@ -470,7 +486,7 @@ fn play(
                     let (ack, _) = r.take_ack();
                     order += 1;
                     ack_blocks.insert(order, r.sack_blocks());
-                    events.push(Reverse((now + owd, order, true, ack)));
+                    events.push(Reverse((arrival(now + owd), order, true, ack)));
                 }
             }
             _ => return outcome,
@@ -646,62 +662,10 @@ fn play_spike(
     total: u64,
     owd: Time,
     spike: (Time, Time),
-    mut drop: impl FnMut(u64, u32) -> bool,
+    drop: impl FnMut(u64, u32) -> bool,
 ) -> Outcome {
-    use std::cmp::Reverse;
-    use std::collections::{BinaryHeap, HashMap};
-    let mut events: BinaryHeap<Reverse<(Time, u64, bool, u64)>> = BinaryHeap::new();
-    let mut ack_blocks: HashMap<u64, SackBlocks> = HashMap::new();
-    let mut order = 0;
     let arrival = |t: Time| if t >= spike.0 && t < spike.1 { spike.1 } else { t };
-    let mut outcome = Outcome { done: None, retransmissions: Vec::new(), transmissions: HashMap::new() };
-    let mut out = Vec::new();
-    let mut now = Time::ZERO;
-    s.send_available(now, &mut out);
-    loop {
-        for seg in out.drain(..) {
-            let n = outcome.transmissions.entry(seg.seq).or_insert(0);
-            let nth = *n;
-            *n += 1;
-            if seg.retransmission {
-                outcome.retransmissions.push((now, seg.seq));
-            }
-            if drop(seg.seq, nth) {
-                continue;
-            }
-            order += 1;
-            events.push(Reverse((arrival(now + owd), order, false, seg.seq)));
-        }
-        if r.rcv_nxt() >= ISS_DATA + total {
-            outcome.done = Some(now);
-            return outcome;
-        }
-        let next_event = events.peek().map(|Reverse(e)| e.0);
-        match (next_event, s.rto_deadline()) {
-            (e, Some(t)) if e.is_none_or(|e| t < e) => {
-                now = t;
-                s.on_timer(now, &mut out);
-            }
-            (Some(_), _) => {
-                let Reverse((t, o, is_ack, v)) = events.pop().unwrap();
-                now = t;
-                if is_ack {
-                    let b = ack_blocks.remove(&o).unwrap_or_default();
-                    s.on_ack_sack(v, false, b.as_slice(), now, &mut out);
-                } else {
-                    r.on_data(v, MSS as u32, false, now);
-                    let (ack, _) = r.take_ack();
-                    order += 1;
-                    ack_blocks.insert(order, r.sack_blocks());
-                    events.push(Reverse((arrival(now + owd), order, true, ack)));
-                }
-            }
-            _ => return outcome,
-        }
-        if now > Time::from_secs(100) {
-            return outcome;
-        }
-    }
+    play_on_path(s, r, total, owd, Time::ZERO, arrival, drop, no_check)
 }
 
 /// A 350 ms delay spike without loss. RTT 50 ms, so the RTO is at its 200 ms minimum when
