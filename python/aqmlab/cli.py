@@ -304,6 +304,20 @@ def _run_on_dask(pending: list[Any], address: str, workers: int | None, on_outco
         _fail(f"--dask {address}: cannot reach the Dask scheduler: {e}".splitlines()[0])
 
 
+@main.command()
+@click.argument("sweep_dir", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--out", "dest", type=click.Path(path_type=Path), default=None,
+              help="the HTML file to write (default: DIR/report.html)")
+def report(sweep_dir: Path, dest: Path | None) -> None:
+    """Write a self-contained HTML report of a sweep directory (plots with CI bands, tables)."""
+    from aqmlab.report import NotASweep, write_report
+
+    try:
+        out.print(str(write_report(sweep_dir, dest)), highlight=False)
+    except NotASweep as e:
+        _fail(str(e))
+
+
 @main.group()
 def analyze() -> None:
     """Run a paper's analyses on measured traffic (a packet capture)."""
