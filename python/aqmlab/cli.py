@@ -249,9 +249,9 @@ def sweep(sweep_file: Path, out_dir: Path, workers: int | None, dask_address: st
     tables = assemble(out_dir, swp)
     failed = len(tables["failed"])
     err.print(f"[dim]{swp.name}: {len(swp.tasks)} runs: {counts['done']} run now, {len(before)} done before, "
-              f"{failed} failed; tables in {out_dir} (aqmlab report {out_dir})[/]", highlight=False)
+              f"{failed} failed; tables in {out_dir} (aqmlab report {out_dir})[/]", highlight=False, soft_wrap=True)
     for row in tables["failed"].itertuples(index=False):
-        err.print(f"[bold red]failed:[/] run {row.run} seed {row.seed}: {row.error}", highlight=False)
+        err.print(f"[bold red]failed:[/] run {row.run} seed {row.seed}: {row.error}", highlight=False, soft_wrap=True)
     if failed:
         sys.exit(1)
 
