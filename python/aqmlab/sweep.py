@@ -201,7 +201,7 @@ def plan(path: Path) -> Sweep:
     """Reads a sweep file and validates every run's scenario before anything runs. Raises
     ScenarioError with the problems of the first run that has any (one line each, naming the
     field and the point), and how many other runs fail too."""
-    path = Path(path)
+    path = resolve_path(str(path))  # a file, or a built-in name such as sweeps/sqf-load
     spec = read_sweep_file(path)
     base = read_scenario_file(_base_path(path, spec.base))
     for assignment in spec.set:
