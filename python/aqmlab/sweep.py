@@ -259,6 +259,7 @@ def execute(raw: dict[str, Any]) -> dict[str, Any]:
     """Simulates one resolved scenario and returns its period metrics (every period metric and
     every flow group's throughput and goodput), or the error that stopped it. Runs on a worker:
     takes and returns plain data only."""
+    from aqmlab import _core
     from aqmlab.run import simulate
 
     started = time.perf_counter()
@@ -267,8 +268,8 @@ def execute(raw: dict[str, Any]) -> dict[str, Any]:
         table = _metrics_table(result)
     except Exception as e:  # noqa: BLE001 - a failed run is recorded, the sweep goes on
         return {"error": f"{type(e).__name__}: {e}".splitlines()[0], "detail": traceback.format_exc(),
-                "wall_s": time.perf_counter() - started}
-    return {"metrics": table, "wall_s": time.perf_counter() - started}
+                "wall_s": time.perf_counter() - started, "aqmlab_version": _core.__version__}
+    return {"metrics": table, "wall_s": time.perf_counter() - started, "aqmlab_version": _core.__version__}
 
 
 def _metrics_table(result: Any) -> Any:
@@ -296,11 +297,11 @@ def is_done(out_dir: Path, task: Task) -> bool:
 
 def store(out_dir: Path, sweep: Sweep, task: Task, outcome: dict[str, Any]) -> None:
     """Writes one finished (or failed) run atomically: a hidden sibling renamed into place."""
-    from aqmlab import _core
     from aqmlab.run import _write_parquet, atomic_directory
 
     info = {"run": task.run_id, "seed": task.seed, "wall_s": round(outcome["wall_s"], 3),
-            "point": dict(zip((a.column for a in sweep.axes), task.labels)), "aqmlab_version": _core.__version__}
+            "point": dict(zip((a.column for a in sweep.axes), task.labels)),
+            "worker_aqmlab_version": outcome.get("aqmlab_version")}
     with atomic_directory(run_dir(out_dir, task)) as tmp:
         (tmp / "scenario.toml").write_text(tomli_w.dumps(task.raw))
         if "error" in outcome:
