@@ -185,3 +185,35 @@ def test_plan_expands_ranges_and_gives_stable_run_ids(tmp_path):
     again = plan(write_sweep(tmp_path, axes=axes[:1] + [{**axes[1], "values": ["10Mbps"]}], seeds=[3, 5]))
     # A point the smaller grid shares with the larger has the same run id.
     assert {t.run_id for t in again.tasks} < {t.run_id for t in sweep.tasks}
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for entry in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        if entry.isdigit() and int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            kids.append(int(entry))
+    return kids
+
+
+def test_killed_pool_worker_loses_no_run(tmp_path):
+    """A pool worker killed mid-sweep (as the out-of-memory killer would): the pool is restarted
+    for the unfinished runs and the sweep ends complete, each run stored once."""
+    sweep, out = _slow_sweep(tmp_path), tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "aqmlab", "sweep", str(sweep), "--out", str(out),
+                             "--workers", "2", "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    _wait_for_runs(out, 2, proc)
+    before = _finished(out)
+    workers = [p for p in _children(proc.pid) if p != proc.pid]
+    assert workers, "no pool worker found"
+    os.kill(workers[0], signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    after = _finished(out)
+    assert len(after) == 12 and {k: after[k] for k in before} == before
+    assert "a worker process died; a new pool runs the" in " ".join(stderr.split())
+    assert "12 run now, 0 done before, 0 failed" in " ".join(stderr.split())

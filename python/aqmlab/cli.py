@@ -287,7 +287,8 @@ def _run_sweep(swp: Any, out_dir: Path, pending: list[Any], done_before: int, wo
             elif (workers or os.cpu_count() or 1) == 1:
                 engines.run_serial(pending, on_outcome)
             else:
-                engines.run_pool(pending, workers or os.cpu_count() or 1, on_outcome)
+                engines.run_pool(pending, workers or os.cpu_count() or 1, on_outcome,
+                                 notice=lambda text: err.print(f"[yellow]note:[/] {text}", highlight=False))
         except KeyboardInterrupt:
             bar.stop()
             _interrupted(f"{counts['done'] + counts['failed']} runs finished and stored under {out_dir}/runs; "

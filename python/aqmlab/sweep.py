@@ -266,7 +266,10 @@ def execute(raw: dict[str, Any]) -> dict[str, Any]:
     try:
         result = simulate(validate(raw), progress=False)
         table = _metrics_table(result)
-    except Exception as e:  # noqa: BLE001 - a failed run is recorded, the sweep goes on
+    except BaseException as e:  # noqa: BLE001 - a failed run is recorded, the sweep goes on
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        # BaseException: a panic in the Rust core arrives as pyo3's PanicException, which is one.
         return {"error": f"{type(e).__name__}: {e}".splitlines()[0], "detail": traceback.format_exc(),
                 "wall_s": time.perf_counter() - started, "aqmlab_version": _core.__version__}
     return {"metrics": table, "wall_s": time.perf_counter() - started, "aqmlab_version": _core.__version__}

@@ -25,23 +25,31 @@ OnOutcome = Callable[[Task, dict[str, Any]], None]
 POOL_RESTARTS = 2
 
 
+def failure(e: BaseException) -> dict[str, Any]:
+    """The outcome of a run whose worker could not report one itself."""
+    return {"error": f"{type(e).__name__}: {e}".splitlines()[0], "detail": repr(e), "wall_s": 0.0}
+
+
 def run_serial(tasks: list[Task], on_outcome: OnOutcome) -> None:
     """One run after the other in this process (--workers 1)."""
     for task in tasks:
         on_outcome(task, execute(task.raw))
 
 
-def run_pool(tasks: list[Task], workers: int, on_outcome: OnOutcome) -> None:
+def run_pool(tasks: list[Task], workers: int, on_outcome: OnOutcome,
+             notice: Callable[[str], None] = lambda _: None) -> None:
     """A local process pool. Workers ignore Ctrl-C (this process handles it) and exit when this
     process dies, so an interrupted sweep leaves no process behind."""
     pending = list(tasks)
     for attempt in range(POOL_RESTARTS + 1):
         if not pending:
             return
+        if attempt:
+            notice(f"a worker process died; a new pool runs the {len(pending)} unfinished runs")
         pending = _pool_pass(pending, workers, on_outcome)
     for task in pending:
-        on_outcome(task, {"error": "worker process died (killed or crashed) three times while this run was pending",
-                          "detail": "", "wall_s": 0.0})
+        on_outcome(task, failure(RuntimeError(f"worker processes died (killed or crashed) {POOL_RESTARTS + 1} "
+                                              "times while this run was pending")))
 
 
 def _pool_pass(tasks: list[Task], workers: int, on_outcome: OnOutcome) -> list[Task]:
@@ -58,6 +66,8 @@ def _pool_pass(tasks: list[Task], workers: int, on_outcome: OnOutcome) -> list[T
                     outcome = fut.result()
                 except BrokenProcessPool:
                     return [task, *futures.values()]
+                except Exception as e:  # noqa: BLE001 - e.g. a result that cannot be pickled back
+                    outcome = failure(e)
                 on_outcome(task, outcome)
         return []
     finally:
@@ -98,7 +108,7 @@ def run_dask(tasks: list[Task], address: str, workers: int | None, on_outcome: O
             try:
                 outcome = fut.result()
             except Exception as e:  # noqa: BLE001 - KilledWorker, lost connection: recorded, the rest go on
-                outcome = {"error": f"{type(e).__name__}: {e}".splitlines()[0], "detail": repr(e), "wall_s": 0.0}
+                outcome = failure(e)
             on_outcome(task, outcome)
     finally:
         client.close()
