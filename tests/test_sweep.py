@@ -76,13 +76,15 @@ def test_bad_axis_path_or_value_is_refused_before_anything_runs(tmp_path, axis, 
     assert not out.exists()
 
 
-def test_bad_metric_and_bad_sweep_key_are_refused(tmp_path):
+def test_bad_metric_sweep_key_or_records_are_refused(tmp_path):
     r = aqmlab("sweep", str(write_sweep(tmp_path, metrics_typo=1)), "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and "unknown key 'metrics_typo'" in r.stderr
     sweep = write_sweep(tmp_path)
     sweep.write_text(sweep.read_text().replace('"jain"', '"jian"'))
     r = aqmlab("sweep", str(sweep), "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and "unknown metric 'jian'" in r.stderr and not (tmp_path / "o").exists()
+    r = aqmlab("sweep", str(write_sweep(tmp_path, set=["records.packet_events=false"])), "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "records.packet_events: must be true" in r.stderr and not (tmp_path / "o").exists()
 
 
 def _slow_sweep(tmp_path: Path) -> Path:

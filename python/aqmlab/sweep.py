@@ -156,7 +156,6 @@ class Task:
 @dataclass
 class Sweep:
     name: str
-    source: Path
     spec: SweepFile
     tasks: list[Task]
     metrics: list[str]
@@ -229,7 +228,7 @@ def plan(path: Path) -> Sweep:
         raise ScenarioError(first)
     metrics = spec.metrics or list(PERIOD_METRICS)
     _check_metrics(path, metrics, scenarios)
-    return Sweep(spec.name or path.stem, path, spec, tasks, metrics)
+    return Sweep(spec.name or path.stem, spec, tasks, metrics)
 
 
 def _resolve(base: dict[str, Any], axes: list[Axis], values: tuple[Any, ...], seed: int) -> dict[str, Any]:
@@ -245,6 +244,10 @@ def _resolve(base: dict[str, Any], axes: list[Axis], values: tuple[Any, ...], se
 
 
 def _check_metrics(path: Path, metrics: list[str], scenarios: list[Scenario]) -> None:
+    """Every metric must exist in every run, and the period metrics need the packet records."""
+    if any(not sc.records.packet_events for sc in scenarios):
+        raise ScenarioError([f"{path}: records.packet_events: must be true in a sweep (the period metrics "
+                             "are computed from the bottleneck's packet records)"])
     groups = set.intersection(*({g.name for g in sc.flows} for sc in scenarios)) if scenarios else set()
     allowed = list(PERIOD_METRICS) + [f"{g}.{m}" for g in sorted(groups) for m in GROUP_METRICS]
     unknown = [m for m in metrics if m not in allowed]
@@ -300,7 +303,7 @@ def is_done(out_dir: Path, task: Task) -> bool:
 
 def store(out_dir: Path, sweep: Sweep, task: Task, outcome: dict[str, Any]) -> None:
     """Writes one finished (or failed) run atomically: a hidden sibling renamed into place."""
-    from aqmlab.run import _write_parquet, atomic_directory
+    from aqmlab.run import write_parquet, atomic_directory
 
     info = {"run": task.run_id, "seed": task.seed, "wall_s": round(outcome["wall_s"], 3),
             "point": dict(zip((a.column for a in sweep.axes), task.labels)),
@@ -311,7 +314,7 @@ def store(out_dir: Path, sweep: Sweep, task: Task, outcome: dict[str, Any]) -> N
             info["error"] = outcome["error"]
             (tmp / "error.txt").write_text(outcome["detail"])
         else:
-            _write_parquet(outcome["metrics"], tmp / "metrics.parquet")
+            write_parquet(outcome["metrics"], tmp / "metrics.parquet")
         (tmp / "run.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
 
 
@@ -335,7 +338,7 @@ def assemble(out_dir: Path, sweep: Sweep) -> dict[str, Any]:
     file is written to a hidden sibling and renamed over the old one."""
     import pandas as pd
 
-    from aqmlab.run import _write_parquet
+    from aqmlab.run import write_parquet
 
     out_dir = Path(out_dir)
     frames, failed = [], []
@@ -354,7 +357,7 @@ def assemble(out_dir: Path, sweep: Sweep) -> dict[str, Any]:
     for name, df in (("runs", runs), ("points", points)):
         if len(df):
             tmp = out_dir / f".{name}.parquet.tmp-{os.getpid()}"
-            _write_parquet(df, tmp)
+            write_parquet(df, tmp)
             os.replace(tmp, out_dir / f"{name}.parquet")
     failed_df = pd.DataFrame(failed, columns=["run", *(a.column for a in sweep.axes), "seed", "error"])
     write_file_atomically(out_dir / "failed.csv", failed_df.to_csv(index=False).encode())
