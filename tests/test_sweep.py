@@ -114,9 +114,12 @@ def _finished(out: Path) -> dict[str, int]:
 def test_stopped_sweep_rerun_finishes_with_every_run_done_once(tmp_path, how):
     sweep, out = _slow_sweep(tmp_path), tmp_path / "out"
     workers = "1" if how == "kill" else "2"
+    # SIGINT back to its default in the child: a shell starts background jobs with it ignored,
+    # and Python keeps an inherited "ignore" instead of raising KeyboardInterrupt.
     proc = subprocess.Popen([sys.executable, "-m", "aqmlab", "sweep", str(sweep), "--out", str(out),
                              "--workers", workers, "--no-progress"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     _wait_for_runs(out, 2, proc)
     proc.send_signal(signal.SIGKILL if how == "kill" else signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
