@@ -44,3 +44,22 @@ def write_scenario(tmp_path: Path):
 def aqmlab(*args: str, **kw: Any) -> subprocess.CompletedProcess:
     """Runs the command line in a fresh interpreter, as a user would."""
     return subprocess.run([sys.executable, "-m", "aqmlab", *args], capture_output=True, text=True, **kw)
+
+
+# ---- sweeps ----
+
+AXES = [
+    {"path": "topology.bottleneck.qdisc", "name": "discipline",
+     "values": [{"kind": "droptail"}, {"kind": "red", "min_th": 5, "max_th": 15}]},
+    {"path": "topology.bottleneck.qdisc.limit", "name": "buffer", "range": {"start": 20, "stop": 40, "step": 20},
+     "unit": "p"},
+]
+METRICS = ["utilization_mbps", "drop_rate_pct", "jain", "qdelay_p95_ms", "bulk.goodput_mbps"]
+
+
+def write_sweep(folder: Path, axes=AXES, seeds=2, scenario=None, **extra) -> Path:
+    (folder / "base.toml").write_text(tomli_w.dumps(scenario or small_scenario()))
+    path = folder / "sweep.toml"
+    path.write_text(tomli_w.dumps({"base": "base.toml", "seeds": seeds, "metrics": METRICS, **extra,
+                                   "axes": axes}))
+    return path

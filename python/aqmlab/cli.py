@@ -220,6 +220,105 @@ def _check_overrides(mod: Any, overrides: tuple[str, ...]) -> None:
         _fail(sorted(set(problems)))
 
 
+@main.command()
+@click.argument("sweep_file", metavar="SWEEP.toml", type=click.Path(path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True,
+              help="sweep directory: finished runs under runs/, then the tables (rerun to resume)")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="local processes (default: one per core; 1 runs in this process); "
+                   "with --dask local: Dask worker processes")
+@click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
+              help="run on the Dask scheduler at ADDRESS (tcp://host:8786), or \"local\" for a LocalCluster")
+@click.option("--progress/--no-progress", default=True, help="progress bar")
+def sweep(sweep_file: Path, out_dir: Path, workers: int | None, dask_address: str | None, progress: bool) -> None:
+    """Run every point of a SWEEP over axes and seeds; resumable (see docs/sweeps.md)."""
+    from aqmlab.sweep import assemble, is_done, plan
+
+    try:
+        swp = plan(sweep_file)
+    except ScenarioError as e:
+        _fail(e.lines)
+    if dask_address is not None:
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            _fail("--dask: dask.distributed is not installed; pip install 'aqmlab[sweep]'")
+    before = {t.run_id for t in swp.tasks if is_done(out_dir, t)}
+    pending = list({t.run_id: t for t in swp.tasks if t.run_id not in before}.values())
+    counts = _run_sweep(swp, out_dir, pending, len(before), workers, dask_address, progress)
+    tables = assemble(out_dir, swp)
+    failed = len(tables["failed"])
+    err.print(f"[dim]{swp.name}: {len(swp.tasks)} runs: {counts['done']} run now, {len(before)} done before, "
+              f"{failed} failed; tables in {out_dir} (aqmlab report {out_dir})[/]", highlight=False, soft_wrap=True)
+    for row in tables["failed"].itertuples(index=False):
+        err.print(f"[bold red]failed:[/] run {row.run} seed {row.seed}: {row.error}", highlight=False, soft_wrap=True)
+    if failed:
+        sys.exit(1)
+
+
+def _run_sweep(swp: Any, out_dir: Path, pending: list[Any], done_before: int, workers: int | None,
+               dask_address: str | None, progress: bool) -> dict[str, int]:
+    """Runs the pending tasks on the chosen engine, storing each as it finishes, under a
+    progress bar; Ctrl-C keeps every run stored so far."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from aqmlab import sweep_engines as engines
+    from aqmlab.sweep import store
+
+    counts = {"done": 0, "failed": 0}
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(),
+               TextColumn("{task.fields[done]} done, {task.fields[failed]} failed, {task.fields[left]} remaining"),
+               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+    with Progress(*columns, console=err, disable=not progress) as bar:
+        task_id = bar.add_task(f"{swp.name} ({done_before} done before)", total=len(pending),
+                               done=0, failed=0, left=len(pending))
+
+        def on_outcome(task: Any, outcome: dict[str, Any]) -> None:
+            store(out_dir, swp, task, outcome)
+            counts["failed" if "error" in outcome else "done"] += 1
+            bar.update(task_id, advance=1, done=counts["done"], failed=counts["failed"],
+                       left=len(pending) - counts["done"] - counts["failed"])
+
+        try:
+            if not pending:
+                pass
+            elif dask_address is not None:
+                _run_on_dask(pending, dask_address, workers, on_outcome)
+            elif (workers or os.cpu_count() or 1) == 1:
+                engines.run_serial(pending, on_outcome)
+            else:
+                engines.run_pool(pending, workers or os.cpu_count() or 1, on_outcome,
+                                 notice=lambda text: err.print(f"[yellow]note:[/] {text}", highlight=False))
+        except KeyboardInterrupt:
+            bar.stop()
+            _interrupted(f"{counts['done'] + counts['failed']} runs finished and stored under {out_dir}/runs; "
+                         "rerun the same command to run the rest")
+    return counts
+
+
+def _run_on_dask(pending: list[Any], address: str, workers: int | None, on_outcome: Any) -> None:
+    from aqmlab.sweep_engines import run_dask
+
+    try:
+        run_dask(pending, address, workers, on_outcome)
+    except OSError as e:  # includes the timeout of an unreachable scheduler
+        _fail(f"--dask {address}: cannot reach the Dask scheduler: {e}".splitlines()[0])
+
+
+@main.command()
+@click.argument("sweep_dir", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--out", "dest", type=click.Path(path_type=Path), default=None,
+              help="the HTML file to write (default: DIR/report.html)")
+def report(sweep_dir: Path, dest: Path | None) -> None:
+    """Write a self-contained HTML report of a sweep directory (plots with CI bands, tables)."""
+    from aqmlab.report import NotASweep, write_report
+
+    try:
+        out.print(str(write_report(sweep_dir, dest)), highlight=False)
+    except NotASweep as e:
+        _fail(str(e))
+
+
 @main.group()
 def analyze() -> None:
     """Run a paper's analyses on measured traffic (a packet capture)."""

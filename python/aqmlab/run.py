@@ -132,7 +132,7 @@ def _wait(worker: threading.Thread, sim: Any, scenario: Scenario, progress: bool
             worker.join(0.2)
 
 
-def _write_parquet(df: pd.DataFrame, path: Path) -> None:
+def write_parquet(df: pd.DataFrame, path: Path) -> None:
     table = pa.Table.from_pandas(df, preserve_index=False)
     # Drop pandas' metadata blob: it is not needed to read the file back and keeps the bytes
     # independent of the pandas version.
@@ -147,11 +147,11 @@ def write_results(result: RunResult, raw_scenario: dict[str, Any], out_dir: Path
         raise FileExistsError(f"{out_dir} exists; pass --force to replace it")
     with atomic_directory(out_dir) as tmp:
         for name, df in result.tables.items():
-            _write_parquet(df, tmp / f"{name}.parquet")
+            write_parquet(df, tmp / f"{name}.parquet")
         if len(result.periods):
-            _write_parquet(result.periods, tmp / "periods.parquet")
+            write_parquet(result.periods, tmp / "periods.parquet")
             result.periods.to_csv(tmp / "periods.csv", index=False, float_format="%.6g")
-            _write_parquet(result.flow_periods, tmp / "flow_periods.parquet")
+            write_parquet(result.flow_periods, tmp / "flow_periods.parquet")
         (tmp / "summary.json").write_text(json.dumps(result.summary, indent=2, sort_keys=True, default=_json_default) + "\n")
         (tmp / "scenario.toml").write_text(tomli_w.dumps(raw_scenario))
         if result.pcap is not None:

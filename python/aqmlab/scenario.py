@@ -844,7 +844,12 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
     if "=" not in assignment:
         raise ScenarioError([f"--set {assignment!r}: expected key=value, e.g. topology.bottleneck.rate=30Mbps"])
     key, _, raw = assignment.partition("=")
-    parts = key.strip().split(".")
+    set_path(data, key.strip(), _parse_override_value(raw.strip()))
+
+
+def set_path(data: dict[str, Any], key: str, value: Any) -> None:
+    """Sets the field at dotted path `key` (as `--set` names it) to an already parsed value."""
+    parts = key.split(".")
     node: Any = data
     for i, part in enumerate(parts[:-1]):
         where = ".".join(parts[: i + 1])
@@ -855,7 +860,6 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
         else:
             raise ScenarioError([f"--set {key}: {where} is a value, not a table"])
     last = parts[-1]
-    value = _parse_override_value(raw.strip())
     if isinstance(node, list):
         idx = _list_index(node, last, key)
         node[idx] = value

@@ -1,0 +1,74 @@
+"""aqmlab report: the HTML page of a sweep, loaded in headless Chromium (the Debian package
+`chromium`, installed by .ci/run): its plots paint, and the page logs no console message."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib import image
+
+from conftest import METRICS, aqmlab, write_sweep
+
+CHROMIUM = shutil.which("chromium")
+# Skipped on a developer's machine without it; never in CI, where .ci/run installs it.
+pytestmark = pytest.mark.skipif(CHROMIUM is None and not os.environ.get("CI"),
+                                reason="needs the Debian package chromium (.ci/run installs it)")
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars"]
+#: matplotlib's first two line colours (C0, C1): the report draws its lines in them.
+LINE_COLOURS = {"C0": (31, 119, 180), "C1": (255, 127, 14)}
+
+
+def load_in_chromium(page: Path, work: Path) -> dict:
+    """Loads `page` from disk twice in a fresh profile: a screenshot of its top 1280x3000 pixels
+    and the DOM after load; returns them with the console lines Chromium logged."""
+    base = [CHROMIUM, *FLAGS, f"--user-data-dir={work / 'profile'}", "--enable-logging=stderr", "--v=0"]
+    shot = work / "shot.png"
+    r = subprocess.run([*base, "--window-size=1280,3000", f"--screenshot={shot}", page.as_uri()],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and shot.is_file(), r.stderr[-2000:]
+    d = subprocess.run([*base, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert d.returncode == 0, d.stderr[-2000:]
+    console = [line for line in (r.stderr + d.stderr).splitlines() if ":CONSOLE" in line]
+    pixels = (image.imread(shot)[:, :, :3] * 255).round().astype(int)
+    painted = {name: int((np.abs(pixels - rgb).max(axis=2) <= 8).sum()) for name, rgb in LINE_COLOURS.items()}
+    return {"dom": d.stdout, "console": console, "painted": painted}
+
+
+def test_report_opens_without_a_server_and_its_plots_render(tmp_path):
+    out = tmp_path / "sweep"
+    r = aqmlab("sweep", str(write_sweep(tmp_path)), "--out", str(out), "--workers", "1", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    r = aqmlab("report", str(out))
+    assert r.returncode == 0, r.stderr
+    page = out / "report.html"
+    html = page.read_text()
+    assert "http://" not in html and "https://" not in html and "<script" not in html  # self-contained
+    seen = load_in_chromium(page, tmp_path / "good")
+    # One figure per metric and axis (2 axes), every one an inline PNG, and the tables.
+    images = re.findall(r'<img [^>]*src="data:image/png;base64,', seen["dom"])
+    assert len(images) == 2 * len(METRICS)
+    assert "Per point: mean" in seen["dom"] and "droptail" in seen["dom"]
+    assert seen["console"] == []
+    # The plots painted: both lines' colours cover many pixels of the screenshot.
+    assert min(seen["painted"].values()) > 300, seen["painted"]
+
+    # The same checks catch a page whose images are broken and whose script fails.
+    broken = tmp_path / "broken.html"
+    broken.write_text(re.sub(r"base64,[A-Za-z0-9+/=]+", "base64,AAAA", html)
+                      .replace("</body>", "<script>undefinedFunction();</script></body>"))
+    bad = load_in_chromium(broken, tmp_path / "bad")
+    assert max(bad["painted"].values()) < 50, bad["painted"]
+    assert any("undefinedFunction" in line for line in bad["console"])
+
+
+def test_report_of_a_directory_without_a_sweep_is_refused(tmp_path):
+    r = aqmlab("report", str(tmp_path))
+    assert r.returncode == 2 and "no sweep.json" in r.stderr and "Traceback" not in r.stderr
