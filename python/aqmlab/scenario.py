@@ -293,8 +293,12 @@ class Dumbbell(Strict):
 # ---- applications -----------------------------------------------------------------------
 
 
+# The simulator's congestion controllers and the Linux module `aqmlab emulate` loads for each.
+KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic"}
+
+
 class Tcp(Strict):
-    """TCP NewReno (RFC 5681, RFC 6582, RFC 6298)."""
+    """TCP with NewReno or CUBIC window rules (RFC 5681, RFC 6582, RFC 6298; RFC 9438)."""
 
     mss: Size = Field("1460B", description="payload per segment; packets are mss + 40 B")
     initial_cwnd: int = Field(2, ge=1, le=100, description="initial window, segments")
@@ -308,6 +312,9 @@ class Tcp(Strict):
     ecn: bool = Field(False, description="negotiate ECN (RFC 3168)")
     sack: bool = Field(False, description="selective acknowledgments (RFC 2018, RFC 6675 recovery)")
     frto: bool = Field(False, description="F-RTO spurious-timeout detection (RFC 5682)")
+    congestion_control: Literal["newreno", "cubic"] = Field(
+        "newreno", description="window rules: newreno (RFC 5681) or cubic (RFC 9438); emulated as "
+                               "kernel reno or cubic")
 
     @model_validator(mode="after")
     def _sane(self) -> "Tcp":
@@ -757,6 +764,7 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         "min_rto_ns": t.min_rto, "max_rto_ns": t.max_rto, "clock_granularity_ns": t.clock_granularity,
         "delayed_ack": t.delayed_ack, "delayed_ack_timeout_ns": t.delayed_ack_timeout,
         "rwnd": t.rwnd, "ecn": t.ecn, "sack": t.sack, "frto": t.frto,
+        "congestion_control": t.congestion_control,
     }
 
 
