@@ -153,14 +153,27 @@ def _fmt(v: float | None, spec: str) -> str:
     return format(v, spec)
 
 
+def _paper_options(default_out: str, seeds_help: str) -> Any:
+    """The PAPER argument and the --out, --seeds and --seed options of reproduce and compare."""
+    decorators = [
+        click.argument("paper", type=click.Choice(sorted(PAPERS))),
+        click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
+                     help=f"output directory (default: {default_out})"),
+        click.option("--seeds", type=click.IntRange(min=1, max=100), default=1, show_default=True,
+                     help=seeds_help),
+        click.option("--seed", "first_seed", type=click.IntRange(min=0), default=1, show_default=True,
+                     help="first seed (seeds are consecutive)"),
+    ]
+
+    def apply(f: Any) -> Any:
+        for d in reversed(decorators):
+            f = d(f)
+        return f
+    return apply
+
+
 @main.command()
-@click.argument("paper", type=click.Choice(sorted(PAPERS)))
-@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
-              help="output directory (default: results/<paper>)")
-@click.option("--seeds", type=click.IntRange(min=1, max=100), default=1, show_default=True,
-              help="seeds per experiment, run in parallel on the local cores; > 1 gives 95 % CIs")
-@click.option("--seed", "first_seed", type=click.IntRange(min=0), default=1, show_default=True,
-              help="first seed (seeds are consecutive)")
+@_paper_options("results/<paper>", "seeds per experiment, run in parallel on the local cores; > 1 gives 95 % CIs")
 @click.option("--quick", is_flag=True, help="one seed (and shorter runs where a paper's are long): a fast check")
 @click.option("--records", is_flag=True, help="also keep every run's full results directory under runs/")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
@@ -213,13 +226,7 @@ def _print_table(title: str, df: Any) -> None:
 
 
 @main.command()
-@click.argument("paper", type=click.Choice(sorted(PAPERS)))
-@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
-              help="output directory (default: results/compare/<paper>)")
-@click.option("--seeds", type=click.IntRange(min=1, max=100), default=1, show_default=True,
-              help="seeds per discipline, run in parallel on the local cores; the table shows means")
-@click.option("--seed", "first_seed", type=click.IntRange(min=0), default=1, show_default=True,
-              help="first seed (seeds are consecutive)")
+@_paper_options("results/compare/<paper>", "seeds per discipline, run in parallel on the local cores; the table shows means")
 @click.option("--quick", is_flag=True, help="one seed and short runs: a fast check")
 @click.option("--force", is_flag=True, help="replace an existing output directory")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="parallel processes (default: cores)")

@@ -63,7 +63,12 @@ fn congestion_avoidance_adds_about_one_segment_per_round_trip() {
 
 /// Sends a window of `n` segments from a fresh sender with a large window.
 fn sender_with_window(n: u64) -> TcpSender {
-    let mut s = TcpSender::new(&cfg());
+    sender_with_window_of(n, &cfg())
+}
+
+/// [`sender_with_window`] with configuration `c`.
+fn sender_with_window_of(n: u64, c: &TcpConfig) -> TcpSender {
+    let mut s = TcpSender::new(c);
     s.cwnd = n * MSS;
     s.ssthresh = n * MSS;
     let mut out = Vec::new();
@@ -776,13 +781,7 @@ fn frto_off_sends_exactly_as_before() {
 
 /// A CUBIC sender with `n` segments in flight.
 fn cubic_sender_with_window(n: u64, c: TcpConfig) -> TcpSender {
-    let mut s = TcpSender::new(&TcpConfig { congestion_control: crate::config::CongestionControl::Cubic, ..c });
-    s.cwnd = n * MSS;
-    s.ssthresh = n * MSS;
-    let mut out = Vec::new();
-    s.send_available(ms(0), &mut out);
-    assert_eq!(out.len() as u64, n);
-    s
+    sender_with_window_of(n, &TcpConfig { congestion_control: crate::config::CongestionControl::Cubic, ..c })
 }
 
 #[test]
