@@ -280,6 +280,23 @@ def test_unknown_congestion_control_group_is_refused(write_scenario) -> None:
     assert len(errors) == 1 and "emulation.congestion_control.tcp" in errors[0], r.stderr
 
 
+def test_tcp_congestion_control_picks_the_kernel_module() -> None:
+    from aqmlab.emu.run import plan_flows
+    cubic = bulk("c", 1, app={"kind": "bulk", "tcp": {"sack": True, "congestion_control": "cubic"}})
+    reno = bulk("r", 1, app={"kind": "bulk", "tcp": {"sack": True, "congestion_control": "newreno"}})
+    plain = bulk("p", 1)
+    sc = validate(scenario("10Mbps", "5ms", {"kind": "droptail"}, [cubic, reno, plain],
+                           emulation={"congestion_control": {"default": "cubic"}}))
+    assert emulation_problems(sc) == []
+    # The group's own key decides; the emulation map's default fills in where it is unset.
+    assert [f["cc"] for f in plan_flows(sc)] == ["cubic", "reno", "cubic"]
+    clash = validate(scenario("10Mbps", "5ms", {"kind": "droptail"}, [cubic],
+                              emulation={"congestion_control": {"c": "reno"}}))
+    assert emulation_problems(clash) == [
+        "flows.c.app.tcp.congestion_control: 'cubic' disagrees with emulation.congestion_control.c = 'reno'; "
+        "set one of them (newreno is kernel reno, cubic is cubic)"]
+
+
 # ---- the real-codec path --------------------------------------------------------------------
 
 

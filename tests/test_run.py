@@ -152,3 +152,21 @@ def test_unclassified_flows_carry_class_zero(tmp_path):
 
     packets = simulate(validate(small_scenario(duration="4s")), progress=False).tables["packets"]
     assert set(packets["class"].unique()) == {0}
+
+
+def test_cubic_is_chosen_per_flow_group_from_the_scenario() -> None:
+    from aqmlab.run import simulate
+    from aqmlab.scenario import validate
+
+    def run(cc: str | None) -> pd.DataFrame:
+        s = small_scenario()
+        if cc:
+            s["flows"][0]["app"]["tcp"]["congestion_control"] = cc
+        return simulate(validate(s), progress=False).tables["flow_samples"]
+
+    default, reno, cubic = run(None), run("newreno"), run("cubic")
+    pd.testing.assert_frame_equal(default, reno)  # newreno is the default, byte for byte
+    # CUBIC reduces to 0.7 of the flight, NewReno to half: after the first losses every
+    # flow's ssthresh differs.
+    last = lambda df: df.groupby("flow")["ssthresh_bytes"].last()
+    assert (last(cubic) != last(reno)).all(), (last(cubic), last(reno))

@@ -39,10 +39,12 @@ def _error_lines(stderr: str) -> list[str]:
          ["flows.bulk.app.frame_sizes", "needs 83 packets", "buffer of 60 packets"]),
         (lambda s: s["topology"]["bottleneck"].update(qdisc={"kind": "rb_rio", "aggressiveness": -1}),
          ["topology.bottleneck.qdisc.aggressiveness", "greater than 0"]),
+        (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "vegas"}}),
+         ["flows.0.app.tcp.congestion_control", "'newreno' or 'cubic'"]),
     ],
     ids=["unknown-discipline", "negative-rate", "min_th>=max_th", "unknown-key", "unit-typo",
          "zero-flows", "unknown-app", "class-weights", "gop-letter", "gop-start", "frame>buffer",
-         "negative-AP"],
+         "negative-AP", "congestion-control"],
 )
 def test_bad_scenario_is_one_clear_line_exit_2_no_output(tmp_path, write_scenario, mutate, expect):
     s = small_scenario()

@@ -153,14 +153,27 @@ def _fmt(v: float | None, spec: str) -> str:
     return format(v, spec)
 
 
+def _paper_options(default_out: str, seeds_help: str) -> Any:
+    """The PAPER argument and the --out, --seeds and --seed options of reproduce and compare."""
+    decorators = [
+        click.argument("paper", type=click.Choice(sorted(PAPERS))),
+        click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
+                     help=f"output directory (default: {default_out})"),
+        click.option("--seeds", type=click.IntRange(min=1, max=100), default=1, show_default=True,
+                     help=seeds_help),
+        click.option("--seed", "first_seed", type=click.IntRange(min=0), default=1, show_default=True,
+                     help="first seed (seeds are consecutive)"),
+    ]
+
+    def apply(f: Any) -> Any:
+        for d in reversed(decorators):
+            f = d(f)
+        return f
+    return apply
+
+
 @main.command()
-@click.argument("paper", type=click.Choice(sorted(PAPERS)))
-@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
-              help="output directory (default: results/<paper>)")
-@click.option("--seeds", type=click.IntRange(min=1, max=100), default=1, show_default=True,
-              help="seeds per experiment, run in parallel on the local cores; > 1 gives 95 % CIs")
-@click.option("--seed", "first_seed", type=click.IntRange(min=0), default=1, show_default=True,
-              help="first seed (seeds are consecutive)")
+@_paper_options("results/<paper>", "seeds per experiment, run in parallel on the local cores; > 1 gives 95 % CIs")
 @click.option("--quick", is_flag=True, help="one seed (and shorter runs where a paper's are long): a fast check")
 @click.option("--records", is_flag=True, help="also keep every run's full results directory under runs/")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
@@ -199,13 +212,44 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
     except KeyboardInterrupt:
         _interrupted("nothing was written")
     for name, df in tables.items():
-        t = Table(title=mod.TITLES[name], title_justify="left", header_style="bold")
-        for col in df.columns:
-            t.add_column(str(col).replace("published_", "pub. "), justify="right")
-        for row in df.itertuples(index=False):
-            t.add_row(*[str(v) for v in row])
-        out.print(t)
+        _print_table(mod.TITLES[name], df)
     out.print(f"[dim]tables, figures and report.md in {out_dir}[/]", highlight=False)
+
+
+def _print_table(title: str, df: Any) -> None:
+    t = Table(title=title, title_justify="left", header_style="bold")
+    for col in df.columns:
+        t.add_column(str(col).replace("published_", "pub. "), justify="right")
+    for row in df.itertuples(index=False):
+        t.add_row(*[str(v) for v in row])
+    out.print(t)
+
+
+@main.command()
+@_paper_options("results/compare/<paper>", "seeds per discipline, run in parallel on the local cores; the table shows means")
+@click.option("--quick", is_flag=True, help="one seed and short runs: a fast check")
+@click.option("--force", is_flag=True, help="replace an existing output directory")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="parallel processes (default: cores)")
+def compare(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick: bool, force: bool,
+            workers: int | None) -> None:
+    """Rerun a PAPER's main video scenario with modern baseline disciplines (FIFO, FQ, and
+    CoDel, FQ-CoDel, PIE where built) beside the paper's own mechanism."""
+    try:
+        from aqmlab import compare as cmp
+        from aqmlab.run import atomic_directory
+    except KeyboardInterrupt:
+        _interrupted("nothing was written")
+    out_dir = out_dir or Path("results") / "compare" / paper
+    if out_dir.exists() and not force:
+        _fail(f"{out_dir} exists; pass --force to replace it")
+    seed_list = [first_seed] if quick else list(range(first_seed, first_seed + seeds))
+    try:
+        with atomic_directory(out_dir) as tmp:
+            t = cmp.compare(paper, tmp, seed_list, quick=quick, workers=workers)
+    except KeyboardInterrupt:
+        _interrupted("nothing was written")
+    _print_table(f"{cmp.TITLE}: {cmp.PAPERS[paper].title}", t)
+    out.print(f"[dim]table and figure in {out_dir}[/]", highlight=False)
 
 
 def _check_overrides(mod: Any, overrides: tuple[str, ...]) -> None:

@@ -293,8 +293,12 @@ class Dumbbell(Strict):
 # ---- applications -----------------------------------------------------------------------
 
 
+# The simulator's congestion controllers and the Linux module `aqmlab emulate` loads for each.
+KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic"}
+
+
 class Tcp(Strict):
-    """TCP NewReno (RFC 5681, RFC 6582, RFC 6298)."""
+    """TCP with NewReno or CUBIC window rules (RFC 5681, RFC 6582, RFC 6298; RFC 9438)."""
 
     mss: Size = Field("1460B", description="payload per segment; packets are mss + 40 B")
     initial_cwnd: int = Field(2, ge=1, le=100, description="initial window, segments")
@@ -308,6 +312,9 @@ class Tcp(Strict):
     ecn: bool = Field(False, description="negotiate ECN (RFC 3168)")
     sack: bool = Field(False, description="selective acknowledgments (RFC 2018, RFC 6675 recovery)")
     frto: bool = Field(False, description="F-RTO spurious-timeout detection (RFC 5682)")
+    congestion_control: Literal["newreno", "cubic"] = Field(
+        "newreno", description="window rules: newreno (RFC 5681) or cubic (RFC 9438); emulated as "
+                               "kernel reno or cubic")
 
     @model_validator(mode="after")
     def _sane(self) -> "Tcp":
@@ -609,8 +616,9 @@ class Emulation(Strict):
     """Settings only `aqmlab emulate` reads (the simulator ignores them)."""
 
     congestion_control: dict[str, Literal["reno", "cubic"]] = Field(
-        default_factory=dict, description='kernel TCP congestion control per flow group name; "default" '
-                                          'for the others (reno, like the simulator\'s NewReno)')
+        default_factory=dict, description='kernel TCP congestion control per flow group name, over the '
+                                          'group\'s tcp.congestion_control (newreno -> reno, cubic -> '
+                                          'cubic); "default" for groups that set neither (else reno)')
     dscp_classes: list[tuple[int, int]] | None = Field(
         None, description="[dscp, class] pairs for the router's classifier; default AF11->3, AF12->2, AF13->1")
     default_class: int = Field(0, ge=0, le=3, description="class of packets whose DSCP is not listed")
@@ -757,6 +765,7 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         "min_rto_ns": t.min_rto, "max_rto_ns": t.max_rto, "clock_granularity_ns": t.clock_granularity,
         "delayed_ack": t.delayed_ack, "delayed_ack_timeout_ns": t.delayed_ack_timeout,
         "rwnd": t.rwnd, "ecn": t.ecn, "sack": t.sack, "frto": t.frto,
+        "congestion_control": t.congestion_control,
     }
 
 

@@ -141,6 +141,18 @@ pub struct TcpConfig {
     /// F-RTO detection of spurious retransmission timeouts (RFC 5682 section 2).
     #[serde(default)]
     pub frto: bool,
+    /// The window rules: NewReno (RFC 5681) or CUBIC (RFC 9438).
+    #[serde(default)]
+    pub congestion_control: CongestionControl,
+}
+
+/// Which congestion controller a TCP sender uses (see `tcp::cc`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CongestionControl {
+    #[default]
+    NewReno,
+    Cubic,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]

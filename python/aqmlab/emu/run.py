@@ -35,7 +35,7 @@ from aqmlab.emu.netns import EmulationUnavailable, Testbed
 from aqmlab.metrics import DROP_REASONS, EVENT_NAMES, flow_period_metrics, period_metrics
 from aqmlab.run import RunResult
 from aqmlab.video import annotate_frames
-from aqmlab.scenario import Bulk, Cbr, Scenario, ScenarioError
+from aqmlab.scenario import KERNEL_CONGESTION_CONTROL, Bulk, Cbr, Scenario, ScenarioError
 
 #: Most flows one run may have (each is a socket and a thread in an endpoint process).
 MAX_FLOWS = 64
@@ -92,7 +92,30 @@ def emulation_problems(sc: Scenario) -> list[str]:
     for name in cc:
         if name != "default" and name not in {g.name for g in sc.flows}:
             problems.append(f"emulation.congestion_control.{name}: no flow group of that name")
+    for g in sc.flows:
+        if isinstance(g.app, Bulk) and g.name in cc and _tcp_key_set(g.app) \
+                and cc[g.name] != KERNEL_CONGESTION_CONTROL[g.app.tcp.congestion_control]:
+            problems.append(f"flows.{g.name}.app.tcp.congestion_control: {g.app.tcp.congestion_control!r} "
+                            f"disagrees with emulation.congestion_control.{g.name} = {cc[g.name]!r}; "
+                            f"set one of them (newreno is kernel reno, cubic is cubic)")
     return problems
+
+
+def _tcp_key_set(app: Bulk) -> bool:
+    return "congestion_control" in app.tcp.model_fields_set
+
+
+def kernel_congestion_control(sc: Scenario, g: Any) -> str:
+    """The kernel module a bulk group's sockets use: the group's entry in
+    ``emulation.congestion_control``, else its own ``tcp.congestion_control`` when the scenario
+    sets it (newreno -> reno, cubic -> cubic), else the map's ``default``, else reno (the
+    simulator's default NewReno)."""
+    cc_map = sc.emulation.congestion_control if sc.emulation else {}
+    if g.name in cc_map:
+        return cc_map[g.name]
+    if _tcp_key_set(g.app):
+        return KERNEL_CONGESTION_CONTROL[g.app.tcp.congestion_control]
+    return cc_map.get("default", "reno")
 
 
 # ---- plan -----------------------------------------------------------------------------------
@@ -101,7 +124,6 @@ def emulation_problems(sc: Scenario) -> list[str]:
 def plan_flows(sc: Scenario) -> list[dict[str, Any]]:
     """One entry per flow, numbered as the simulator numbers them (groups in order)."""
     flows = []
-    cc_map = sc.emulation.congestion_control if sc.emulation else {}
     for gi, g in enumerate(sc.flows):
         lo, hi = g.sender_delay_range()
         stop = sc.duration if g.stop is None else min(g.stop, sc.duration)
@@ -118,7 +140,7 @@ def plan_flows(sc: Scenario) -> list[dict[str, Any]]:
                 "receiver_delay_ns": g.receiver_delay, "dscp": g.dscp,
             }
             if isinstance(g.app, Bulk):
-                f.update(proto="tcp", kind="bulk", cc=cc_map.get(g.name, cc_map.get("default", "reno")),
+                f.update(proto="tcp", kind="bulk", cc=kernel_congestion_control(sc, g),
                          mss=None if g.app.tcp.mss == 1460 else g.app.tcp.mss)
             elif isinstance(g.app, Cbr):
                 f.update(proto="udp", kind="cbr", rate_bps=g.app.rate, packet_size=g.app.packet_size)

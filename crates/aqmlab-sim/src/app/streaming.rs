@@ -346,6 +346,7 @@ mod tests {
             ecn: false,
             sack: false,
             frto: false,
+            congestion_control: Default::default(),
         }
     }
 

@@ -1,9 +1,11 @@
 //! TCP NewReno with optional SACK, as pure state machines: events in (ACKs, data, timer
 //! expiries, the clock), segments and ACK decisions out. The engine turns them into packets.
 //!
-//! * congestion control: slow start and congestion avoidance (RFC 5681 section 3.1), fast
-//!   retransmit / fast recovery (RFC 5681 section 3.2) with NewReno's partial-ACK handling
-//!   (RFC 6582 section 3.2);
+//! * congestion control ([`cc`]): NewReno's slow start and congestion avoidance (RFC 5681
+//!   section 3.1) or CUBIC's (RFC 9438), chosen by `TcpConfig::congestion_control`; the loss
+//!   recovery below is the same for both;
+//! * loss recovery: fast retransmit / fast recovery (RFC 5681 section 3.2) with NewReno's
+//!   partial-ACK handling (RFC 6582 section 3.2);
 //! * retransmission timer: RFC 6298 ([`rtt::RttEstimator`]) with Karn's rule (no RTT sample
 //!   from a retransmitted segment) and go-back-N after a timeout;
 //! * optional ECN reaction: one window reduction per window of data on ECN-Echo (RFC 3168
@@ -28,11 +30,13 @@
 //! always sent in full-sized segments at `ISS_DATA + k * mss`, so SACK blocks fall on segment
 //! boundaries.
 
+pub mod cc;
 pub mod rtt;
 pub mod sack;
 
 use crate::config::TcpConfig;
 use aqmlab_core::{SackBlocks, Time};
+use cc::Controller;
 use rtt::RttEstimator;
 use sack::{RangeSet, SackReporter, DUP_THRESH};
 
@@ -65,6 +69,8 @@ pub struct TcpSender {
     ecn: bool,
     pub cwnd: u64,
     pub ssthresh: u64,
+    /// The window rules (NewReno or CUBIC) behind the loss recovery below.
+    cc: Controller,
     snd_una: u64,
     snd_nxt: u64,
     snd_max: u64,
@@ -146,6 +152,7 @@ impl TcpSender {
             ecn: cfg.ecn,
             cwnd: mss * cfg.initial_cwnd_segments.max(1) as u64,
             ssthresh: u64::MAX / 2,
+            cc: Controller::new(cfg.congestion_control, mss),
             snd_una: ISS_DATA,
             snd_nxt: ISS_DATA,
             snd_max: ISS_DATA,
@@ -403,19 +410,15 @@ impl TcpSender {
             }
         } else {
             self.dupacks = 0;
-            self.grow_window(acked);
+            self.grow_window(acked, now);
         }
         self.restart_timer(now);
     }
 
-    /// RFC 5681 (2) slow start: cwnd += min(N, SMSS); (3) congestion avoidance:
-    /// cwnd += SMSS*SMSS/cwnd per ACK, at least one byte.
-    fn grow_window(&mut self, acked: u64) {
-        if self.cwnd < self.ssthresh {
-            self.cwnd += acked.min(self.mss);
-        } else {
-            self.cwnd += (self.mss * self.mss / self.cwnd).max(1);
-        }
+    /// Slow start or congestion avoidance by the controller ([`cc`]), capped by the receiver
+    /// window.
+    fn grow_window(&mut self, acked: u64, now: Time) {
+        self.cwnd = self.cc.on_ack(self.cwnd, self.ssthresh, acked, self.rtt.srtt(), now);
         self.cwnd = self.cwnd.min(self.rwnd.max(self.mss));
     }
 
@@ -459,7 +462,7 @@ impl TcpSender {
     /// RFC 5681 section 3.2 steps 2-3 with RFC 6582's `recover`.
     fn enter_fast_recovery(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.stats.fast_retransmits += 1;
-        self.ssthresh = (self.flight_size() / 2).max(2 * self.mss);
+        self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.flight_size());
         self.recover = self.snd_max - 1;
         self.in_recovery = true;
         self.partial_ack_seen = false;
@@ -486,7 +489,7 @@ impl TcpSender {
                     self.snd_nxt = self.snd_max;
                 }
             } else {
-                self.grow_window(acked);
+                self.grow_window(acked, now);
             }
             // RFC 6298 (5.2)/(5.3) on every ACK of new data, in recovery too.
             self.restart_timer(now);
@@ -512,13 +515,13 @@ impl TcpSender {
         }
     }
 
-    /// RFC 6675 section 5 step (4): RecoveryPoint = HighData, ssthresh = cwnd = FlightSize / 2
-    /// (RFC 5681 equation (4), at least 2 SMSS), retransmit the segment at HighACK + 1 and set
+    /// RFC 6675 section 5 step (4): RecoveryPoint = HighData, ssthresh = cwnd = the controller's
+    /// reduction (NewReno: FlightSize / 2, RFC 5681 equation (4), at least 2 SMSS), retransmit the segment at HighACK + 1 and set
     /// HighRxt and RescueRxt to its end. Step (C) follows in `send_available`.
     fn enter_sack_recovery(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.stats.fast_retransmits += 1;
         self.recover = self.snd_max - 1;
-        self.ssthresh = (self.flight_size() / 2).max(2 * self.mss);
+        self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.flight_size());
         self.cwnd = self.ssthresh;
         self.in_recovery = true;
         let seq = self.snd_una;
@@ -585,20 +588,21 @@ impl TcpSender {
             return;
         }
         self.stats.ecn_reductions += 1;
-        self.ssthresh = (self.flight_size() / 2).max(2 * self.mss);
+        self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.flight_size());
         self.cwnd = self.ssthresh;
         self.ecn_recover = self.snd_max;
     }
 
     /// Handles the retransmission timer if it has expired at `now` (RFC 6298 section 5.4-5.6,
-    /// RFC 5681 (4) and section 3.1's loss window of one segment).
+    /// ssthresh from the controller (RFC 5681 (4) for NewReno, RFC 9438 section 4.8 for CUBIC)
+    /// and section 3.1's loss window of one segment).
     pub fn on_timer(&mut self, now: Time, out: &mut Vec<Segment>) {
         match self.rto_deadline {
             Some(d) if d <= now => {}
             _ => return,
         }
         self.stats.timeouts += 1;
-        self.ssthresh = (self.flight_size() / 2).max(2 * self.mss);
+        self.ssthresh = self.cc.on_timeout(self.flight_size());
         self.cwnd = self.mss;
         self.rtt.back_off();
         self.recover = self.snd_max - 1; // RFC 6582 section 3.2 step 1's guard after a timeout

@@ -17,6 +17,7 @@ fn cfg() -> TcpConfig {
         ecn: false,
         sack: false,
         frto: false,
+        congestion_control: Default::default(),
     }
 }
 
@@ -62,7 +63,12 @@ fn congestion_avoidance_adds_about_one_segment_per_round_trip() {
 
 /// Sends a window of `n` segments from a fresh sender with a large window.
 fn sender_with_window(n: u64) -> TcpSender {
-    let mut s = TcpSender::new(&cfg());
+    sender_with_window_of(n, &cfg())
+}
+
+/// [`sender_with_window`] with configuration `c`.
+fn sender_with_window_of(n: u64, c: &TcpConfig) -> TcpSender {
+    let mut s = TcpSender::new(c);
     s.cwnd = n * MSS;
     s.ssthresh = n * MSS;
     let mut out = Vec::new();
@@ -771,4 +777,33 @@ fn frto_off_sends_exactly_as_before() {
         traces.push(trace);
     }
     assert_eq!(traces[0], traces[1]);
+}
+
+/// A CUBIC sender with `n` segments in flight.
+fn cubic_sender_with_window(n: u64, c: TcpConfig) -> TcpSender {
+    sender_with_window_of(n, &TcpConfig { congestion_control: crate::config::CongestionControl::Cubic, ..c })
+}
+
+#[test]
+fn cubic_sender_reduces_by_beta_0_7_on_loss_timeout_and_ecn() {
+    // Fast retransmit (RFC 9438 section 4.6): ssthresh = 0.7 FlightSize, and NewReno's fast
+    // recovery (RFC 6582) inflates from there: cwnd = ssthresh + 3 SMSS.
+    let mut s = cubic_sender_with_window(20, cfg());
+    let mut out = Vec::new();
+    s.on_ack(1 + MSS, false, ms(100), &mut out); // and one new segment: 20 in flight
+    for i in 0..3 {
+        s.on_ack(1 + MSS, false, ms(101 + i), &mut out);
+    }
+    assert!(s.in_recovery());
+    assert_eq!(s.ssthresh, 20 * MSS * 7 / 10);
+    assert_eq!(s.cwnd, s.ssthresh + 3 * MSS);
+    // A timeout (section 4.8): the loss window of one segment, ssthresh from beta_cubic.
+    let mut s = cubic_sender_with_window(20, cfg());
+    s.on_timer(ms(5000), &mut out);
+    assert_eq!((s.cwnd, s.ssthresh), (MSS, 20 * MSS * 7 / 10));
+    // ECN-Echo (section 4.6 treats it as a congestion event): cwnd = ssthresh = 0.7 FlightSize
+    // (19 segments: the reduction comes before the ACK's new segment is sent).
+    let mut s = cubic_sender_with_window(20, TcpConfig { ecn: true, ..cfg() });
+    s.on_ack(1 + MSS, true, ms(100), &mut out);
+    assert_eq!((s.cwnd, s.ssthresh), (19 * MSS * 7 / 10, 19 * MSS * 7 / 10));
 }

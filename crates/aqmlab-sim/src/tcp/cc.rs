@@ -1,0 +1,221 @@
+//! Congestion controllers: the window rules that differ between NewReno and CUBIC, behind one
+//! small seam so the sender's loss recovery (fast retransmit, NewReno partial ACKs, RFC 6675
+//! SACK recovery, RTO, F-RTO) stays one piece of code.
+//!
+//! A controller sees three events and answers with a window (bytes):
+//! * [`Controller::on_ack`]: bytes newly acknowledged outside loss recovery -> the new cwnd
+//!   (slow start and congestion avoidance);
+//! * [`Controller::on_congestion_event`]: fast retransmit or ECN-Echo -> the new ssthresh;
+//! * [`Controller::on_timeout`]: a retransmission timeout -> the new ssthresh (the sender sets
+//!   cwnd to the loss window of one segment, RFC 5681 section 3.1, for both).
+//!
+//! What the sender does with ssthresh afterwards (cwnd = ssthresh + 3 SMSS in NewReno's fast
+//! recovery, cwnd = ssthresh with SACK or ECN, deflation on exit) is the same for both, as RFC
+//! 9438 section 4.6 intends: CUBIC changes only the reduction factor and the growth function.
+//! The receiver-window cap is applied by the sender too.
+
+use crate::config::CongestionControl;
+use aqmlab_core::Time;
+
+/// RFC 9438 section 5.1: C = 0.4 (segments / s^3).
+pub const CUBIC_C: f64 = 0.4;
+/// RFC 9438 section 4.6: beta_cubic = 0.7.
+pub const CUBIC_BETA: f64 = 0.7;
+/// RFC 9438 section 4.3: alpha_cubic = 3 (1 - beta_cubic) / (1 + beta_cubic), the additive
+/// increase (segments per RTT) that gives Reno's average rate with CUBIC's beta.
+pub const CUBIC_ALPHA: f64 = 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA);
+
+/// The congestion controller of one sender, chosen by [`CongestionControl`].
+#[derive(Clone, Debug)]
+pub enum Controller {
+    NewReno(NewReno),
+    Cubic(Cubic),
+}
+
+impl Controller {
+    pub fn new(kind: CongestionControl, mss: u64) -> Controller {
+        match kind {
+            CongestionControl::NewReno => Controller::NewReno(NewReno { mss }),
+            CongestionControl::Cubic => Controller::Cubic(Cubic::new(mss)),
+        }
+    }
+
+    /// `acked` bytes newly acknowledged outside loss recovery; returns the new cwnd.
+    /// `srtt` is the smoothed RTT (None before the first sample).
+    pub fn on_ack(&mut self, cwnd: u64, ssthresh: u64, acked: u64, srtt: Option<Time>, now: Time) -> u64 {
+        match self {
+            Controller::NewReno(c) => c.on_ack(cwnd, ssthresh, acked),
+            Controller::Cubic(c) => c.on_ack(cwnd, ssthresh, acked, srtt, now),
+        }
+    }
+
+    /// A congestion event (fast retransmit or ECN-Echo) with `flight` bytes outstanding;
+    /// returns the new ssthresh.
+    pub fn on_congestion_event(&mut self, cwnd: u64, flight: u64) -> u64 {
+        match self {
+            Controller::NewReno(c) => c.reduced(flight),
+            Controller::Cubic(c) => c.on_congestion_event(cwnd, flight),
+        }
+    }
+
+    /// A retransmission timeout with `flight` bytes outstanding; returns the new ssthresh.
+    pub fn on_timeout(&mut self, flight: u64) -> u64 {
+        match self {
+            Controller::NewReno(c) => c.reduced(flight),
+            Controller::Cubic(c) => c.on_timeout(flight),
+        }
+    }
+}
+
+/// NewReno's window rules (RFC 5681 sections 3.1 and 3.2).
+#[derive(Clone, Debug)]
+pub struct NewReno {
+    mss: u64,
+}
+
+impl NewReno {
+    /// RFC 5681 (2) slow start: cwnd += min(N, SMSS); (3) congestion avoidance:
+    /// cwnd += SMSS*SMSS/cwnd per ACK, at least one byte.
+    fn on_ack(&self, cwnd: u64, ssthresh: u64, acked: u64) -> u64 {
+        if cwnd < ssthresh {
+            cwnd + acked.min(self.mss)
+        } else {
+            cwnd + (self.mss * self.mss / cwnd).max(1)
+        }
+    }
+
+    /// RFC 5681 equation (4): ssthresh = max(FlightSize / 2, 2 * SMSS).
+    fn reduced(&self, flight: u64) -> u64 {
+        (flight / 2).max(2 * self.mss)
+    }
+}
+
+/// CUBIC (RFC 9438). Windows inside are in segments (f64), as the RFC writes them; the
+/// sender's cwnd stays in bytes.
+#[derive(Clone, Debug)]
+pub struct Cubic {
+    mss: u64,
+    /// W_max: the window (segments) at the last congestion event, after fast convergence
+    /// (section 4.7). 0 before any congestion event.
+    w_max: f64,
+    /// cwnd_prior: the window (segments) just before the last reduction (section 4.6), where
+    /// the Reno-friendly estimate switches from alpha_cubic to 1 (section 4.3).
+    cwnd_prior: f64,
+    /// The current congestion-avoidance stage, started by its first ACK.
+    epoch: Option<Epoch>,
+    /// Section 4.8: the next congestion-avoidance stage follows a timeout, so it starts with
+    /// K = 0 and W_max = its own initial window.
+    after_timeout: bool,
+    /// Fractions of a byte of growth not yet added to the integer cwnd, so that growth below
+    /// one byte per ACK near the plateau is not lost.
+    carry: f64,
+}
+
+/// One congestion-avoidance stage of CUBIC.
+#[derive(Clone, Copy, Debug)]
+struct Epoch {
+    /// t_epoch: when the stage began.
+    start: Time,
+    /// K (section 4.2, equation 2): the time W_cubic takes to reach W_max again.
+    k: f64,
+    /// W_max for this stage.
+    w_max: f64,
+    /// W_est (section 4.3): the window Reno with alpha_cubic would have now.
+    w_est: f64,
+}
+
+impl Cubic {
+    pub fn new(mss: u64) -> Cubic {
+        Cubic { mss, w_max: 0.0, cwnd_prior: 0.0, epoch: None, after_timeout: false, carry: 0.0 }
+    }
+
+    /// W_max (segments) remembered from the last congestion event.
+    pub fn w_max(&self) -> f64 {
+        self.w_max
+    }
+
+    /// RFC 9438 section 4.2, equation (1): W_cubic(t) = C (t - K)^3 + W_max (segments).
+    pub fn w_cubic(t: f64, k: f64, w_max: f64) -> f64 {
+        CUBIC_C * (t - k).powi(3) + w_max
+    }
+
+    /// RFC 9438 section 4.2, equation (2): K = cbrt((W_max - cwnd_epoch) / C); after a
+    /// reduction to beta_cubic * W_max this is cbrt(W_max (1 - beta_cubic) / C). K = 0 when the
+    /// stage starts at or above W_max.
+    pub fn k(w_max: f64, cwnd_epoch: f64) -> f64 {
+        ((w_max - cwnd_epoch).max(0.0) / CUBIC_C).cbrt()
+    }
+
+    fn segments(&self, bytes: u64) -> f64 {
+        bytes as f64 / self.mss as f64
+    }
+
+    fn on_ack(&mut self, cwnd: u64, ssthresh: u64, acked: u64, srtt: Option<Time>, now: Time) -> u64 {
+        if cwnd < ssthresh {
+            // Section 4.10: slow start as Reno's (RFC 5681; HyStart++ is not implemented).
+            return cwnd + acked.min(self.mss);
+        }
+        let w = self.segments(cwnd);
+        let epoch = *self.epoch.get_or_insert_with(|| {
+            // Section 4.8: after a timeout, K = 0 and W_max = the stage's initial window.
+            let w_max = if self.after_timeout || self.w_max < w { w } else { self.w_max };
+            Epoch { start: now, k: Cubic::k(w_max, w), w_max, w_est: w }
+        });
+        self.after_timeout = false;
+        let acked_segments = self.segments(acked);
+        let t = (now - epoch.start).as_secs_f64();
+        let rtt = srtt.map_or(0.0, Time::as_secs_f64);
+
+        // Section 4.3: W_est grows by alpha_cubic segments per RTT (alpha_cubic * acked / cwnd
+        // per ACK), by 1 once it has passed cwnd_prior.
+        let alpha = if epoch.w_est >= self.cwnd_prior { 1.0 } else { CUBIC_ALPHA };
+        let w_est = epoch.w_est + alpha * acked_segments / w;
+        self.epoch = Some(Epoch { w_est, ..epoch });
+
+        let w_cubic_now = Cubic::w_cubic(t, epoch.k, epoch.w_max);
+        if w_cubic_now < w_est {
+            // Section 4.3, Reno-friendly region: cwnd = W_est. (Never below the current cwnd,
+            // which may already be a little above W_cubic(t) since it aims one RTT ahead.)
+            self.carry = 0.0;
+            return cwnd.max((w_est * self.mss as f64) as u64);
+        }
+        // Sections 4.4/4.5 (concave and convex regions alike): aim at W_cubic one RTT ahead,
+        // clamped to [cwnd, 1.5 cwnd] (section 4.2), and close (target - cwnd) / cwnd of the
+        // gap per acknowledged segment.
+        let target = Cubic::w_cubic(t + rtt, epoch.k, epoch.w_max).clamp(w, 1.5 * w);
+        self.carry += (target - w) / w * acked_segments * self.mss as f64;
+        let whole = self.carry.floor();
+        self.carry -= whole;
+        cwnd + whole as u64
+    }
+
+    /// Section 4.6 multiplicative decrease with section 4.7 fast convergence.
+    fn on_congestion_event(&mut self, cwnd: u64, flight: u64) -> u64 {
+        let w = self.segments(cwnd);
+        // Section 4.7: a flow whose window did not get back to the last W_max releases
+        // bandwidth for new flows: W_max = cwnd (1 + beta_cubic) / 2.
+        self.w_max = if w < self.w_max { w * (1.0 + CUBIC_BETA) / 2.0 } else { w };
+        self.cwnd_prior = w;
+        self.epoch = None;
+        self.carry = 0.0;
+        self.reduced(flight)
+    }
+
+    /// Section 4.8: cwnd goes to the loss window as in Reno (done by the sender), ssthresh as in
+    /// section 4.6; the next congestion-avoidance stage starts with K = 0.
+    fn on_timeout(&mut self, flight: u64) -> u64 {
+        self.epoch = None;
+        self.carry = 0.0;
+        self.after_timeout = true;
+        self.reduced(flight)
+    }
+
+    /// Section 4.6: ssthresh = flight_size * beta_cubic, at least 2 segments (RFC 5681's
+    /// floor, as for NewReno).
+    fn reduced(&self, flight: u64) -> u64 {
+        ((flight as f64 * CUBIC_BETA) as u64).max(2 * self.mss)
+    }
+}
+
+#[cfg(test)]
+mod tests;
