@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from aqmlab.emu import netns
-from conftest import aqmlab, small_scenario
+from conftest import aqmlab, descendants, small_scenario
 
 MISSING = netns.missing_requirement()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"emulation unavailable: {MISSING}")
@@ -36,24 +36,10 @@ def _tree_digest(folder: Path) -> str:
     return h.hexdigest()
 
 
-def _descendants(pid: int) -> list[int]:
-    found, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        for task in Path(f"/proc/{p}/task").glob("*"):
-            try:
-                kids = [int(k) for k in (task / "children").read_text().split()]
-            except OSError:
-                continue
-            found += kids
-            todo += kids
-    return found
-
-
 def _find(pid: int, role: str) -> int | None:
     """The descendant of `pid` running the emulator's `role` (router, sender, receiver)."""
     marker = b"aqmlab.emu.router" if role == "router" else f"aqmlab.emu.endpoints\0{role}".encode()
-    for d in _descendants(pid):
+    for d in descendants(pid):
         try:
             if marker in Path(f"/proc/{d}/cmdline").read_bytes():
                 return d
@@ -110,7 +96,7 @@ def test_a_killed_process_ends_the_run_cleanly_and_keeps_the_finished_result(fin
     assert proc.returncode == 1, stderr
     assert len(lines) == 1 and role in lines[0] and "Traceback" not in stderr, stderr
     assert _ours(proc.pid) == ([], []), "namespaces or links left behind"
-    assert not _descendants(proc.pid)
+    assert not descendants(proc.pid)
     assert _tree_digest(out) == digest, "the finished result changed"
     assert not [p.name for p in out.parent.iterdir() if p.name.startswith(".")]
 

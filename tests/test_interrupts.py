@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from conftest import aqmlab, small_scenario
+from conftest import aqmlab, descendants, small_scenario
 
 
 def _start(*args: str) -> subprocess.Popen:
@@ -28,23 +28,6 @@ def _wait_for(condition, proc: subprocess.Popen, timeout: float, what: str) -> N
         assert proc.poll() is None, f"ended before {what}: {proc.communicate()[1][-2000:]}"
         assert time.monotonic() < deadline, f"no sign of {what} after {timeout} s"
         time.sleep(0.05)
-
-
-def _children(pid: int) -> set[int]:
-    """Every descendant of `pid` (Linux /proc)."""
-    found, todo = set(), [pid]
-    while todo:
-        p = todo.pop()
-        for task in Path(f"/proc/{p}/task").glob("*"):
-            try:
-                kids = (task / "children").read_text().split()
-            except OSError:
-                continue
-            for k in map(int, kids):
-                if k not in found:
-                    found.add(k)
-                    todo.append(k)
-    return found
 
 
 def _gone(pids: set[int], timeout: float = 10.0) -> set[int]:
@@ -75,14 +58,14 @@ def _long_scenario(write_scenario) -> Path:
 
 
 def _run_sim_started(proc: subprocess.Popen) -> bool:
-    """The simulation thread is running: the process has more than its start-up threads busy
-    in Rust; read as its CPU time passing 1.5 s (imports take about 1 s of CPU)."""
+    """The simulation is running: the process's CPU time has passed 3 s (its imports take
+    about 1 s of CPU; the 3000 s scenario takes minutes)."""
     try:
         fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return False
     ticks = int(fields[11]) + int(fields[12])  # utime + stime
-    return ticks / os.sysconf("SC_CLK_TCK") > 1.5
+    return ticks / os.sysconf("SC_CLK_TCK") > 3.0
 
 
 def test_run_killed_outright_leaves_nothing_and_the_next_run_works(tmp_path, write_scenario):
@@ -128,11 +111,14 @@ def _reproduce_started(out: Path, proc: subprocess.Popen) -> bool:
 def _interrupt_reproduce(tmp_path: Path, sig: int) -> tuple[subprocess.Popen, set[int], str]:
     out = tmp_path / "rq"
     proc = _start("reproduce", "rb-rio", "--quick", "--out", str(out), "--workers", "2")
-    _wait_for(lambda: _reproduce_started(out, proc) or len(_children(proc.pid)) >= 2, proc, 120,
+    _wait_for(lambda: _reproduce_started(out, proc) or len(set(descendants(proc.pid))) >= 2, proc, 120,
               "the reproduction running")
     time.sleep(0.5)
-    workers = _children(proc.pid)
-    os.killpg(proc.pid, sig) if sig == signal.SIGINT else proc.send_signal(sig)
+    workers = set(descendants(proc.pid))
+    if sig == signal.SIGINT:
+        os.killpg(proc.pid, sig)  # a terminal's Ctrl-C reaches the workers too
+    else:
+        proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=120)
     return proc, workers, stderr
 
