@@ -44,18 +44,3 @@ def write_scenario(tmp_path: Path):
 def aqmlab(*args: str, **kw: Any) -> subprocess.CompletedProcess:
     """Runs the command line in a fresh interpreter, as a user would."""
     return subprocess.run([sys.executable, "-m", "aqmlab", *args], capture_output=True, text=True, **kw)
-
-
-def descendants(pid: int) -> list[int]:
-    """Every descendant process of `pid`, children first (Linux /proc)."""
-    found, todo = [], [pid]
-    while todo:
-        parent = todo.pop()
-        for task in Path(f"/proc/{parent}/task").glob("*"):
-            try:
-                kids = [int(k) for k in (task / "children").read_text().split()]
-            except OSError:
-                continue
-            found += [k for k in kids if k not in found]
-            todo += kids
-    return found

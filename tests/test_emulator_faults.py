@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from aqmlab.emu import netns
-from conftest import aqmlab, descendants, small_scenario
+from conftest import aqmlab, small_scenario
+from processes import descendants
 
 MISSING = netns.missing_requirement()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"emulation unavailable: {MISSING}")

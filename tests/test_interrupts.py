@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from conftest import aqmlab, descendants, small_scenario
+from conftest import aqmlab, small_scenario
+from processes import descendants
 
 
 def _start(*args: str) -> subprocess.Popen:
