@@ -2,6 +2,7 @@
 
     sudo python3 benches/bench_emulator.py                  # about 1.5 minutes
     sudo python3 benches/bench_emulator.py --overload 60    # also 10x overload for 60 s
+    sudo python3 benches/bench_emulator.py --overload-only --overload 60   # only that
 
 Prints:
 1. unshaped forwarding throughput through FIFO, DRR and SQF: iperf3 UDP with 1500-byte IP
@@ -13,8 +14,9 @@ Prints:
    time between a frame passing the router's ingress interface and its egress interface,
    from kernel timestamps of tcpdump on both (nanosecond precision), p50 and p99, with the
    router sleeping between packets (the default) and busy polling;
-4. with --overload S: a 10 Mbit/s FIFO fed 100 Mbit/s for S seconds; the router's peak
-   resident memory (VmHWM) and peak frames held, sampled over time, and that it stays alive.
+4. with --overload S: a 10 Mbit/s FIFO fed 100 Mbit/s for S seconds; the router's resident
+   memory and the bits it sent per window (a stall would show as a window near 0), sampled
+   over time, its peak frames held, and that it stays alive.
 
 Needs root, iproute2, ethtool, iperf3 and tcpdump. Figures are wall-clock on whatever machine
 runs it; benches/README.md records one run.
@@ -141,6 +143,13 @@ def latency(seconds: float, busy_poll: bool) -> None:
           f"max {delays.max():.1f} us")
 
 
+def egress_bytes(tb: netns.Testbed) -> int:
+    """Bytes the router has sent towards the receiver (its egress interface's counter)."""
+    out = subprocess.run([*tb.exec_prefix(tb.router_ns), "cat", f"/sys/class/net/{tb.router_receiver_if}/statistics/tx_bytes"],
+                         capture_output=True, text=True, check=True)
+    return int(out.stdout)
+
+
 def overload(seconds: float) -> None:
     print(f"\n4. 10x overload: 100 Mbit/s into a 10 Mbit/s FIFO for {seconds:g} s (no packet records)")
     with router(FIFO, 10_000_000, events=False) as (tb, r, work, _):
@@ -155,15 +164,23 @@ s.wait()
 """])
         samples = []
         start = time.monotonic()
+        sent_before, t_before = egress_bytes(tb), start
         while client.poll() is None:
             time.sleep(min(5.0, seconds / 6))
             status = Path(f"/proc/{r.proc.pid}/status").read_text()
             rss = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS")))
-            samples.append((time.monotonic() - start, rss / 1024))
+            sent, now = egress_bytes(tb), time.monotonic()
+            # What left the bottleneck in this window: a stalled router would show 0 here.
+            samples.append((now - start, rss / 1024, (sent - sent_before) * 8 / (now - t_before) / 1e6))
+            sent_before, t_before = sent, now
         alive = r.proc.poll() is None
         _, summary = stop_router(r, work)
     fwd = summary["forward"]
-    print("   RSS over time (s, MiB): " + ", ".join(f"{t:.0f}: {m:.1f}" for t, m in samples))
+    print("   RSS over time (s, MiB): " + ", ".join(f"{t:.0f}: {m:.1f}" for t, m, _ in samples))
+    print("   sent per window (s, Mbit/s on the wire): " + ", ".join(f"{t:.0f}: {b:.2f}" for t, _, b in samples))
+    busy = samples[1:-1] or samples  # the first window holds iperf3's start, the last the drain
+    print(f"   peak RSS {max(m for _, m, _ in samples):.1f} MiB; slowest busy window "
+          f"{min(b for _, _, b in busy):.2f} Mbit/s (on the wire, Ethernet headers included)")
     print(f"   router alive at the end: {alive}; peak frames held {fwd['link']['peak_stored_frames']}; "
           f"dropped {fwd['stats']['dropped_packets'][0]:,} of {fwd['stats']['received_packets']:,}")
 
@@ -172,11 +189,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=5.0, help="length of each measurement")
     ap.add_argument("--overload", type=float, default=0.0, help="also run the 10x overload test this long")
+    ap.add_argument("--overload-only", action="store_true", help="run only the overload test")
     args = ap.parse_args()
     missing = netns.missing_requirement()
     if missing:
         print(f"error: {missing}", file=sys.stderr)
         return 1
+    if args.overload_only:
+        overload(args.overload or 60.0)
+        return 0
     throughput(args.seconds)
     rate_error(args.seconds)
     latency(args.seconds, busy_poll=False)

@@ -19,6 +19,7 @@ written, so the same scenario and seed give the same bytes.
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import shutil
@@ -166,6 +167,7 @@ def atomic_directory(target: Path):
     or interruption it is removed, so `target` is never half written."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_siblings(target)
     tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
@@ -175,6 +177,25 @@ def atomic_directory(target: Path):
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _remove_stale_siblings(target: Path) -> None:
+    """Removes the hidden siblings (`.NAME.tmp-PID`, `.NAME.old-PID`) that a process killed
+    outright (SIGKILL, power loss) had no chance to clean up; a live process's are kept."""
+    for sibling in target.parent.glob(f".{glob.escape(target.name)}.*-*"):
+        kind, _, pid = sibling.name.removeprefix(f".{target.name}.").partition("-")
+        if kind in ("tmp", "old") and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(sibling, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
 
 
 def _replace_dir(new: Path, target: Path) -> None:

@@ -8,15 +8,21 @@ naming the field (``topology.bottleneck.rate: ...``).
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from aqmlab import _core
 from aqmlab.units import Duration, Limit, Rate, Size, format_ns
 
 BUILTIN_DIR = Path(__file__).parent / "scenarios"
+#: Integer fields the engines hold in 32 bits stay below this.
+U32 = 2**32
+#: Most bands of a classful discipline (aqmlab-core prio.rs MAX_BANDS).
+MAX_BANDS = 16
 
 
 class ScenarioError(ValueError):
@@ -30,7 +36,9 @@ class ScenarioError(ValueError):
 class Strict(BaseModel):
     """Base model: unknown keys are rejected with the list of allowed ones."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    # NaN and infinity are never a meaningful setting (a NaN threshold compares false with
+    # everything, so range checks would let it through).
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod
@@ -153,7 +161,7 @@ class Drr(Strict):
 
     kind: Literal["drr", "fq"]
     limit: Limit = Field("100p", description="shared buffer, packets or bytes")
-    quantum: int = Field(1500, ge=1, description="bytes per round (one MTU)")
+    quantum: int = Field(1500, ge=1, lt=U32, description="bytes per round (one MTU)")
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification")
 
 
@@ -163,8 +171,8 @@ class Pfq(Strict):
 
     kind: Literal["pfq"]
     limit: Limit = Field("100p", description="shared buffer, packets or bytes")
-    quantum: int = Field(1500, ge=1, description="DRR bytes per round")
-    priority_threshold: int = Field(1500, ge=0, description="bytes queued below which a flow has priority")
+    quantum: int = Field(1500, ge=1, lt=U32, description="DRR bytes per round")
+    priority_threshold: int = Field(1500, ge=0, lt=U32, description="bytes queued below which a flow has priority")
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification")
 
 
@@ -192,7 +200,7 @@ class Classifier(Strict):
 
     by: Literal["class", "color", "dscp"] = Field("class", description="packet field to classify on")
     map: list[tuple[int, int]] | None = Field(None, description="[value, band] pairs; default by class: 3->0, 2->1, 1->2")
-    default_band: int | None = Field(None, ge=0, description="band of unlisted packets; default the last band")
+    default_band: int | None = Field(None, ge=0, lt=MAX_BANDS, description="band of unlisted packets; default the last band")
 
     @model_validator(mode="after")
     def _dscp_needs_map(self) -> "Classifier":
@@ -210,7 +218,7 @@ class Prio(Strict):
 
 
 class WrrBand(Strict):
-    weight: int = Field(..., ge=1, description="bytes per round")
+    weight: int = Field(..., ge=1, lt=U32, description="bytes per round")
     qdisc: "Qdisc"
 
 
@@ -375,7 +383,7 @@ class Mpeg(Strict):
     classes: FrameClasses = Field(default_factory=FrameClasses, description="class mark per frame type")
     responsive: bool = Field(False, description="scale down on receiver-reported loss")
     feedback_interval: Duration | None = Field(None, description="receiver report period; default: base RTT")
-    up_after: int = Field(2, ge=1, description="loss-free reports before scaling up one level")
+    up_after: int = Field(2, ge=1, lt=U32, description="loss-free reports before scaling up one level")
 
     @model_validator(mode="after")
     def _sane(self) -> "Mpeg":
@@ -473,7 +481,7 @@ class Stream(Strict):
     loss_down: float = Field(0.05, ge=0.0, le=1.0, description="UDP: step down above this report loss")
     loss_up: float = Field(0.01, ge=0.0, le=1.0, description="UDP: step up only at or below this loss")
     rtt_up_factor: float = Field(2.0, ge=1.0, description="UDP: step up only with RTT <= this x min RTT")
-    silence_reports: int = Field(3, ge=1, description="UDP: step down after this many silent intervals")
+    silence_reports: int = Field(3, ge=1, lt=U32, description="UDP: step down after this many silent intervals")
     up_after: Duration = Field("10s", description="time in good conditions before a step up")
     tcp_check: Duration = Field("5s", description="TCP: how often the server looks at its backlog")
     tcp_backlog_down: Duration = Field("5s", description="TCP: backlog (content time) that scales down")
@@ -503,7 +511,7 @@ class Pels(Strict):
     kind: Literal["pels"]
     fps: float = Field(10.0, gt=0, description="frames per second (our choice; not in the paper)")
     packet_size: Size = Field("500B", description="IP size of every packet (section 6.1)")
-    base_packets: int = Field(3, ge=1, description="green packets per frame (base layer)")
+    base_packets: int = Field(3, ge=1, le=128, description="green packets per frame (base layer)")
     max_packets: int = Field(126, ge=1, le=128, description="packets of a full-rate frame (section 6.1)")
     initial_rate: Rate = Field("128kbps", description="MKC initial rate r0 (section 6.3)")
     alpha: Rate = Field("20kbps", description="MKC additive gain per control step (section 6.4)")
@@ -581,15 +589,9 @@ class FlowGroup(Strict):
 
 class Records(Strict):
     packet_events: bool = Field(True, description="log arrive/enqueue/drop/dequeue at the bottleneck")
-    queue_sample: Duration = Field("10ms", description="bottleneck queue sampling interval")
-    flow_sample: Duration = Field("100ms", description="per-flow sampling interval")
+    queue_sample: Duration = Field("10ms", gt=0, description="bottleneck queue sampling interval")
+    flow_sample: Duration = Field("100ms", gt=0, description="per-flow sampling interval")
     pcap: bool = Field(False, description="write bottleneck.pcap (headers only)")
-
-    @model_validator(mode="after")
-    def _positive(self) -> "Records":
-        if self.queue_sample <= 0 or self.flow_sample <= 0:
-            raise ValueError("sampling intervals must be positive")
-        return self
 
 
 class Metrics(Strict):
@@ -600,9 +602,9 @@ class Metrics(Strict):
 class ReferencePeriod(Strict):
     start: Duration
     end: Duration
-    utilization_mbps: float | None = None
-    drop_rate_pct: float | None = None
-    jain: float | None = None
+    utilization_mbps: float | None = Field(None, ge=0)
+    drop_rate_pct: float | None = Field(None, ge=0, le=100)
+    jain: float | None = Field(None, ge=0, le=1)
 
 
 class Reference(Strict):
@@ -895,7 +897,15 @@ def _list_item(items: list[Any], part: str, where: str) -> Any:
 
 def _format_errors(err: ValidationError) -> list[str]:
     lines = []
+    seen_unions = set()
     for e in err.errors():
+        union = _union_field(e["loc"])
+        if union is not None:
+            # A value that fits no member of a union ("20ms" or ["1ms", "40ms"]) is one
+            # problem, not one per member: report the first member's complaint.
+            if union in seen_unions:
+                continue
+            seen_unions.add(union)
         loc = ".".join(_user_location(e["loc"]))
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "union_tag_invalid":
@@ -911,6 +921,19 @@ def _format_errors(err: ValidationError) -> list[str]:
 _UNION_FIELDS = {"qdisc": QDISC_MODELS, "access_qdisc": QDISC_MODELS, "app": APP_MODELS}
 
 
+def _is_member_tag(part: Any) -> bool:
+    """Whether a location part is pydantic's name for a union member, not a field."""
+    return isinstance(part, str) and ("[" in part or part in ("int", "str", "function-before"))
+
+
+def _union_field(loc: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The location of the non-discriminated union an error belongs to, if any."""
+    for i, part in enumerate(loc):
+        if _is_member_tag(part):
+            return tuple(loc[:i])
+    return None
+
+
 def _user_location(loc: tuple[Any, ...]) -> list[str]:
     """The error location as the user wrote it: pydantic inserts the discriminator tag of a
     union ("...qdisc.red.min_th") and the type of a tuple-or-scalar field; drop those."""
@@ -918,7 +941,7 @@ def _user_location(loc: tuple[Any, ...]) -> list[str]:
     for part in loc:
         if out and out[-1] in _UNION_FIELDS and part in _UNION_FIELDS[out[-1]]:
             continue
-        if isinstance(part, str) and ("[" in part or part in ("int", "str", "function-before")):
+        if _is_member_tag(part):
             continue
         out.append(str(part))
     return out
@@ -946,10 +969,25 @@ def resolve_path(name: str) -> Path:
 
 
 def validate(data: dict[str, Any], origin: str = "scenario") -> Scenario:
+    """The scenario model, after pydantic's checks and the simulator's own (aqmlab-sim
+    config.rs), so that whatever either refuses is refused here, before anything runs."""
     try:
-        return Scenario.model_validate(data)
+        sc = Scenario.model_validate(data)
     except ValidationError as e:
         raise ScenarioError([f"{origin}: {line}" for line in _format_errors(e)]) from None
+    try:
+        config = sc.to_sim_config()  # reads trace files
+        _core.check_sim_config(json.dumps(config))
+    except ValueError as e:
+        raise ScenarioError([f"{origin}: {_engine_location(str(e))}"]) from None
+    return sc
+
+
+def _engine_location(message: str) -> str:
+    """The simulator names topology fields without their `topology.` table."""
+    if message.startswith(("bottleneck.", "reverse.", "access_qdisc.", "chain.")):
+        return "topology." + message
+    return message
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

@@ -28,8 +28,14 @@ _EXAMPLES = {"duration": '"20ms"', "rate": '"25Mbps"', "size": '"1500B"', "queue
 
 def _limit(value: Any) -> dict[str, int]:
     if isinstance(value, dict):
-        return value
-    kind, amount = _parser(_core.parse_limit, "queue limit")(value)
+        # The resolved form a results directory's scenario.toml holds: {packets = 100}.
+        kind, amount = next(iter(value.items())) if len(value) == 1 else (None, None)
+        if kind not in ("packets", "bytes") or isinstance(amount, bool) or not isinstance(amount, int):
+            raise ValueError(f"queue limit must be a string such as {_EXAMPLES['queue limit']}, got {value!r}")
+    else:
+        kind, amount = _parser(_core.parse_limit, "queue limit")(value)
+    if amount < 1:
+        raise ValueError("queue limit must hold at least 1 packet or 1 byte")
     return {kind: amount}
 
 

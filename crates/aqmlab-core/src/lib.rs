@@ -6,6 +6,7 @@
 //! derived from the scenario seed. That is what lets one discipline serve both engines and
 //! makes every run reproducible bit for bit.
 
+pub mod fuzz;
 pub mod packet;
 pub mod qdisc;
 pub mod rng;

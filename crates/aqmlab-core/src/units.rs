@@ -184,6 +184,20 @@ fn unknown_unit(what: &str, text: &str, unit: &str, allowed: &str) -> UnitError 
 }
 
 /// Parses a duration such as `"20ms"`.
+/// `value` in base units as an integer, refused when it does not fit in 64 bits (a float cast
+/// would silently saturate: "1e30s" must not become 584 years).
+fn whole_units(value: f64, what: &str, text: &str, base_unit: &str) -> Result<u64, UnitError> {
+    let v = value.round();
+    // 2^64 is exactly representable; every f64 below it fits in a u64.
+    if v >= 18_446_744_073_709_551_616.0 {
+        return Err(UnitError(format!(
+            "{what} {text:?} is too large: at most {} {base_unit}",
+            u64::MAX
+        )));
+    }
+    Ok(v as u64)
+}
+
 pub fn parse_time(text: &str) -> Result<Time, UnitError> {
     let (v, unit) = split_number(text, "duration", TIME_UNITS)?;
     let scale = match unit.as_str() {
@@ -193,7 +207,7 @@ pub fn parse_time(text: &str) -> Result<Time, UnitError> {
         "ns" => 1.0,
         _ => return Err(unknown_unit("duration", text, &unit, TIME_UNITS)),
     };
-    Ok(Time((v * scale).round() as u64))
+    Ok(Time(whole_units(v * scale, "duration", text, "ns")?))
 }
 
 /// Parses a rate such as `"25Mbps"`. Lower-case `mb/s` is accepted because the PELS paper
@@ -207,14 +221,14 @@ pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {
         "Gbps" | "gbps" | "gb/s" | "Gb/s" => 1e9,
         _ => return Err(unknown_unit("rate", text, &unit, RATE_UNITS)),
     };
-    Ok(Rate((v * scale).round() as u64))
+    Ok(Rate(whole_units(v * scale, "rate", text, "bit/s")?))
 }
 
 /// Parses a byte size such as `"150KB"` or `"1500B"`.
 pub fn parse_bytes(text: &str) -> Result<Bytes, UnitError> {
     let (v, unit) = split_number(text, "size", SIZE_UNITS)?;
     let scale = byte_scale(&unit).ok_or_else(|| unknown_unit("size", text, &unit, SIZE_UNITS))?;
-    Ok(Bytes((v * scale).round() as u64))
+    Ok(Bytes(whole_units(v * scale, "size", text, "bytes")?))
 }
 
 fn byte_scale(unit: &str) -> Option<f64> {
@@ -238,10 +252,10 @@ pub fn parse_limit(text: &str) -> Result<Limit, UnitError> {
                 "queue limit {text:?}: a packet count must be a whole number"
             )));
         }
-        return Ok(Limit::Packets(v as u64));
+        return Ok(Limit::Packets(whole_units(v, "queue limit", text, "packets")?));
     }
     let scale = byte_scale(&unit).ok_or_else(|| unknown_unit("queue limit", text, &unit, LIMIT_UNITS))?;
-    Ok(Limit::Bytes((v * scale).round() as u64))
+    Ok(Limit::Bytes(whole_units(v * scale, "queue limit", text, "bytes")?))
 }
 
 #[cfg(test)]
@@ -275,6 +289,25 @@ mod tests {
         assert!(parse_rate("-5Mbps").is_err());
         assert!(parse_limit("1.5p").is_err());
         assert!(parse_bytes("MB").is_err());
+    }
+
+    #[test]
+    fn values_beyond_64_bits_are_refused_not_saturated() {
+        // Found by tests/test_scenario_mutations.py: "1e30s" used to become u64::MAX ns.
+        let huge = format!("1{}", "0".repeat(30));
+        for e in [
+            parse_time(&format!("{huge}s")).unwrap_err(),
+            parse_rate(&format!("{huge}Mbps")).unwrap_err(),
+            parse_bytes(&format!("{huge}KB")).unwrap_err(),
+            parse_limit(&format!("{huge}p")).unwrap_err(),
+            parse_limit(&format!("{huge}B")).unwrap_err(),
+        ] {
+            assert!(e.0.contains("too large"), "{e}");
+        }
+        // 2^64 - 1 as an f64 is 2^64: refused rather than rounded down.
+        assert!(parse_time("18446744073709551615ns").unwrap_err().0.contains("too large"));
+        assert_eq!(parse_time("18000000000s").unwrap(), Time(18_000_000_000_000_000_000));
+        assert_eq!(parse_rate("1000Gbps").unwrap(), Rate(1_000_000_000_000));
     }
 
     #[test]

@@ -2,133 +2,15 @@
 //! clock steps, and check after every step that the accounting wrapper's identities hold
 //! (received = enqueued + dropped on arrival; backlog = enqueued - dequeued - evicted) in
 //! packets and in bytes, and that a discipline never exceeds its physical limit.
-//! Add each new discipline to `configs()`.
+//! Add each new discipline to `aqmlab_core::fuzz::disciplines()`.
 
-use aqmlab_core::qdisc::drr::DrrConfig;
-use aqmlab_core::qdisc::fifo::DropTailConfig;
-use aqmlab_core::qdisc::flowid::{FlowField, FlowKeyConfig};
-use aqmlab_core::qdisc::pfq::PfqConfig;
-use aqmlab_core::qdisc::pels_feedback::PelsFeedbackConfig;
-use aqmlab_core::qdisc::prio::{Classifier, PrioConfig};
-use aqmlab_core::qdisc::tbf::TbfConfig;
-use aqmlab_core::qdisc::wrr::{WrrBand, WrrConfig};
-use aqmlab_core::qdisc::sqf::SqfConfig;
-use aqmlab_core::qdisc::rb_red::RbRedConfig;
-use aqmlab_core::qdisc::rb_rio::RbRioConfig;
-use aqmlab_core::qdisc::red::{RedConfig, RedMode};
-use aqmlab_core::qdisc::rio::{RioConfig, RioCurve};
+use aqmlab_core::fuzz;
 use aqmlab_core::{build_qdisc, Ecn, Limit, Packet, QdiscConfig, Rate, SimRng, Time};
 use proptest::prelude::*;
 
-fn red(limit: Limit, mode: RedMode, gentle: bool, ecn: bool) -> QdiscConfig {
-    QdiscConfig::Red(RedConfig {
-        limit,
-        min_th: 3.0,
-        max_th: 9.0,
-        w_q: 0.2,
-        max_p: 0.3,
-        gentle,
-        mode,
-        ecn,
-        mean_pkt_size: 500,
-    })
-}
-
+/// The one list of disciplines, shared with the long fuzz run (`examples/fuzz_disciplines.rs`).
 fn configs() -> Vec<QdiscConfig> {
-    vec![
-        QdiscConfig::Droptail(DropTailConfig { limit: Limit::Packets(12) }),
-        QdiscConfig::Droptail(DropTailConfig { limit: Limit::Bytes(9_000) }),
-        red(Limit::Packets(12), RedMode::Packets, false, false),
-        red(Limit::Packets(12), RedMode::Packets, true, true),
-        red(Limit::Bytes(9_000), RedMode::Bytes, true, false),
-        red(Limit::Bytes(9_000), RedMode::Bytes, false, true),
-        // Rate-based: a 2 ms time constant and w_q 0.2 so that short random runs reach every
-        // stage (the property drives 10 Mbit/s with up to 5 ms steps).
-        QdiscConfig::RbRed(RbRedConfig { limit: Limit::Packets(12), time_constant_ns: 2_000_000, w_q: 0.2, mean_pkt_size: 500, ..RbRedConfig::default() }),
-        QdiscConfig::RbRed(RbRedConfig { limit: Limit::Bytes(9_000), time_constant_ns: 2_000_000, aggressiveness: 3.0, target_queue: Some(4.0), w_q: 0.2, mean_pkt_size: 500 }),
-        QdiscConfig::RbRio(RbRioConfig { limit: Limit::Packets(12), time_constant_ns: 2_000_000, w_q: 0.2, mean_pkt_size: 500, ..RbRioConfig::default() }),
-        QdiscConfig::RbRio(RbRioConfig { limit: Limit::Bytes(9_000), time_constant_ns: 2_000_000, w_q: 0.2, mean_pkt_size: 500, ..RbRioConfig::default() }),
-        QdiscConfig::Rio(RioConfig {
-            limit: Limit::Packets(12),
-            class1: RioCurve { min_th: 1.0, max_th: 4.0, max_p: 0.3 },
-            class2: RioCurve { min_th: 2.0, max_th: 6.0, max_p: 0.2 },
-            class3: RioCurve { min_th: 3.0, max_th: 9.0, max_p: 0.1 },
-            w_q: 0.2,
-            mean_pkt_size: 500,
-        }),
-        QdiscConfig::Rio(RioConfig { limit: Limit::Bytes(9_000), w_q: 0.2, mean_pkt_size: 500, ..RioConfig::default() }),
-        // Per-flow: the test's packets differ only in `flow`, so most entries key on it; one
-        // keeps the 5-tuple default on purpose (every packet is then one flow).
-        QdiscConfig::Sqf(SqfConfig { limit: Limit::Packets(12), flow_key: FlowKeyConfig::of(&[FlowField::Flow]) }),
-        QdiscConfig::Sqf(SqfConfig { limit: Limit::Bytes(9_000), ..SqfConfig::default() }),
-        QdiscConfig::Drr(DrrConfig { limit: Limit::Packets(12), flow_key: FlowKeyConfig::of(&[FlowField::Flow]), ..DrrConfig::default() }),
-        QdiscConfig::Drr(DrrConfig { limit: Limit::Bytes(9_000), quantum: 300, flow_key: FlowKeyConfig::of(&[FlowField::Flow]) }),
-        QdiscConfig::Pfq(PfqConfig { limit: Limit::Packets(12), flow_key: FlowKeyConfig::of(&[FlowField::Flow]), ..PfqConfig::default() }),
-        QdiscConfig::Pfq(PfqConfig { limit: Limit::Bytes(9_000), quantum: 500, priority_threshold: 3000, flow_key: FlowKeyConfig::of(&[FlowField::Flow]) }),
-        // Shaper: 1 Mbit/s with a 1600-byte bucket, so the random waits both refill it and
-        // leave it short; arrivals above 1600 bytes are refused (never conformant).
-        QdiscConfig::Tbf(TbfConfig { rate: Rate(1_000_000), burst: 1600, limit: Limit::Bytes(9_000) }),
-        QdiscConfig::Tbf(TbfConfig { rate: Rate(100_000), burst: 1400, limit: Limit::Packets(12) }),
-        // Classful: children Drop-Tail and RED; the test's classes 0..3 reach every band.
-        QdiscConfig::Prio(PrioConfig {
-            bands: vec![
-                QdiscConfig::Droptail(DropTailConfig { limit: Limit::Packets(4) }),
-                red(Limit::Packets(6), RedMode::Packets, true, true),
-                QdiscConfig::Droptail(DropTailConfig { limit: Limit::Packets(3) }),
-            ],
-            classifier: Classifier::default(),
-        }),
-        QdiscConfig::Prio(PrioConfig {
-            bands: vec![
-                red(Limit::Bytes(4_000), RedMode::Bytes, false, false),
-                QdiscConfig::Droptail(DropTailConfig { limit: Limit::Bytes(3_000) }),
-            ],
-            classifier: Classifier::Class { map: Some(vec![(3, 0), (1, 0)]), default_band: Some(1) },
-        }),
-        QdiscConfig::Wrr(WrrConfig {
-            bands: vec![
-                WrrBand { weight: 1500, qdisc: QdiscConfig::Droptail(DropTailConfig { limit: Limit::Packets(5) }) },
-                WrrBand { weight: 300, qdisc: red(Limit::Packets(7), RedMode::Packets, true, false) },
-            ],
-            classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0)]), default_band: None },
-        }),
-        // PELS router: WRR[PRIO[green, yellow, red], FIFO] 50/50, with a shaped band and a
-        // DRR (LQD evictions) band thrown in for composition; bytes throughout.
-        QdiscConfig::Wrr(WrrConfig {
-            bands: vec![
-                WrrBand {
-                    weight: 50,
-                    qdisc: QdiscConfig::Prio(PrioConfig {
-                        bands: vec![
-                            QdiscConfig::Droptail(DropTailConfig { limit: Limit::Bytes(3_000) }),
-                            red(Limit::Bytes(3_000), RedMode::Bytes, true, true),
-                            QdiscConfig::Drr(DrrConfig { limit: Limit::Bytes(3_000), quantum: 300, flow_key: FlowKeyConfig::of(&[FlowField::Flow]) }),
-                        ],
-                        classifier: Classifier::default(),
-                    }),
-                },
-                WrrBand { weight: 50, qdisc: QdiscConfig::Tbf(TbfConfig { rate: Rate(2_000_000), burst: 1500, limit: Limit::Bytes(4_000) }) },
-            ],
-            classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0), (1, 0)]), default_band: None },
-        }),
-        // The PELS feedback wrapper (eq. 11) around WRR with a 5 ms interval, so that the
-        // random waits close many epochs.
-        QdiscConfig::PelsFeedback(PelsFeedbackConfig {
-            router_id: 1,
-            interval_ns: 5_000_000,
-            share: 0.5,
-            qdisc: Box::new(QdiscConfig::Wrr(WrrConfig {
-                bands: vec![
-                    WrrBand { weight: 500, qdisc: QdiscConfig::Prio(PrioConfig {
-                        bands: vec![QdiscConfig::Droptail(DropTailConfig { limit: Limit::Packets(3) }); 3],
-                        classifier: Classifier::default(),
-                    }) },
-                    WrrBand { weight: 500, qdisc: QdiscConfig::Droptail(DropTailConfig { limit: Limit::Packets(4) }) },
-                ],
-                classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0), (1, 0)]), default_band: None },
-            })),
-        }),
-    ]
+    fuzz::disciplines().into_iter().map(|(_, c)| c).collect()
 }
 
 #[derive(Clone, Debug)]
@@ -140,11 +22,16 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        4 => (40u32..1500, 0u32..6, 0u8..4, any::<bool>())
+        4 => (size(), 0u32..6, 0u8..4, any::<bool>())
             .prop_map(|(size, flow, class, ect)| Op::Arrive { size, flow, class, ect }),
         3 => Just(Op::Depart),
         1 => (0u64..5_000_000).prop_map(Op::Wait),
     ]
+}
+
+/// Mostly ordinary sizes, with empty, jumbo and the largest representable packets.
+fn size() -> impl Strategy<Value = u32> {
+    prop_oneof![20 => 40u32..1500, 1 => Just(0u32), 1 => 9_000u32..65_536, 1 => Just(u32::MAX)]
 }
 
 fn max_backlog(cfg: &QdiscConfig) -> (u64, u64) {
@@ -178,5 +65,33 @@ proptest! {
                 prop_assert!((q.len_packets() as u64) <= max_p && q.len_bytes() <= max_b, "{:?} over its limit", cfg);
             }
         }
+    }
+}
+
+/// A short run of the seeded driver (the long one is `examples/fuzz_disciplines.rs`): wider
+/// packets, flows, classes and clock jumps than the property above, plus the per-flow state,
+/// average-queue and no-stall checks of `aqmlab_core::fuzz`.
+#[test]
+fn seeded_fuzz_short_run_finds_nothing() {
+    for (name, cfg) in fuzz::disciplines() {
+        let t = fuzz::run(&cfg, 7, 100_000, 20_000).unwrap_or_else(|f| {
+            panic!("{name}: {} (episode {}, operation {})", f.message, f.seed, f.operation)
+        });
+        assert_eq!(t.operations, 100_000, "{name}");
+        assert!(t.arrivals > 0 && t.departures > 0, "{name}: {t:?}");
+    }
+}
+
+#[test]
+fn fuzzed_disciplines_have_unique_names_and_cover_both_limit_modes() {
+    let list = fuzz::disciplines();
+    let mut names: Vec<&str> = list.iter().map(|(n, _)| *n).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), list.len());
+    for kind in ["droptail", "red", "rb_red", "rb_rio", "rio", "sqf", "drr", "pfq", "tbf", "prio", "wrr", "pels_feedback"] {
+        let modes: Vec<Limit> = list.iter().filter(|(n, _)| n.split('/').next() == Some(kind)).map(|(_, c)| c.limit()).collect();
+        assert!(modes.iter().any(|l| matches!(l, Limit::Packets(_))), "{kind} has no packet-limit entry");
+        assert!(modes.iter().any(|l| matches!(l, Limit::Bytes(_))), "{kind} has no byte-limit entry");
     }
 }

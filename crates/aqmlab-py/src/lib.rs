@@ -39,6 +39,13 @@ fn parse_limit(text: &str) -> PyResult<(&'static str, u64)> {
     }
 }
 
+/// Checks a simulator config (the JSON `Simulation` takes) without building anything: the
+/// same parsing and range checks, so that a scenario is refused at load, never mid-run.
+#[pyfunction]
+fn check_sim_config(config_json: &str) -> PyResult<()> {
+    aqmlab_sim::config::parse(config_json).map(|_| ()).map_err(value_error)
+}
+
 /// One simulation run. `run()` releases the GIL; `progress_ns()` and `cancel()` may be called
 /// from another Python thread meanwhile.
 #[pyclass(frozen, module = "aqmlab._core")]
@@ -213,6 +220,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(parse_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(parse_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(check_sim_config, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<Router>()?;
     m.add_function(wrap_pyfunction!(monotonic_ns, m)?)?;

@@ -345,7 +345,8 @@ def _run(sc: Scenario, tb: Testbed, work: Path, procs: list[Process]) -> dict[st
     end = epoch + sc.duration
     while time.monotonic_ns() < end:
         for p in (router, receiver, sender):
-            if p.proc.poll() is not None and p is not sender:
+            # The sender ends by itself at the end of the run; before that only by failing.
+            if p.proc.poll() is not None and (p is not sender or p.proc.returncode != 0):
                 p.fail("stopped during the run")
         time.sleep(min(0.2, max(0.0, (end - time.monotonic_ns()) / 1e9)))
     sender.proc.wait(timeout=15)

@@ -17,7 +17,9 @@
 //!   tail. A newly active flow starts with one quantum, which is the credit S&V give a flow at
 //!   the start of its turn, so the service order is exactly S&V's. With `quantum` at least the
 //!   largest packet (S&V's condition for O(1) work) every dequeue is O(1) amortized; a smaller
-//!   quantum is allowed but costs up to `max packet / quantum` rotations.
+//!   quantum is allowed: after one full pass in which no flow could send, the rounds in
+//!   which none could send either are credited at once, so a dequeue costs at most two
+//!   passes of the list whatever `max packet / quantum`.
 //! * **Buffer management**: longest queue drop on the shared buffer ([`super::flowid`] module
 //!   docs): the flow with the most bytes queued loses its tail; if that is the arrival's flow,
 //!   the arrival is refused (`Overflow`), otherwise the pushed-out packets are `Evicted`.
@@ -190,8 +192,36 @@ pub(crate) fn settle(t: &mut FlowTable<RrFlow>, list: &mut ActiveList, s: Slot) 
     t.release_if_empty(s);
 }
 
+/// After a full pass of the active list in which no flow could send: gives every flow at once
+/// the `k - 1` quanta of the further passes in which none could send either (`k` the fewest
+/// passes after which some flow's deficit covers its head), so that the next pass sends
+/// exactly as walking all those rounds would. Without it a packet much larger than the
+/// quantum (a 64 KB packet under a 1-byte quantum) would cost `size / quantum` rotations.
+fn skip_idle_rounds(t: &mut FlowTable<RrFlow>, list: &ActiveList, quantum: u64) {
+    let mut k = u64::MAX;
+    let mut s = list.head;
+    while s != NIL {
+        let f = t.flow(s);
+        if let Some(e) = f.q.front().filter(|e| !e.prio) {
+            k = k.min((e.pkt.size as u64).saturating_sub(f.x.deficit).div_ceil(quantum));
+        }
+        s = f.x.next;
+    }
+    if k == u64::MAX || k <= 1 {
+        return;
+    }
+    let credit = (k - 1).saturating_mul(quantum);
+    let mut s = list.head;
+    while s != NIL {
+        let x = t.x_mut(s);
+        x.deficit = x.deficit.saturating_add(credit);
+        s = x.next;
+    }
+}
+
 /// One DRR departure (module docs). `quantum` must be at least 1.
 pub(crate) fn drr_dequeue(t: &mut FlowTable<RrFlow>, list: &mut ActiveList, quantum: u64) -> Option<Packet> {
+    let mut rotations = 0;
     loop {
         let s = list.front()?;
         let head = t.flow(s).q.front().filter(|e| !e.prio).map(|e| e.pkt.size as u64);
@@ -211,6 +241,11 @@ pub(crate) fn drr_dequeue(t: &mut FlowTable<RrFlow>, list: &mut ActiveList, quan
         let x = t.x_mut(s);
         x.deficit = x.deficit.saturating_add(quantum);
         list.rotate(t);
+        rotations += 1;
+        if rotations == list.len {
+            skip_idle_rounds(t, list, quantum);
+            rotations = 0;
+        }
     }
 }
 
@@ -295,6 +330,9 @@ impl Qdisc for Drr {
     fn kind(&self) -> &'static str {
         "drr"
     }
+    fn flow_states(&self) -> usize {
+        self.flows.active_flows()
+    }
 }
 
 #[cfg(test)]
@@ -331,6 +369,24 @@ mod tests {
 
     fn flows_out(q: &mut Queue, n: usize) -> Vec<u32> {
         (0..n).filter_map(|_| q.dequeue(Time::ZERO)).map(|p| p.flow).collect()
+    }
+
+    #[test]
+    fn packets_far_above_the_quantum_leave_in_walking_order_without_walking_every_round() {
+        // Quantum 100: walking the rounds, B (550) is covered in the 6th pass, before C (720)
+        // and A (1000); the skipped rounds must give the same order.
+        let mut q = queue(Limit::Packets(10), 100);
+        offer(&mut q, 0, 0, 1000);
+        offer(&mut q, 1, 1, 550);
+        offer(&mut q, 2, 2, 720);
+        assert_eq!(flows_out(&mut q, 3), vec![1, 2, 0]);
+        // Regression (found by examples/fuzz_disciplines.rs): a u32::MAX-byte packet under a
+        // 1-byte quantum took 4 * 10^9 rotations, a dequeue of many seconds.
+        let mut q = queue(Limit::Packets(10), 1);
+        offer(&mut q, 0, 0, u32::MAX);
+        offer(&mut q, 1, 1, u32::MAX - 1);
+        assert_eq!(flows_out(&mut q, 2), vec![1, 0]);
+        q.check_invariants().unwrap();
     }
 
     #[test]

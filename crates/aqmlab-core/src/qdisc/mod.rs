@@ -113,6 +113,12 @@ pub trait Qdisc: Send {
     fn feedback_label(&self, _p: &Packet) -> Option<pels_feedback::FeedbackLabel> {
         None
     }
+    /// Per-flow state entries held (flows with a queue of their own; children's included):
+    /// never more than the packets queued, so memory stays bounded by the buffer however many
+    /// flows pass. 0 for disciplines without per-flow state (the default).
+    fn flow_states(&self) -> usize {
+        0
+    }
 }
 
 /// Counters kept by [`Queue`] for every discipline.
@@ -214,6 +220,11 @@ impl Queue {
     /// See [`Qdisc::feedback_label`].
     pub fn feedback_label(&self, p: &Packet) -> Option<pels_feedback::FeedbackLabel> {
         self.inner.feedback_label(p)
+    }
+
+    /// See [`Qdisc::flow_states`].
+    pub fn flow_states(&self) -> usize {
+        self.inner.flow_states()
     }
 
     /// Checks the two accounting identities against the discipline's own backlog.

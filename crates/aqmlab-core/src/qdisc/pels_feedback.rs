@@ -184,6 +184,9 @@ impl Qdisc for PelsFeedback {
     fn kind(&self) -> &'static str {
         "pels_feedback"
     }
+    fn flow_states(&self) -> usize {
+        self.inner.flow_states()
+    }
     fn next_dequeue_time(&self, now: Time) -> Option<Time> {
         self.inner.next_dequeue_time(now)
     }

@@ -189,6 +189,9 @@ impl Qdisc for Pfq {
     fn kind(&self) -> &'static str {
         "pfq"
     }
+    fn flow_states(&self) -> usize {
+        self.flows.active_flows()
+    }
 }
 
 #[cfg(test)]

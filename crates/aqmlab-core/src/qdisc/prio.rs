@@ -260,6 +260,9 @@ impl Qdisc for Prio {
     fn kind(&self) -> &'static str {
         "prio"
     }
+    fn flow_states(&self) -> usize {
+        self.bands.iter().map(|b| b.flow_states()).sum()
+    }
     fn next_dequeue_time(&self, now: Time) -> Option<Time> {
         self.bands.iter().filter_map(|b| b.next_dequeue_time(now)).min()
     }

@@ -118,6 +118,9 @@ impl Qdisc for Sqf {
     fn kind(&self) -> &'static str {
         "sqf"
     }
+    fn flow_states(&self) -> usize {
+        self.flows.active_flows()
+    }
 }
 
 #[cfg(test)]

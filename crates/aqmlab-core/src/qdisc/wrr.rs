@@ -238,6 +238,9 @@ impl Qdisc for Wrr {
     fn kind(&self) -> &'static str {
         "wrr"
     }
+    fn flow_states(&self) -> usize {
+        self.bands.iter().map(|b| b.q.flow_states()).sum()
+    }
     fn next_dequeue_time(&self, now: Time) -> Option<Time> {
         self.bands
             .iter()
