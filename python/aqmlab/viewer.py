@@ -1,0 +1,512 @@
+"""What the viewer sees: a real codec's pictures after a run's packet losses, frame by frame.
+
+The papers judge video by packets and frames; this module turns a run's per-packet receive
+records into pictures and scores them (docs/quality.md):
+
+1. **Source.** ffmpeg's ``testsrc2`` pattern at CIF with temporal noise (the source of
+   :mod:`aqmlab.quality`), ``CLIP_SECONDS`` long, looped: display frame ``d`` shows source
+   frame ``d mod clip length``.
+2. **Real encoding.** The looped source is encoded for as many frames as the flow sent, with a
+   real codec chosen by the flow's model: MPEG flows (the Rb-RIO paper's MPEG-1 model) as
+   MPEG-2 video with the flow's own GOP (``IBBPBBPBB`` is ``g=9, bf=2``, open GOP as the
+   model's decodability rule assumes) at the flow's mean bit rate; RTP video (the SQF paper's
+   VLC stream) as H.264 with one key frame per second and slices of at most one packet's
+   payload (RFC 6184's single NAL unit mode). Single-threaded, so bit-exact run after run;
+   cached under ``$AQMLAB_CACHE`` (default ``~/.cache/aqmlab``), written atomically.
+3. **Packetization.** Simulated frame ``d`` (display order) is real frame ``d``. The sim cut it
+   into ``n`` packets; packet ``k`` carries bytes ``[k*S//n, (k+1)*S//n)`` of the real
+   frame's ``S`` bytes. Sizes differ between the model and the codec, so a proportional map is
+   the one that keeps both the fraction of the frame lost and where in the frame it was lost.
+   Lost packets' bytes are cut out, and what arrived is passed on concatenated, as an RTP
+   depacketizer does.
+4. **Decode and display.** The real decoder (libavcodec via PyAV, one thread, default error
+   concealment) gets every frame in decode order. A frame it outputs is shown at its display
+   time; a frame it does not output (all packets lost, skipped by the sender, references gone
+   and dropped by the decoder) shows the last shown picture again: a *freeze*. Before the
+   first picture the screen is black (Y=16, U=V=128). Playout is assumed late enough for
+   every packet that arrived (no deadline misses).
+5. **Score.** PSNR (the definition of ffmpeg's ``psnr`` filter: squared error summed over
+   Y, U and V over all their samples) and SSIM (ffmpeg's ``ssim`` filter, after x264: 8x8
+   windows on a 4-pixel grid, planes weighted by their area) of each shown picture against the
+   source frame due at that time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from aqmlab.quality import SOURCE_FILTER, QualityError
+
+WIDTH, HEIGHT = 352, 288
+#: Seconds of source before it loops (our choice: long enough to hold several GOPs and the
+#: pattern's motion, short enough to keep in memory: 10 s at 30 fps is 46 MB of YUV).
+CLIP_SECONDS = 10.0
+#: ``quality.parquet`` PSNR of a picture identical to the source (ffmpeg's psnr filter says inf).
+PSNR_IDENTICAL = 100.0
+#: Picture types as libavcodec numbers them (AVPictureType): 1 I, 2 P, 3 B.
+TYPE_NAMES = {1: "I", 2: "P", 3: "B"}
+#: Display states of a frame.
+SHOWN, FROZEN = "shown", "frozen"
+
+
+def _av():
+    try:
+        import av  # noqa: PLC0415 - heavy import only where pictures are made
+    except ImportError as e:
+        raise QualityError("the video quality pipeline needs PyAV (pip install av)") from e
+    return av
+
+
+# --------------------------------------------------------------------------- the encoding
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """How a flow's frames are encoded for real: what the cache is keyed by."""
+
+    codec: str  # "mpeg2video" or "libx264"
+    fps: float
+    bit_rate: int
+    gop: int  # frames from one I frame to the next
+    b_frames: int  # B frames between anchors
+    frames: int  # display frames to encode
+    slice_bytes: int = 0  # H.264: largest slice (0: one slice per picture)
+
+    def key(self) -> str:
+        av = _av()
+        facts = {**asdict(self), "source": SOURCE_FILTER, "clip_s": CLIP_SECONDS, "size": [WIDTH, HEIGHT],
+                 "libavcodec": av.library_versions["libavcodec"]}
+        return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def mpeg_encoding(gop_pattern: str, fps: float, bit_rate: float, frames: int) -> Encoding:
+    """MPEG-2 for a frame model whose GOP is ``I`` followed by ``(B^k P)^m B^k`` (e.g.
+    ``IBBPBBPBB``): ``g`` = its length, ``bf`` = k."""
+    runs = gop_pattern[1:].split("P")
+    k = len(runs[0])
+    if gop_pattern[0] != "I" or any(set(r) - {"B"} or len(r) != k for r in runs):
+        raise QualityError(f"gop {gop_pattern!r}: the real encoder needs I followed by a regular B..BP pattern")
+    return Encoding("mpeg2video", float(fps), int(round(bit_rate)), len(gop_pattern), k, int(frames))
+
+
+def rtp_encoding(fps: float, bit_rate: float, frames: int, payload: int) -> Encoding:
+    """H.264 for RTP video: a key frame every second, no B frames (a live stream), slices of at
+    most one packet's payload."""
+    return Encoding("libx264", float(fps), int(round(bit_rate)), max(1, int(round(fps))), 0, int(frames), int(payload))
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("AQMLAB_CACHE", Path.home() / ".cache" / "aqmlab")) / "viewer"
+
+
+def source_clip(fps: float) -> np.ndarray:
+    """The source frames of one clip loop, YUV 4:2:0 as (frames, 3/2 height, width) uint8."""
+    av = _av()
+    spec = SOURCE_FILTER.format(fps=fps, seconds=CLIP_SECONDS)
+    with av.open(spec, format="lavfi") as c:
+        return np.stack([f.reformat(format="yuv420p").to_ndarray() for f in c.decode(video=0)])
+
+
+@dataclass
+class Bitstream:
+    """A real encoding: frame bytes in decode order, with display index and picture type."""
+
+    data: bytes
+    offsets: np.ndarray  # int64, len frames + 1, into data, decode order
+    display: np.ndarray  # display index of each decode-order frame
+    types: np.ndarray  # picture type (1 I, 2 P, 3 B) in decode order
+
+    def frame(self, i: int) -> bytes:
+        return self.data[self.offsets[i]:self.offsets[i + 1]]
+
+    def sizes_by_display(self) -> np.ndarray:
+        sizes = np.diff(self.offsets)
+        out = np.zeros(len(sizes), dtype=np.int64)
+        out[self.display] = sizes
+        return out
+
+    def types_by_display(self) -> np.ndarray:
+        out = np.zeros(len(self.types), dtype=np.uint8)
+        out[self.display] = self.types
+        return out
+
+
+def encode(enc: Encoding, source: np.ndarray | None = None) -> Bitstream:
+    """The encoding, from the cache or made now (and cached atomically)."""
+    path = cache_dir() / f"{enc.key()}.npz"
+    if path.exists():
+        z = np.load(path)
+        return Bitstream(z["data"].tobytes(), z["offsets"], z["display"], z["types"])
+    bs = _encode(enc, source if source is not None else source_clip(enc.fps))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".npz", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, data=np.frombuffer(bs.data, dtype=np.uint8), offsets=bs.offsets, display=bs.display, types=bs.types)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return bs
+
+
+def _encoder(enc: Encoding):
+    av = _av()
+    ctx = av.CodecContext.create(enc.codec, "w")
+    ctx.width, ctx.height, ctx.pix_fmt = WIDTH, HEIGHT, "yuv420p"
+    rate = Fraction(enc.fps).limit_denominator(1001)
+    ctx.time_base, ctx.framerate = 1 / rate, rate
+    opts = {"b": str(enc.bit_rate), "g": str(enc.gop), "bf": str(enc.b_frames), "threads": "1"}
+    if enc.codec == "libx264":
+        # No scene cuts, fixed key frame interval, no B pyramid: the GOP we asked for.
+        x264 = f"keyint={enc.gop}:min-keyint={enc.gop}:scenecut=0:b-pyramid=0:sliced-threads=0"
+        if enc.slice_bytes:
+            x264 += f":slice-max-size={enc.slice_bytes}"
+        opts.update({"preset": "veryfast", "x264-params": x264})
+    else:
+        # Fixed GOP: scene-change I frames would shift the pattern.
+        opts.update({"sc_threshold": "1000000000"})
+    ctx.options = opts
+    ctx.open()
+    return ctx
+
+
+def _encode(enc: Encoding, source: np.ndarray) -> Bitstream:
+    av = _av()
+    ctx = _encoder(enc)
+    packets = []
+    for d in range(enc.frames):
+        frame = av.VideoFrame.from_ndarray(source[d % len(source)], format="yuv420p")
+        frame.pts = d
+        packets += ctx.encode(frame)
+    packets += ctx.encode(None)
+    if len(packets) != enc.frames:
+        raise QualityError(f"{enc.codec}: {len(packets)} packets for {enc.frames} frames")
+    data = b"".join(bytes(p) for p in packets)
+    offsets = np.concatenate([[0], np.cumsum([p.size for p in packets])]).astype(np.int64)
+    display = np.array([p.pts for p in packets], dtype=np.int64)
+    types = np.array([_picture_type(p) for p in packets], dtype=np.uint8)
+    return Bitstream(data, offsets, display, types)
+
+
+def _picture_type(packet) -> int:
+    """The picture type the encoder chose, from its quality-stats side data (u32 quality, u8
+    picture type; libavcodec's AV_PKT_DATA_QUALITY_STATS)."""
+    import ctypes
+
+    for sd in packet.iter_sidedata():
+        if sd.data_type == "quality_stats":
+            return ctypes.string_at(sd.buffer_ptr, 5)[4]
+    return 1 if packet.is_keyframe else 2
+
+
+# ------------------------------------------------------------------- losses to bytes
+
+
+def kept_bytes(frame: bytes, packets: int, received: Iterable[int]) -> bytes:
+    """The bytes of a real frame that arrive when only the `received` of the model's `packets`
+    packets did: packet k carries [k*S//n, (k+1)*S//n) (module docs, step 3)."""
+    size = len(frame)
+    got = sorted(set(received))
+    if packets <= 0 or not got:
+        return b""
+    if len(got) == packets:
+        return frame
+    return b"".join(frame[k * size // packets:(k + 1) * size // packets] for k in got)
+
+
+@dataclass
+class FlowFrames:
+    """One flow as the quality pipeline needs it, in display order: per frame its time, the
+    packets the model cut it into, and which of them arrived (frame indices in `rx_frame`,
+    fragment indices in `rx_frag`)."""
+
+    flow: int
+    t_ns: np.ndarray
+    packets: np.ndarray
+    rx_frame: np.ndarray
+    rx_frag: np.ndarray
+    encoding: Encoding
+
+    def received(self) -> list[list[int]]:
+        out: list[list[int]] = [[] for _ in range(len(self.t_ns))]
+        for f, k in zip(self.rx_frame.tolist(), self.rx_frag.tolist()):
+            out[f].append(k)
+        return out
+
+
+def _by_sequence(first_seq: np.ndarray, packets: np.ndarray, seqs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Frame and fragment of each received sequence number, given each frame's run of numbers."""
+    seqs = np.unique(seqs)
+    frame = np.searchsorted(first_seq, seqs, side="right") - 1
+    ok = (frame >= 0) & (seqs < first_seq[np.maximum(frame, 0)] + packets[np.maximum(frame, 0)])
+    return frame[ok], (seqs - first_seq[np.maximum(frame, 0)])[ok]
+
+
+def mpeg_flows(frames: pd.DataFrame, media: pd.DataFrame) -> list[FlowFrames]:
+    """MPEG flows from ``frames.parquet`` and the receive log ``media.parquet``: the sender
+    numbers its packets consecutively over the frames it sends, so frame k's packets are the run
+    of sequence numbers after the packets of frames 0..k-1."""
+    out = []
+    for flow, f in frames.sort_values(["flow", "frame_id"]).groupby("flow", sort=True):
+        packets = f["packets"].to_numpy(np.int64) * f["sent"].to_numpy(np.int64)
+        first_seq = np.concatenate([[0], np.cumsum(packets)[:-1]])
+        seqs = media.loc[media["flow"] == flow, "seq"].to_numpy(np.int64)
+        rx_frame, rx_frag = _by_sequence(first_seq, packets, seqs)
+        gop_len = int(f["gop_position"].max()) + 1
+        pattern = "".join(TYPE_NAMES[int(t)] for t in f.sort_values("gop_position")
+                          .drop_duplicates("gop_position")["frame_type"])
+        if len(pattern) != gop_len:
+            raise QualityError(f"flow {flow}: too few frames to know its GOP")
+        t = f["t_ns"].to_numpy(np.int64)
+        fps = 1e9 / float(np.median(np.diff(t))) if len(t) > 1 else 30.0
+        bit_rate = float(f["size"].mean()) * 8 * fps
+        enc = mpeg_encoding(pattern, round(fps, 3), bit_rate, len(f))
+        out.append(FlowFrames(int(flow), t, packets, rx_frame, rx_frag, enc))
+    return out
+
+
+def rtp_flows(media_frames: pd.DataFrame, media: pd.DataFrame, payload: dict[int, int] | None = None) -> list[FlowFrames]:
+    """RTP video flows from ``media_frames.parquet`` (each frame's run of sequence numbers) and
+    ``media.parquet``. `payload` is each flow's largest payload (default: the largest packet
+    seen minus the 40 B of IP/UDP/RTP headers)."""
+    out = []
+    for flow, f in media_frames.sort_values(["flow", "frame_id"]).groupby("flow", sort=True):
+        m = media[media["flow"] == flow]
+        rx_frame, rx_frag = _by_sequence(f["first_seq"].to_numpy(np.int64), f["packets"].to_numpy(np.int64),
+                                         m["seq"].to_numpy(np.int64))
+        t = f["t_ns"].to_numpy(np.int64)
+        fps = 1e9 / float(np.median(np.diff(t))) if len(t) > 1 else 25.0
+        pl = (payload or {}).get(int(flow)) or int(m["size"].max() - 40 if len(m) else 1316)
+        enc = rtp_encoding(round(fps, 3), float(f["size"].mean()) * 8 * fps, len(f), pl)
+        out.append(FlowFrames(int(flow), t, f["packets"].to_numpy(np.int64), rx_frame, rx_frag, enc))
+    return out
+
+
+# ------------------------------------------------------------------- decode and display
+
+
+def _decoder(codec: str):
+    av = _av()
+    ctx = av.CodecContext.create("h264" if codec == "libx264" else codec, "r")
+    ctx.thread_count = 1
+    ctx.thread_type = "NONE" if hasattr(ctx, "thread_type") else None
+    return ctx
+
+
+def decode(bs: Bitstream, codec: str, received: list[list[int]] | None, packets: np.ndarray | None) -> dict[int, np.ndarray]:
+    """Decodes the bitstream with the losses applied (None: no loss); returns the pictures the
+    decoder output, by display index."""
+    av = _av()
+    ctx = _decoder(codec)
+    pictures: dict[int, np.ndarray] = {}
+
+    def take(frames) -> None:
+        for fr in frames:
+            if fr.pts is not None and fr.pts not in pictures:
+                pictures[int(fr.pts)] = fr.to_ndarray()
+
+    for i in range(len(bs.display)):
+        d = int(bs.display[i])
+        payload = bs.frame(i) if received is None else kept_bytes(bs.frame(i), int(packets[d]), received[d])
+        if not payload:
+            continue
+        pkt = av.Packet(payload)
+        pkt.pts = pkt.dts = d
+        try:
+            take(ctx.decode(pkt))
+        except av.error.FFmpegError:
+            continue  # the decoder refused the damaged frame: nothing to show for it
+    try:
+        take(ctx.decode(None))
+    except av.error.FFmpegError:
+        pass
+    return pictures
+
+
+def black_picture() -> np.ndarray:
+    pic = np.full((HEIGHT * 3 // 2, WIDTH), 128, dtype=np.uint8)
+    pic[:HEIGHT] = 16
+    return pic
+
+
+# ------------------------------------------------------------------------------ scores
+
+
+def _planes(pic: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Y, U, V of a (3/2 h, w) yuv420p array as PyAV lays it out."""
+    h, w = HEIGHT, WIDTH
+    y = pic[:h]
+    chroma = pic[h:].reshape(2, h // 2, w // 2)
+    return y, chroma[0], chroma[1]
+
+
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    """ffmpeg's psnr filter's psnr_avg: 10 log10(255^2 / MSE), the MSE over every sample of
+    Y, U and V together (vf_psnr weights each plane's MSE by its share of the samples)."""
+    sse = int(np.sum((a.astype(np.int32) - b.astype(np.int32)) ** 2, dtype=np.int64))
+    if sse == 0:
+        return PSNR_IDENTICAL
+    return float(10 * np.log10(255.0**2 * a.size / sse))
+
+
+def _ssim_plane(a: np.ndarray, b: np.ndarray) -> float:
+    """x264's SSIM as ffmpeg's ssim filter computes it: sums over 4x4 blocks, windows of 2x2
+    blocks (8x8 pixels) every 4 pixels, ssim_end1's constants (Wang et al. 2004, eq. 13)."""
+    h4, w4 = a.shape[0] // 4, a.shape[1] // 4
+    # int32 holds every sum: an 8x8 window's sum of squares is at most 2 * 64 * 255^2.
+    a = a[:h4 * 4, :w4 * 4].astype(np.int32)
+    b = b[:h4 * 4, :w4 * 4].astype(np.int32)
+
+    def blocks(x: np.ndarray) -> np.ndarray:
+        s = x.reshape(h4, 4, w4, 4).sum(axis=(1, 3), dtype=np.int32).astype(np.float64)
+        return s[:-1, :-1] + s[1:, :-1] + s[:-1, 1:] + s[1:, 1:]
+
+    s1, s2 = blocks(a), blocks(b)
+    ss, s12 = blocks(a * a + b * b), blocks(a * b)
+    c1 = int(0.01 * 0.01 * 255 * 255 * 64 + 0.5)
+    c2 = int(0.03 * 0.03 * 255 * 255 * 64 * 63 + 0.5)
+    var = ss * 64 - s1 * s1 - s2 * s2
+    cov = s12 * 64 - s1 * s2
+    num = (2 * s1 * s2 + c1) * (2 * cov + c2)
+    den = (s1 * s1 + s2 * s2 + c1) * (var + c2)
+    return float(np.mean(num / den))
+
+
+def ssim(a: np.ndarray, b: np.ndarray) -> float:
+    """ffmpeg's ssim filter's "All": the planes' SSIM weighted by their sample counts."""
+    pa, pb = _planes(a), _planes(b)
+    weights = [p.size for p in pa]
+    return float(sum(w * _ssim_plane(x, y) for w, x, y in zip(weights, pa, pb)) / sum(weights))
+
+
+# --------------------------------------------------------------------------- per flow
+
+
+@dataclass
+class CleanScores:
+    """Scores of the loss-free decode, so that pictures identical to it need no scoring."""
+
+    digests: list[bytes]
+    psnr: np.ndarray
+    ssim: np.ndarray
+
+
+def _digest(pic: np.ndarray) -> bytes:
+    return hashlib.blake2b(pic.tobytes(), digest_size=16).digest()
+
+
+def clean_scores(bs: Bitstream, enc: Encoding, source: np.ndarray) -> CleanScores:
+    pics = decode(bs, enc.codec, None, None)
+    n = enc.frames
+    ps, ss, dg = np.zeros(n), np.zeros(n), []
+    for d in range(n):
+        ref = source[d % len(source)]
+        pic = pics.get(d, black_picture())
+        dg.append(_digest(pic))
+        ps[d], ss[d] = psnr(pic, ref), ssim(pic, ref)
+    return CleanScores(dg, ps, ss)
+
+
+def score_flow(ff: FlowFrames, source: np.ndarray, bs: Bitstream, clean: CleanScores,
+               keep_pictures: list | None = None) -> pd.DataFrame:
+    """One row per display frame of the flow: what was shown and how it scores."""
+    received = ff.received()
+    pictures = decode(bs, ff.encoding.codec, received, ff.packets)
+    n = len(ff.t_ns)
+    types = bs.types_by_display()
+    shown_id = np.full(n, -1, dtype=np.int64)
+    state = []
+    ps, ss = np.zeros(n), np.zeros(n)
+    last, last_id = black_picture(), -1
+    last_digest = None
+    cache: dict[tuple[bytes, int], tuple[float, float]] = {}
+    for d in range(n):
+        if d in pictures:
+            last, last_id, last_digest = pictures[d], d, None
+            state.append(SHOWN)
+        else:
+            state.append(FROZEN)
+        shown_id[d] = last_id
+        if last_digest is None:
+            last_digest = _digest(last)
+        ref_index = d % len(source)
+        if last_id == d and last_digest == clean.digests[d]:
+            ps[d], ss[d] = clean.psnr[d], clean.ssim[d]
+        else:
+            key = (last_digest, ref_index)
+            if key not in cache:
+                ref = source[ref_index]
+                cache[key] = (psnr(last, ref), ssim(last, ref))
+            ps[d], ss[d] = cache[key]
+        if keep_pictures is not None:
+            keep_pictures.append(last)
+    lost = np.array([len(r) for r in received]) < ff.packets
+    return pd.DataFrame({
+        "flow": np.full(n, ff.flow, dtype=np.uint32),
+        "frame_id": np.arange(n, dtype=np.uint32),
+        "t_ns": ff.t_ns.astype(np.uint64),
+        "frame_type": [TYPE_NAMES.get(int(t), "?") for t in types[:n]],
+        "packets": ff.packets.astype(np.uint32),
+        "packets_received": np.array([len(r) for r in received], dtype=np.uint32),
+        "damaged": lost | (ff.packets == 0),
+        "state": state,
+        "shown_frame": shown_id,
+        "psnr_db": ps,
+        "ssim": ss,
+        "clean_psnr_db": clean.psnr[:n],
+    })
+
+
+def score_flows(flows: list[FlowFrames], progress: bool = False) -> pd.DataFrame:
+    """Scores every flow; flows sharing an encoding share its encode, source and clean scores."""
+    parts = []
+    by_encoding: dict[Encoding, list[FlowFrames]] = {}
+    for ff in flows:
+        by_encoding.setdefault(ff.encoding, []).append(ff)
+    for enc, group in by_encoding.items():
+        source = source_clip(enc.fps)
+        bs = encode(enc, source)
+        clean = clean_scores(bs, enc, source)
+        for ff in group:
+            parts.append(score_flow(ff, source, bs, clean))
+    if not parts:
+        return pd.DataFrame()
+    return pd.concat(parts, ignore_index=True).sort_values(["flow", "frame_id"], ignore_index=True)
+
+
+def freezes(q: pd.DataFrame) -> pd.DataFrame:
+    """Per flow: freeze count (runs of frozen frames) and total freeze time (frames frozen
+    times the frame interval)."""
+    rows = []
+    for flow, f in q.groupby("flow", sort=True):
+        frozen = (f["state"] == FROZEN).to_numpy()
+        starts = int(np.sum(frozen[1:] & ~frozen[:-1]) + (1 if len(frozen) and frozen[0] else 0))
+        t = f["t_ns"].to_numpy(np.int64)
+        interval = float(np.median(np.diff(t))) / 1e9 if len(t) > 1 else 0.0
+        rows.append({"flow": int(flow), "frames": len(f), "freezes": starts, "freeze_s": float(frozen.sum()) * interval,
+                     "psnr_db": float(f["psnr_db"].mean()), "ssim": float(f["ssim"].mean()),
+                     "clean_psnr_db": float(f["clean_psnr_db"].mean())})
+    return pd.DataFrame(rows)
+
+
+def flows_of_run(tables: dict[str, pd.DataFrame]) -> list[FlowFrames]:
+    """Every video flow of a results directory's tables (MPEG and RTP video)."""
+    flows: list[FlowFrames] = []
+    media = tables.get("media", pd.DataFrame(columns=["flow", "seq", "size"]))
+    if "frames" in tables and len(tables["frames"]):
+        flows += mpeg_flows(tables["frames"], media)
+    if "media_frames" in tables and len(tables["media_frames"]):
+        flows += rtp_flows(tables["media_frames"], media)
+    return flows
+
