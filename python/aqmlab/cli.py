@@ -283,6 +283,26 @@ def plot(results_dir: Path, dest: Path | None) -> None:
 
 
 @main.command()
+@click.argument("results_dir", type=click.Path(path_type=Path))
+@click.option("--flow", "flows", type=click.IntRange(min=0), multiple=True,
+              help="score only this video flow (repeatable; default: every video flow)")
+def quality(results_dir: Path, flows: tuple[int, ...]) -> None:
+    """Score what a viewer sees: real-codec pictures after the run's losses (PSNR, SSIM, freezes)."""
+    from aqmlab.quality import QualityError
+    from aqmlab.viewer import score_results
+
+    try:
+        _, per_flow, written = score_results(results_dir, list(flows) or None)
+    except (FileNotFoundError, QualityError) as e:
+        _fail(str(e).strip("'\""))
+    except KeyboardInterrupt:
+        _interrupted("no quality file was written")
+    out.print(per_flow.round(3).to_markdown(index=False))
+    for p in written:
+        out.print(str(p))
+
+
+@main.command()
 @click.argument("scenario", required=False)
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="results directory (default: results/emu/<scenario name>)")

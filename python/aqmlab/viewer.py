@@ -141,23 +141,27 @@ class Bitstream:
         return out
 
 
-def encode(enc: Encoding, source: np.ndarray | None = None) -> Bitstream:
-    """The encoding, from the cache or made now (and cached atomically)."""
+def prepare(enc: Encoding, source: np.ndarray) -> tuple[Bitstream, CleanScores]:
+    """The encoding and the scores of its loss-free decode: from the cache, or made now and
+    cached (one file, written to a hidden sibling and renamed: never a partial entry)."""
     path = cache_dir() / f"{enc.key()}.npz"
     if path.exists():
         z = np.load(path)
-        return Bitstream(z["data"].tobytes(), z["offsets"], z["display"], z["types"])
-    bs = _encode(enc, source if source is not None else source_clip(enc.fps))
+        bs = Bitstream(z["data"].tobytes(), z["offsets"], z["display"], z["types"])
+        return bs, CleanScores([d.tobytes() for d in z["digests"]], z["psnr"], z["ssim"])
+    bs = _encode(enc, source)
+    clean = clean_scores(bs, enc, source)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".npz", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, data=np.frombuffer(bs.data, dtype=np.uint8), offsets=bs.offsets, display=bs.display, types=bs.types)
+            np.savez(fh, data=np.frombuffer(bs.data, dtype=np.uint8), offsets=bs.offsets, display=bs.display,
+                     types=bs.types, digests=np.frombuffer(b"".join(clean.digests), dtype=np.uint8).reshape(-1, 16), psnr=clean.psnr, ssim=clean.ssim)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return bs
+    return bs, clean
 
 
 def _encoder(enc: Encoding):
@@ -476,8 +480,7 @@ def score_flows(flows: list[FlowFrames], progress: bool = False) -> pd.DataFrame
         by_encoding.setdefault(ff.encoding, []).append(ff)
     for enc, group in by_encoding.items():
         source = source_clip(enc.fps)
-        bs = encode(enc, source)
-        clean = clean_scores(bs, enc, source)
+        bs, clean = prepare(enc, source)
         for ff in group:
             parts.append(score_flow(ff, source, bs, clean))
     if not parts:
@@ -510,3 +513,42 @@ def flows_of_run(tables: dict[str, pd.DataFrame]) -> list[FlowFrames]:
         flows += rtp_flows(tables["media_frames"], media)
     return flows
 
+
+
+def _atomic_write(path: Path, write) -> None:
+    """Writes through a hidden sibling and renames it into place: never a half-written file."""
+    tmp = path.parent / f".tmp-{os.getpid()}-{path.name}"  # keeps the suffix: writers pick the format by it
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def score_results(run_dir: Path, flows: list[int] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, list[Path]]:
+    """`aqmlab quality RUN_DIR`: scores every video flow of a results directory (or the given
+    ones) and writes quality.parquet (one row per frame and flow), quality_flows.csv (one row per
+    flow) and quality.png (PSNR over time)."""
+    from aqmlab.plots import plot_psnr
+    from aqmlab.run import read_results
+
+    run_dir = Path(run_dir)
+    if not (run_dir / "summary.json").exists():
+        raise FileNotFoundError(f"{run_dir} is not an aqmlab results directory (no summary.json)")
+    video = flows_of_run(read_results(run_dir))
+    if not video:
+        raise QualityError(f"{run_dir}: no video flow (needs frames.parquet or media_frames.parquet)")
+    known = sorted(ff.flow for ff in video)
+    if flows:
+        missing = sorted(set(flows) - set(known))
+        if missing:
+            raise QualityError(f"--flow: {missing} are not video flows of this run; allowed: {known}")
+        video = [ff for ff in video if ff.flow in set(flows)]
+    q = score_flows(video)
+    per_flow = freezes(q)
+    written = [run_dir / "quality.parquet", run_dir / "quality_flows.csv", run_dir / "quality.png"]
+    _atomic_write(written[0], lambda p: q.to_parquet(p, index=False))
+    _atomic_write(written[1], lambda p: per_flow.to_csv(p, index=False))
+    _atomic_write(written[2], lambda p: plot_psnr(q, f"{run_dir.name}: PSNR of the shown pictures", p))
+    return q, per_flow, written
