@@ -16,34 +16,34 @@ from aqmlab import viewer
 from aqmlab.cli import main
 
 GOP = 9  # IBBPBBPBB
-FRAMES = 4 * GOP
+FRAMES = 4 * GOP + 1  # ends on an I frame: the B frames before it have both anchors
 PAYLOAD = 972  # the Rb-RIO model's 1000 B packets
 
 
 @pytest.fixture(scope="module")
 def clip(tmp_path_factory):
-    """A 36-frame MPEG-2 encoding of the source with the Rb-RIO GOP, cached in a fresh dir."""
+    """The MPEG-2 clip of the source with the Rb-RIO GOP, cached in a fresh dir."""
     mp = pytest.MonkeyPatch()
     mp.setenv("AQMLAB_CACHE", str(tmp_path_factory.mktemp("cache")))
-    enc = viewer.mpeg_encoding("IBBPBBPBB", 30, 1_000_000, FRAMES)
+    enc = viewer.mpeg_encoding("IBBPBBPBB", 30, 1_000_000)
     source = viewer.source_clip(30)
     bs, clean = viewer.prepare(enc, source)
     yield enc, source, bs, clean
     mp.undo()
 
 
-def flow_with_loss(enc, bs, lost: set[tuple[int, int]]) -> viewer.FlowFrames:
-    """A flow whose frame d was cut into packets as the model cuts the real frame's size, with
-    the (frame, packet) pairs in `lost` missing."""
-    packets = np.maximum(1, -(-bs.sizes_by_display() // PAYLOAD))
-    rx = [(d, k) for d in range(FRAMES) for k in range(packets[d]) if (d, k) not in lost]
-    return viewer.FlowFrames(0, np.arange(FRAMES, dtype=np.int64) * 33_333_333, packets,
+def flow_with_loss(enc, bs, lost: set[tuple[int, int]], frames: int = FRAMES) -> viewer.FlowFrames:
+    """A flow of `frames` frames, frame d cut into packets as the model would cut the real
+    frame's size, with the (frame, packet) pairs in `lost` missing."""
+    packets = np.resize(np.maximum(1, -(-bs.sizes_by_display() // PAYLOAD)), frames)
+    rx = [(d, k) for d in range(frames) for k in range(packets[d]) if (d, k) not in lost]
+    return viewer.FlowFrames(0, np.arange(frames, dtype=np.int64) * 33_333_333, packets,
                              np.array([d for d, _ in rx]), np.array([k for _, k in rx]), enc)
 
 
-def score(clip, lost) -> pd.DataFrame:
+def score(clip, lost, frames: int = FRAMES) -> pd.DataFrame:
     enc, source, bs, clean = clip
-    return viewer.score_flow(flow_with_loss(enc, bs, lost), source, bs, clean)
+    return viewer.score_flow(flow_with_loss(enc, bs, lost, frames), source, bs, clean)
 
 
 def changed(q: pd.DataFrame) -> set[int]:
@@ -62,12 +62,12 @@ def test_no_loss_scores_the_encoders_own_psnr_and_ffmpegs_filters(clip, tmp_path
     q = score(clip, set())
     assert (q["state"] == viewer.SHOWN).all() and not q["damaged"].any()
     # Exactly the loss-free decode's scores, frame by frame.
-    assert q["psnr_db"].tolist() == clean.psnr.tolist()
-    assert q["ssim"].tolist() == clean.ssim.tolist()
+    assert q["psnr_db"].tolist() == clean.psnr[:FRAMES].tolist()
+    assert q["ssim"].tolist() == clean.ssim[:FRAMES].tolist()
     # And what ffmpeg's own psnr and ssim filters say of the same pictures. (Not of the system
     # ffmpeg's own decode: Debian's ffmpeg 5.1 decodes one B frame of this newer libavcodec's
     # encoding differently, a chroma error of 20 dB, so the pictures come from our decoder.)
-    pictures = viewer.decode(bs, enc.codec, None, None)
+    pictures = viewer.decode(bs, enc.codec, FRAMES)
     (tmp_path / "dec.yuv").write_bytes(b"".join(pictures[d].tobytes() for d in range(FRAMES)))
     (tmp_path / "src.yuv").write_bytes(np.ascontiguousarray(source[:FRAMES]).tobytes())
     raw = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "352x288", "-framerate", "30"]
@@ -80,6 +80,16 @@ def test_no_loss_scores_the_encoders_own_psnr_and_ffmpegs_filters(clip, tmp_path
     assert len(ff_psnr) == FRAMES and len(ff_ssim) == FRAMES
     np.testing.assert_allclose(q["psnr_db"], ff_psnr, atol=0.006)  # the log prints 2 decimals
     np.testing.assert_allclose(q["ssim"], ff_ssim, atol=2e-6)
+
+
+def test_the_clip_loops_seamlessly(clip):
+    enc, _, bs, clean = clip
+    frames = enc.frames + 2 * GOP + 1
+    q = score(clip, set(), frames)
+    assert (q["state"] == viewer.SHOWN).all()
+    # The second loop's pictures are the first loop's, so they score the same.
+    assert q["psnr_db"].tolist() == np.resize(clean.psnr, frames).tolist()
+    assert q["frame_type"].iloc[enc.frames] == "I"
 
 
 @pytest.mark.parametrize("which", ["first packet", "middle packet", "every packet"])

@@ -6,14 +6,19 @@ records into pictures and scores them (docs/quality.md):
 1. **Source.** ffmpeg's ``testsrc2`` pattern at CIF with temporal noise (the source of
    :mod:`aqmlab.quality`), ``CLIP_SECONDS`` long, looped: display frame ``d`` shows source
    frame ``d mod clip length``.
-2. **Real encoding.** The looped source is encoded for as many frames as the flow sent, with a
-   real codec chosen by the flow's model: MPEG flows (the Rb-RIO paper's MPEG-1 model) as
+2. **Real encoding.** One clip (the whole GOPs that fit in ``CLIP_SECONDS``) is encoded once
+   with a real codec chosen by the flow's model, and looped: every loop starts with an I frame,
+   so the looped bitstream decodes as one, whatever the run's length. The codec: MPEG flows (the Rb-RIO paper's MPEG-1 model) as
    MPEG-2 video with the flow's own GOP (``IBBPBBPBB`` is ``g=9, bf=2``, open GOP as the
    model's decodability rule assumes) at the flow's mean bit rate; RTP video (the SQF paper's
    VLC stream) as H.264 with one key frame per second and slices of at most one packet's
-   payload (RFC 6184's single NAL unit mode). Single-threaded, so bit-exact run after run;
-   cached under ``$AQMLAB_CACHE`` (default ``~/.cache/aqmlab``), written atomically.
-3. **Packetization.** Simulated frame ``d`` (display order) is real frame ``d``. The sim cut it
+   payload (RFC 6184's single NAL unit mode). The bit rate is the model's mean rounded to two
+   significant digits (one encoding for every run of a scenario). Single-threaded, so bit-exact
+   run after run; cached with its loss-free scores under ``$AQMLAB_CACHE`` (default
+   ``~/.cache/aqmlab``), written atomically. The encoder closes the clip's last GOP, so the two
+   B positions before each loop's end are coded as the encoder chose (one loop is 297 frames
+   for the Rb-RIO GOP at 30 fps).
+3. **Packetization.** Simulated frame ``d`` (display order) is real frame ``d mod clip``. The sim cut it
    into ``n`` packets; packet ``k`` carries bytes ``[k*S//n, (k+1)*S//n)`` of the real
    frame's ``S`` bytes. Sizes differ between the model and the codec, so a proportional map is
    the one that keeps both the fraction of the frame lost and where in the frame it was lost.
@@ -79,7 +84,7 @@ class Encoding:
     bit_rate: int
     gop: int  # frames from one I frame to the next
     b_frames: int  # B frames between anchors
-    frames: int  # display frames to encode
+    frames: int  # display frames of one clip loop
     slice_bytes: int = 0  # H.264: largest slice (0: one slice per picture)
 
     def key(self) -> str:
@@ -89,20 +94,34 @@ class Encoding:
         return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:20]
 
 
-def mpeg_encoding(gop_pattern: str, fps: float, bit_rate: float, frames: int) -> Encoding:
+def two_digits(x: float) -> int:
+    """`x` rounded to two significant digits (1_234_567 -> 1_200_000)."""
+    if x <= 0:
+        return 0
+    return int(round(x, 1 - int(np.floor(np.log10(x)))))
+
+
+def clip_frames(fps: float, gop: int) -> int:
+    """Frames of one loop: the whole GOPs in CLIP_SECONDS."""
+    return max(1, int(CLIP_SECONDS * fps) // gop) * gop
+
+
+def mpeg_encoding(gop_pattern: str, fps: float, bit_rate: float) -> Encoding:
     """MPEG-2 for a frame model whose GOP is ``I`` followed by ``(B^k P)^m B^k`` (e.g.
     ``IBBPBBPBB``): ``g`` = its length, ``bf`` = k."""
     runs = gop_pattern[1:].split("P")
     k = len(runs[0])
     if gop_pattern[0] != "I" or any(set(r) - {"B"} or len(r) != k for r in runs):
         raise QualityError(f"gop {gop_pattern!r}: the real encoder needs I followed by a regular B..BP pattern")
-    return Encoding("mpeg2video", float(fps), int(round(bit_rate)), len(gop_pattern), k, int(frames))
+    g = len(gop_pattern)
+    return Encoding("mpeg2video", float(fps), two_digits(bit_rate), g, k, clip_frames(fps, g))
 
 
-def rtp_encoding(fps: float, bit_rate: float, frames: int, payload: int) -> Encoding:
+def rtp_encoding(fps: float, bit_rate: float, payload: int) -> Encoding:
     """H.264 for RTP video: a key frame every second, no B frames (a live stream), slices of at
     most one packet's payload."""
-    return Encoding("libx264", float(fps), int(round(bit_rate)), max(1, int(round(fps))), 0, int(frames), int(payload))
+    g = max(1, int(round(fps)))
+    return Encoding("libx264", float(fps), two_digits(bit_rate), g, 0, clip_frames(fps, g), int(payload))
 
 
 def cache_dir() -> Path:
@@ -190,7 +209,7 @@ def _encode(enc: Encoding, source: np.ndarray) -> Bitstream:
     ctx = _encoder(enc)
     packets = []
     for d in range(enc.frames):
-        frame = av.VideoFrame.from_ndarray(source[d % len(source)], format="yuv420p")
+        frame = av.VideoFrame.from_ndarray(source[d], format="yuv420p")
         frame.pts = d
         packets += ctx.encode(frame)
     packets += ctx.encode(None)
@@ -274,8 +293,9 @@ def mpeg_flows(frames: pd.DataFrame, media: pd.DataFrame) -> list[FlowFrames]:
             raise QualityError(f"flow {flow}: too few frames to know its GOP")
         t = f["t_ns"].to_numpy(np.int64)
         fps = 1e9 / float(np.median(np.diff(t))) if len(t) > 1 else 30.0
-        bit_rate = float(f["size"].mean()) * 8 * fps
-        enc = mpeg_encoding(pattern, round(fps, 3), bit_rate, len(f))
+        # The model's mean rate over one GOP (not over the frames the run happened to produce).
+        bit_rate = float(f.groupby("gop_position")["size"].mean().mean()) * 8 * fps
+        enc = mpeg_encoding(pattern, round(fps, 3), bit_rate)
         out.append(FlowFrames(int(flow), t, packets, rx_frame, rx_frag, enc))
     return out
 
@@ -292,7 +312,7 @@ def rtp_flows(media_frames: pd.DataFrame, media: pd.DataFrame, payload: dict[int
         t = f["t_ns"].to_numpy(np.int64)
         fps = 1e9 / float(np.median(np.diff(t))) if len(t) > 1 else 25.0
         pl = (payload or {}).get(int(flow)) or int(m["size"].max() - 40 if len(m) else 1316)
-        enc = rtp_encoding(round(fps, 3), float(f["size"].mean()) * 8 * fps, len(f), pl)
+        enc = rtp_encoding(round(fps, 3), float(f["size"].mean()) * 8 * fps, pl)
         out.append(FlowFrames(int(flow), t, f["packets"].to_numpy(np.int64), rx_frame, rx_frag, enc))
     return out
 
@@ -308,29 +328,34 @@ def _decoder(codec: str):
     return ctx
 
 
-def decode(bs: Bitstream, codec: str, received: list[list[int]] | None, packets: np.ndarray | None) -> dict[int, np.ndarray]:
-    """Decodes the bitstream with the losses applied (None: no loss); returns the pictures the
-    decoder output, by display index."""
+def decode(bs: Bitstream, codec: str, frames: int, received: list[list[int]] | None = None,
+           packets: np.ndarray | None = None) -> dict[int, np.ndarray]:
+    """Decodes `frames` display frames of the looped clip with the losses applied (None: no
+    loss); returns the pictures the decoder output, by display index."""
     av = _av()
     ctx = _decoder(codec)
     pictures: dict[int, np.ndarray] = {}
 
-    def take(frames) -> None:
-        for fr in frames:
+    def take(out) -> None:
+        for fr in out:
             if fr.pts is not None and fr.pts not in pictures:
                 pictures[int(fr.pts)] = fr.to_ndarray()
 
-    for i in range(len(bs.display)):
-        d = int(bs.display[i])
-        payload = bs.frame(i) if received is None else kept_bytes(bs.frame(i), int(packets[d]), received[d])
-        if not payload:
-            continue
-        pkt = av.Packet(payload)
-        pkt.pts = pkt.dts = d
-        try:
-            take(ctx.decode(pkt))
-        except av.error.FFmpegError:
-            continue  # the decoder refused the damaged frame: nothing to show for it
+    clip = len(bs.display)
+    for loop in range(-(-frames // clip)):
+        for i in range(clip):
+            d = loop * clip + int(bs.display[i])
+            if d >= frames:
+                continue  # the flow ended before this frame
+            payload = bs.frame(i) if received is None else kept_bytes(bs.frame(i), int(packets[d]), received[d])
+            if not payload:
+                continue
+            pkt = av.Packet(payload)
+            pkt.pts = pkt.dts = d
+            try:
+                take(ctx.decode(pkt))
+            except av.error.FFmpegError:
+                continue  # the decoder refused the damaged frame: nothing to show for it
     try:
         take(ctx.decode(None))
     except av.error.FFmpegError:
@@ -411,11 +436,11 @@ def _digest(pic: np.ndarray) -> bytes:
 
 
 def clean_scores(bs: Bitstream, enc: Encoding, source: np.ndarray) -> CleanScores:
-    pics = decode(bs, enc.codec, None, None)
     n = enc.frames
+    pics = decode(bs, enc.codec, n)
     ps, ss, dg = np.zeros(n), np.zeros(n), []
     for d in range(n):
-        ref = source[d % len(source)]
+        ref = source[d]
         pic = pics.get(d, black_picture())
         dg.append(_digest(pic))
         ps[d], ss[d] = psnr(pic, ref), ssim(pic, ref)
@@ -426,9 +451,10 @@ def score_flow(ff: FlowFrames, source: np.ndarray, bs: Bitstream, clean: CleanSc
                keep_pictures: list | None = None) -> pd.DataFrame:
     """One row per display frame of the flow: what was shown and how it scores."""
     received = ff.received()
-    pictures = decode(bs, ff.encoding.codec, received, ff.packets)
     n = len(ff.t_ns)
-    types = bs.types_by_display()
+    pictures = decode(bs, ff.encoding.codec, n, received, ff.packets)
+    clip = len(bs.display)
+    types = np.resize(bs.types_by_display(), n)
     shown_id = np.full(n, -1, dtype=np.int64)
     state = []
     ps, ss = np.zeros(n), np.zeros(n)
@@ -444,9 +470,9 @@ def score_flow(ff: FlowFrames, source: np.ndarray, bs: Bitstream, clean: CleanSc
         shown_id[d] = last_id
         if last_digest is None:
             last_digest = _digest(last)
-        ref_index = d % len(source)
-        if last_id == d and last_digest == clean.digests[d]:
-            ps[d], ss[d] = clean.psnr[d], clean.ssim[d]
+        ref_index = d % clip
+        if last_id == d and last_digest == clean.digests[ref_index]:
+            ps[d], ss[d] = clean.psnr[ref_index], clean.ssim[ref_index]
         else:
             key = (last_digest, ref_index)
             if key not in cache:
@@ -460,7 +486,7 @@ def score_flow(ff: FlowFrames, source: np.ndarray, bs: Bitstream, clean: CleanSc
         "flow": np.full(n, ff.flow, dtype=np.uint32),
         "frame_id": np.arange(n, dtype=np.uint32),
         "t_ns": ff.t_ns.astype(np.uint64),
-        "frame_type": [TYPE_NAMES.get(int(t), "?") for t in types[:n]],
+        "frame_type": [TYPE_NAMES.get(int(t), "?") for t in types],
         "packets": ff.packets.astype(np.uint32),
         "packets_received": np.array([len(r) for r in received], dtype=np.uint32),
         "damaged": lost | (ff.packets == 0),
@@ -468,7 +494,7 @@ def score_flow(ff: FlowFrames, source: np.ndarray, bs: Bitstream, clean: CleanSc
         "shown_frame": shown_id,
         "psnr_db": ps,
         "ssim": ss,
-        "clean_psnr_db": clean.psnr[:n],
+        "clean_psnr_db": np.resize(clean.psnr, n),
     })
 
 
