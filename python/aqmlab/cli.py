@@ -169,8 +169,12 @@ def _fmt(v: float | None, spec: str) -> str:
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="parallel processes (default: cores)")
 @click.option("--clips", type=click.IntRange(min=1, max=1000), default=None,
               help="head-to-head: clips in the population (default 79, --quick 8)")
+@click.option("--quality-flows", type=click.IntRange(min=0), default=None, metavar="N",
+              help="rb-rio, sqf: video streams per kind decoded with a real codec and scored for the "
+                   "quality table (default 2, 0 with --quick; 0 turns it off)")
 def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick: bool, records: bool,
-              overrides: tuple[str, ...], force: bool, workers: int | None, clips: int | None) -> None:
+              overrides: tuple[str, ...], force: bool, workers: int | None, clips: int | None,
+              quality_flows: int | None) -> None:
     """Reproduce every table and figure of a PAPER's evaluation."""
     try:
         from aqmlab.reproduce import reproducer
@@ -186,6 +190,8 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
         _fail("head-to-head: --set, --records and --seeds are not supported; use --seed and --clips")
     if paper != "head-to-head" and clips is not None:
         _fail(f"{paper}: --clips applies only to head-to-head")
+    if quality_flows and "quality_flows" not in inspect.signature(mod.reproduce).parameters:
+        _fail(f"{paper}: --quality-flows applies only to rb-rio and sqf")
     if paper != "head-to-head":
         _check_overrides(mod, overrides)
     seed_list = [first_seed] if quick else list(range(first_seed, first_seed + seeds))
@@ -194,7 +200,10 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
             if paper == "head-to-head":
                 tables = mod.reproduce(tmp, first_seed, clips, quick, workers=workers)
             else:
-                kwargs = {"quick": quick} if "quick" in inspect.signature(mod.reproduce).parameters else {}
+                params = inspect.signature(mod.reproduce).parameters
+                kwargs: dict[str, Any] = {"quick": quick} if "quick" in params else {}
+                if "quality_flows" in params:
+                    kwargs["quality_flows"] = quality_flows if quality_flows is not None else (0 if quick else 2)
                 tables = mod.reproduce(tmp, seed_list, overrides, keep_records=records, workers=workers, **kwargs)
     except KeyboardInterrupt:
         _interrupted("nothing was written")

@@ -578,3 +578,18 @@ def score_results(run_dir: Path, flows: list[int] | None = None) -> tuple[pd.Dat
     _atomic_write(written[1], lambda p: per_flow.to_csv(p, index=False))
     _atomic_write(written[2], lambda p: plot_psnr(q, f"{run_dir.name}: PSNR of the shown pictures", p))
     return q, per_flow, written
+
+
+def group_quality(tables: dict[str, pd.DataFrame], members: list[int], max_flows: int) -> dict[str, float]:
+    """What the viewers of a group of video flows see, for the reproductions' quality tables:
+    the first `max_flows` members (by flow id) are scored, and their per-flow means of PSNR, SSIM,
+    freeze count and freeze time averaged."""
+    chosen = sorted(members)[:max_flows]
+    picked = {name: df[df["flow"].isin(chosen)] for name, df in tables.items()
+              if name in ("frames", "media", "media_frames")}
+    video = flows_of_run(picked)
+    if not video:
+        return {}
+    per_flow = freezes(score_flows(video))
+    return {"flows": len(per_flow), **{c: float(per_flow[c].mean()) for c in
+                                       ("psnr_db", "ssim", "freezes", "freeze_s", "clean_psnr_db")}}
