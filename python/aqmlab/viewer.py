@@ -580,16 +580,20 @@ def score_results(run_dir: Path, flows: list[int] | None = None) -> tuple[pd.Dat
     return q, per_flow, written
 
 
-def group_quality(tables: dict[str, pd.DataFrame], members: list[int], max_flows: int) -> dict[str, float]:
+def group_quality(tables: dict[str, pd.DataFrame], members: list[int], max_flows: int,
+                  window_ns: tuple[int, int] | None = None) -> dict[str, float]:
     """What the viewers of a group of video flows see, for the reproductions' quality tables:
     the first `max_flows` members (by flow id) are scored, and their per-flow means of PSNR, SSIM,
-    freeze count and freeze time averaged."""
+    freeze count and freeze time averaged, over the frames due in `window_ns` (default: all)."""
     chosen = sorted(members)[:max_flows]
     picked = {name: df[df["flow"].isin(chosen)] for name, df in tables.items()
               if name in ("frames", "media", "media_frames")}
     video = flows_of_run(picked)
     if not video:
         return {}
-    per_flow = freezes(score_flows(video))
+    q = score_flows(video)
+    if window_ns is not None:
+        q = q[(q["t_ns"] >= window_ns[0]) & (q["t_ns"] < window_ns[1])]
+    per_flow = freezes(q)
     return {"flows": len(per_flow), **{c: float(per_flow[c].mean()) for c in
                                        ("psnr_db", "ssim", "freezes", "freeze_s", "clean_psnr_db")}}
