@@ -196,3 +196,40 @@ def test_quality_command_refuses_bad_input(mpeg_run, tmp_path):
     r = CliRunner().invoke(main, ["quality", str(tmp_path)])
     assert r.exit_code == 2 and "not an aqmlab results directory" in r.output
     assert not (tmp_path / "quality.parquet").exists()
+
+
+def test_rb_rio_reproduction_scores_the_streams_pictures(tmp_path, monkeypatch):
+    from aqmlab.reproduce.rb_rio import Job, quality_table, run_job
+
+    monkeypatch.setenv("AQMLAB_CACHE", str(tmp_path / "cache"))
+    over = ("duration=4s", 'metrics.periods=[["0s","4s"]]', "flows.responsive.count=4",
+            "flows.unresponsive.count=2", "flows.unresponsive.start=1s", "flows.unresponsive.stop=4s",
+            "topology.bottleneck.rate=1Mbps")
+    r = run_job(Job("mpeg", "droptail", 1, over, quality_flows=1))
+    p = r["picture"]["responsive"]
+    assert p["flows"] == 1
+    assert 0 < p["psnr_db"] < p["clean_psnr_db"] and 0 < p["ssim"] < 1 and p["freeze_s"] > 0
+    assert r["picture"]["unresponsive"]["flows"] == 1
+    table = quality_table([r], ("droptail",))
+    assert table["group"].tolist() == ["responsive", "unresponsive"]
+    assert table.loc[0, "discipline"] == "Drop-Tail" and table.loc[0, "psnr_db"] == f"{p['psnr_db']:.2f}"
+    # Off by default: the existing jobs compute no pictures.
+    assert "picture" not in run_job(Job("mpeg", "droptail", 1, over))
+
+
+def test_sqf_reproduction_scores_the_video_over_the_measurement_period(tmp_path, monkeypatch):
+    from aqmlab.reproduce.sqf import Job, quality_table, run_job
+
+    monkeypatch.setenv("AQMLAB_CACHE", str(tmp_path / "cache"))
+    over = ("topology.bottleneck.qdisc.limit=10p",)  # a short buffer: the FIFO loses video
+    r = run_job(Job("testbed", "fifo", 5, 1, duration_s=6, warmup_s=2, overrides=over, quality=True))
+    p = r["picture"]
+    assert p["flows"] == 1 and r["video_loss_pct"] > 0
+    assert p["psnr_db"] < p["clean_psnr_db"]
+    assert len(quality_table([r])) == 1
+
+
+def test_reproduce_refuses_quality_flows_where_there_is_no_video_model(tmp_path):
+    r = CliRunner().invoke(main, ["reproduce", "pels", "--quick", "--quality-flows", "1", "--out", str(tmp_path / "p")])
+    assert r.exit_code == 2 and "--quality-flows applies only to rb-rio and sqf" in r.output
+    assert not (tmp_path / "p").exists()
