@@ -597,3 +597,14 @@ def group_quality(tables: dict[str, pd.DataFrame], members: list[int], max_flows
     per_flow = freezes(q)
     return {"flows": len(per_flow), **{c: float(per_flow[c].mean()) for c in
                                        ("psnr_db", "ssim", "freezes", "freeze_s", "clean_psnr_db")}}
+
+
+#: The reproductions' quality table columns: (measurement key, column name, format).
+QUALITY_COLUMNS = (("psnr_db", "psnr_db", ".2f"), ("ssim", "ssim", ".3f"), ("freezes", "freezes", ".1f"),
+                   ("freeze_s", "freeze_s", ".2f"), ("clean_psnr_db", "loss_free_psnr_db", ".2f"))
+
+
+def quality_cells(pictures: list[dict[str, float]], cell) -> dict[str, str]:
+    """A quality table row's cells from group_quality results over seeds; `cell(values, fmt)`
+    is the reproduction's own mean (± CI) formatter."""
+    return {col: cell([p[key] for p in pictures], fmt) for key, col, fmt in QUALITY_COLUMNS}

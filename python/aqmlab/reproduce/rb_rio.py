@@ -142,7 +142,7 @@ def _video_tables(frames: pd.DataFrame, flows: pd.DataFrame, deq: pd.DataFrame) 
 
 def _picture_quality(t: dict[str, pd.DataFrame], flows: pd.DataFrame, max_flows: int) -> dict[str, Any]:
     """PSNR, SSIM and freezes of the first `max_flows` streams of each kind, over their life."""
-    from aqmlab.viewer import group_quality
+    from aqmlab.viewer import group_quality  # noqa: PLC0415 - PyAV only when pictures are asked for
 
     return {group: group_quality(t, _group_flows(flows, group), max_flows)
             for group in ("responsive", "unresponsive") if _group_flows(flows, group)}
@@ -221,6 +221,8 @@ def video_table(results: list[dict], key: str, published: dict, discs: tuple[str
 def quality_table(results: list[dict], discs: tuple[str, ...]) -> pd.DataFrame:
     """What the viewers see per discipline and kind of stream (not in the paper): mean PSNR and
     SSIM of the shown pictures, freezes and frozen seconds per stream, and the loss-free PSNR."""
+    from aqmlab.viewer import quality_cells
+
     rows = []
     for group in ("responsive", "unresponsive"):
         for d in discs:
@@ -229,11 +231,7 @@ def quality_table(results: list[dict], discs: tuple[str, ...]) -> pd.DataFrame:
             if not ps:
                 continue
             rows.append({"group": group, "discipline": DISPLAY[d], "streams_scored": ps[0]["flows"],
-                         "psnr_db": _ci_cell([p["psnr_db"] for p in ps], ".2f"),
-                         "ssim": _ci_cell([p["ssim"] for p in ps], ".3f"),
-                         "freezes": _ci_cell([p["freezes"] for p in ps], ".1f"),
-                         "freeze_s": _ci_cell([p["freeze_s"] for p in ps], ".2f"),
-                         "loss_free_psnr_db": _ci_cell([p["clean_psnr_db"] for p in ps], ".2f")})
+                         **quality_cells(ps, _ci_cell)})
     return pd.DataFrame(rows)
 
 

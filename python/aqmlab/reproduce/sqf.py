@@ -263,18 +263,15 @@ def table1(results: list[dict]) -> pd.DataFrame:
 def quality_table(results: list[dict]) -> pd.DataFrame:
     """What the video's viewer sees per discipline and n (not in the paper): mean PSNR and SSIM
     of the shown pictures, freezes and frozen seconds, beside the loss-free PSNR."""
+    from aqmlab.viewer import quality_cells
+
     rows = []
     for d in DISCIPLINES:
         for n in NS:
             ps = [r["picture"] for r in _select(results, experiment="testbed", discipline=d, n=n) if r.get("picture")]
             if not ps:
                 continue
-            rows.append({"discipline": DISPLAY[d], "n": n,
-                         "psnr_db": _cell([p["psnr_db"] for p in ps], ".2f"),
-                         "ssim": _cell([p["ssim"] for p in ps], ".3f"),
-                         "freezes": _cell([p["freezes"] for p in ps], ".1f"),
-                         "freeze_s": _cell([p["freeze_s"] for p in ps], ".2f"),
-                         "loss_free_psnr_db": _cell([p["clean_psnr_db"] for p in ps], ".2f")})
+            rows.append({"discipline": DISPLAY[d], "n": n, **quality_cells(ps, _cell)})
     return pd.DataFrame(rows)
 
 
