@@ -447,21 +447,19 @@ def clean_scores(bs: Bitstream, enc: Encoding, source: np.ndarray) -> CleanScore
     return CleanScores(dg, ps, ss)
 
 
-def score_flow(ff: FlowFrames, source: np.ndarray, bs: Bitstream, clean: CleanScores,
-               keep_pictures: list | None = None) -> pd.DataFrame:
-    """One row per display frame of the flow: what was shown and how it scores."""
-    received = ff.received()
-    n = len(ff.t_ns)
-    pictures = decode(bs, ff.encoding.codec, n, received, ff.packets)
-    clip = len(bs.display)
-    types = np.resize(bs.types_by_display(), n)
-    shown_id = np.full(n, -1, dtype=np.int64)
+def show(pictures: dict[int, np.ndarray], frames: int, source: np.ndarray, clean: CleanScores
+         ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """Plays `frames` display frames from the decoder's `pictures` as a player would (a frame
+    without a picture repeats the last shown one) and scores each shown picture against the
+    source frame due then (source[d mod len(clean)]). Returns per frame: state, the frame whose
+    picture is shown (-1: black), PSNR and SSIM."""
+    clip = len(clean.psnr)
+    shown_id = np.full(frames, -1, dtype=np.int64)
     state = []
-    ps, ss = np.zeros(n), np.zeros(n)
-    last, last_id = black_picture(), -1
-    last_digest = None
+    ps, ss = np.zeros(frames), np.zeros(frames)
+    last, last_id, last_digest = black_picture(), -1, None
     cache: dict[tuple[bytes, int], tuple[float, float]] = {}
-    for d in range(n):
+    for d in range(frames):
         if d in pictures:
             last, last_id, last_digest = pictures[d], d, None
             state.append(SHOWN)
@@ -473,23 +471,31 @@ def score_flow(ff: FlowFrames, source: np.ndarray, bs: Bitstream, clean: CleanSc
         ref_index = d % clip
         if last_id == d and last_digest == clean.digests[ref_index]:
             ps[d], ss[d] = clean.psnr[ref_index], clean.ssim[ref_index]
-        else:
-            key = (last_digest, ref_index)
-            if key not in cache:
-                ref = source[ref_index]
-                cache[key] = (psnr(last, ref), ssim(last, ref))
-            ps[d], ss[d] = cache[key]
-        if keep_pictures is not None:
-            keep_pictures.append(last)
-    lost = np.array([len(r) for r in received]) < ff.packets
+            continue
+        key = (last_digest, ref_index)
+        if key not in cache:
+            ref = source[ref_index]
+            cache[key] = (psnr(last, ref), ssim(last, ref))
+        ps[d], ss[d] = cache[key]
+    return state, shown_id, ps, ss
+
+
+def score_flow(ff: FlowFrames, source: np.ndarray, bs: Bitstream, clean: CleanScores) -> pd.DataFrame:
+    """One row per display frame of the flow: what was shown and how it scores."""
+    received = ff.received()
+    n = len(ff.t_ns)
+    pictures = decode(bs, ff.encoding.codec, n, received, ff.packets)
+    state, shown_id, ps, ss = show(pictures, n, source, clean)
+    types = np.resize(bs.types_by_display(), n)
+    got = np.array([len(r) for r in received], dtype=np.uint32)
     return pd.DataFrame({
         "flow": np.full(n, ff.flow, dtype=np.uint32),
         "frame_id": np.arange(n, dtype=np.uint32),
         "t_ns": ff.t_ns.astype(np.uint64),
         "frame_type": [TYPE_NAMES.get(int(t), "?") for t in types],
         "packets": ff.packets.astype(np.uint32),
-        "packets_received": np.array([len(r) for r in received], dtype=np.uint32),
-        "damaged": lost | (ff.packets == 0),
+        "packets_received": got,
+        "damaged": (got < ff.packets) | (ff.packets == 0),
         "state": state,
         "shown_frame": shown_id,
         "psnr_db": ps,
