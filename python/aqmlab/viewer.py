@@ -60,6 +60,8 @@ CLIP_SECONDS = 10.0
 PSNR_IDENTICAL = 100.0
 #: Picture types as libavcodec numbers them (AVPictureType): 1 I, 2 P, 3 B.
 TYPE_NAMES = {1: "I", 2: "P", 3: "B"}
+#: Frames sent in a flow's last TAIL_NS are not scored: their packets may be in flight at the end.
+TAIL_NS = 1_000_000_000
 #: Display states of a frame.
 SHOWN, FROZEN = "shown", "frozen"
 
@@ -260,6 +262,13 @@ class FlowFrames:
     rx_frame: np.ndarray
     rx_frag: np.ndarray
     encoding: Encoding
+
+    def until(self, end_ns: int) -> "FlowFrames":
+        """The frames sent before `end_ns` only."""
+        n = int(np.searchsorted(self.t_ns, end_ns))
+        keep = self.rx_frame < n
+        return FlowFrames(self.flow, self.t_ns[:n], self.packets[:n], self.rx_frame[keep], self.rx_frag[keep],
+                          self.encoding)
 
     def received(self) -> list[list[int]]:
         out: list[list[int]] = [[] for _ in range(len(self.t_ns))]
@@ -543,6 +552,11 @@ def flows_of_run(tables: dict[str, pd.DataFrame]) -> list[FlowFrames]:
         flows += mpeg_flows(tables["frames"], media)
     if "media_frames" in tables and len(tables["media_frames"]):
         flows += rtp_flows(tables["media_frames"], media)
+    if "flows" in tables:
+        # A frame sent in the flow's last second may still be in flight (paced, queued) when the
+        # run ends: its missing packets are not losses, so it is left out (our choice).
+        stop = tables["flows"].set_index("flow")["stop_ns"]
+        flows = [ff.until(int(stop[ff.flow]) - TAIL_NS) for ff in flows]
     return flows
 
 
@@ -593,7 +607,7 @@ def group_quality(tables: dict[str, pd.DataFrame], members: list[int], max_flows
     freeze count and freeze time averaged, over the frames due in `window_ns` (default: all)."""
     chosen = sorted(members)[:max_flows]
     picked = {name: df[df["flow"].isin(chosen)] for name, df in tables.items()
-              if name in ("frames", "media", "media_frames")}
+              if name in ("frames", "media", "media_frames", "flows")}
     video = flows_of_run(picked)
     if not video:
         return {}
