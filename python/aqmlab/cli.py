@@ -295,13 +295,17 @@ def plot(results_dir: Path, dest: Path | None) -> None:
 @click.argument("results_dir", type=click.Path(path_type=Path))
 @click.option("--flow", "flows", type=click.IntRange(min=0), multiple=True,
               help="score only this video flow (repeatable; default: every video flow)")
-def quality(results_dir: Path, flows: tuple[int, ...]) -> None:
+@click.option("--video", "videos", is_flag=True,
+              help="also write flow<N>-received.mp4 and flow<N>-sent.mp4 to watch (needs --flow)")
+def quality(results_dir: Path, flows: tuple[int, ...], videos: bool) -> None:
     """Score what a viewer sees: real-codec pictures after the run's losses (PSNR, SSIM, freezes)."""
     from aqmlab.quality import QualityError
     from aqmlab.viewer import score_results
 
+    if videos and not flows:
+        _fail("--video: name the flows to write with --flow N (one pair of mp4s per flow)")
     try:
-        _, per_flow, written = score_results(results_dir, list(flows) or None)
+        _, per_flow, written = score_results(results_dir, list(flows) or None, videos)
     except (FileNotFoundError, QualityError) as e:
         _fail(str(e).strip("'\""))
     except KeyboardInterrupt:

@@ -277,6 +277,16 @@ class FlowFrames:
         return out
 
 
+def frame_rate(t_ns: np.ndarray, default: float) -> float:
+    """Frames per second of a stream's frame times: frames over their span (a shaped stream
+    spaces the frames of a window unevenly, so no single gap will do), snapped to the nearest
+    whole rate within 1 %."""
+    if len(t_ns) < 2 or t_ns[-1] <= t_ns[0]:
+        return default
+    fps = 1e9 * (len(t_ns) - 1) / float(t_ns[-1] - t_ns[0])
+    return float(round(fps)) if abs(fps - round(fps)) < 0.01 * fps else round(fps, 3)
+
+
 def _by_sequence(first_seq: np.ndarray, packets: np.ndarray, seqs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Frame and fragment of each received sequence number, given each frame's run of numbers."""
     seqs = np.unique(seqs)
@@ -301,10 +311,10 @@ def mpeg_flows(frames: pd.DataFrame, media: pd.DataFrame) -> list[FlowFrames]:
         if len(pattern) != gop_len:
             raise QualityError(f"flow {flow}: too few frames to know its GOP")
         t = f["t_ns"].to_numpy(np.int64)
-        fps = 1e9 / float(np.median(np.diff(t))) if len(t) > 1 else 30.0
+        fps = frame_rate(t, 30.0)
         # The model's mean rate over one GOP (not over the frames the run happened to produce).
         bit_rate = float(f.groupby("gop_position")["size"].mean().mean()) * 8 * fps
-        enc = mpeg_encoding(pattern, round(fps, 3), bit_rate)
+        enc = mpeg_encoding(pattern, fps, bit_rate)
         out.append(FlowFrames(int(flow), t, packets, rx_frame, rx_frag, enc))
     return out
 
@@ -319,9 +329,9 @@ def rtp_flows(media_frames: pd.DataFrame, media: pd.DataFrame, payload: dict[int
         rx_frame, rx_frag = _by_sequence(f["first_seq"].to_numpy(np.int64), f["packets"].to_numpy(np.int64),
                                          m["seq"].to_numpy(np.int64))
         t = f["t_ns"].to_numpy(np.int64)
-        fps = 1e9 / float(np.median(np.diff(t))) if len(t) > 1 else 25.0
+        fps = frame_rate(t, 25.0)
         pl = (payload or {}).get(int(flow)) or int(m["size"].max() - 40 if len(m) else 1316)
-        enc = rtp_encoding(round(fps, 3), float(f["size"].mean()) * 8 * fps, pl)
+        enc = rtp_encoding(fps, float(f["size"].mean()) * 8 * fps, pl)
         out.append(FlowFrames(int(flow), t, f["packets"].to_numpy(np.int64), rx_frame, rx_frag, enc))
     return out
 
@@ -456,12 +466,12 @@ def clean_scores(bs: Bitstream, enc: Encoding, source: np.ndarray) -> CleanScore
     return CleanScores(dg, ps, ss)
 
 
-def show(pictures: dict[int, np.ndarray], frames: int, source: np.ndarray, clean: CleanScores
-         ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+def show(pictures: dict[int, np.ndarray], frames: int, source: np.ndarray, clean: CleanScores,
+         screen: list[np.ndarray] | None = None) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
     """Plays `frames` display frames from the decoder's `pictures` as a player would (a frame
     without a picture repeats the last shown one) and scores each shown picture against the
     source frame due then (source[d mod len(clean)]). Returns per frame: state, the frame whose
-    picture is shown (-1: black), PSNR and SSIM."""
+    picture is shown (-1: black), PSNR and SSIM; appends every shown picture to `screen`."""
     clip = len(clean.psnr)
     shown_id = np.full(frames, -1, dtype=np.int64)
     state = []
@@ -475,6 +485,8 @@ def show(pictures: dict[int, np.ndarray], frames: int, source: np.ndarray, clean
         else:
             state.append(FROZEN)
         shown_id[d] = last_id
+        if screen is not None:
+            screen.append(last)
         if last_digest is None:
             last_digest = _digest(last)
         ref_index = d % clip
@@ -489,12 +501,14 @@ def show(pictures: dict[int, np.ndarray], frames: int, source: np.ndarray, clean
     return state, shown_id, ps, ss
 
 
-def score_flow(ff: FlowFrames, source: np.ndarray, bs: Bitstream, clean: CleanScores) -> pd.DataFrame:
-    """One row per display frame of the flow: what was shown and how it scores."""
+def score_flow(ff: FlowFrames, source: np.ndarray, bs: Bitstream, clean: CleanScores,
+               screen: list[np.ndarray] | None = None) -> pd.DataFrame:
+    """One row per display frame of the flow: what was shown (appended to `screen`) and how it
+    scores."""
     received = ff.received()
     n = len(ff.t_ns)
     pictures = decode(bs, ff.encoding.codec, n, received, ff.packets)
-    state, shown_id, ps, ss = show(pictures, n, source, clean)
+    state, shown_id, ps, ss = show(pictures, n, source, clean, screen)
     types = np.resize(bs.types_by_display(), n)
     got = np.array([len(r) for r in received], dtype=np.uint32)
     return pd.DataFrame({
@@ -511,6 +525,38 @@ def score_flow(ff: FlowFrames, source: np.ndarray, bs: Bitstream, clean: CleanSc
         "ssim": ss,
         "clean_psnr_db": np.resize(clean.psnr, n),
     })
+
+
+def write_mp4(pictures: list[np.ndarray], fps: float, path: Path) -> Path:
+    """Pictures as an H.264 mp4 a person can watch (CRF 18: visually lossless; one thread)."""
+    av = _av()
+    rate = Fraction(fps).limit_denominator(1001)
+
+    def write(tmp: Path) -> None:
+        with av.open(str(tmp), "w", format="mp4") as out:
+            stream = out.add_stream("libx264", rate=rate)
+            stream.width, stream.height, stream.pix_fmt = WIDTH, HEIGHT, "yuv420p"
+            stream.options = {"crf": "18", "preset": "veryfast", "threads": "1"}
+            for pic in pictures:
+                out.mux(stream.encode(av.VideoFrame.from_ndarray(pic, format="yuv420p")))
+            out.mux(stream.encode(None))
+
+    _atomic_write(path, write)
+    return path
+
+
+def flow_videos(ff: FlowFrames, folder: Path) -> list[Path]:
+    """`flow<N>-received.mp4` (what the viewer saw) and `flow<N>-sent.mp4` (the same frames of
+    the encoding without loss), side by side in `folder`."""
+    source = source_clip(ff.encoding.fps)
+    bs, clean = prepare(ff.encoding, source)
+    received: list[np.ndarray] = []
+    score_flow(ff, source, bs, clean, received)
+    n = len(ff.t_ns)
+    sent: list[np.ndarray] = []
+    show(decode(bs, ff.encoding.codec, n), n, source, clean, sent)
+    return [write_mp4(received, ff.encoding.fps, folder / f"flow{ff.flow}-received.mp4"),
+            write_mp4(sent, ff.encoding.fps, folder / f"flow{ff.flow}-sent.mp4")]
 
 
 def score_flows(flows: list[FlowFrames], progress: bool = False) -> pd.DataFrame:
@@ -572,10 +618,11 @@ def _atomic_write(path: Path, write) -> None:
         raise
 
 
-def score_results(run_dir: Path, flows: list[int] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, list[Path]]:
+def score_results(run_dir: Path, flows: list[int] | None = None, videos: bool = False
+                  ) -> tuple[pd.DataFrame, pd.DataFrame, list[Path]]:
     """`aqmlab quality RUN_DIR`: scores every video flow of a results directory (or the given
     ones) and writes quality.parquet (one row per frame and flow), quality_flows.csv (one row per
-    flow) and quality.png (PSNR over time)."""
+    flow) and quality.png (PSNR over time); with `videos`, each flow's mp4s (flow_videos)."""
     from aqmlab.plots import plot_psnr
     from aqmlab.run import read_results
 
@@ -597,6 +644,9 @@ def score_results(run_dir: Path, flows: list[int] | None = None) -> tuple[pd.Dat
     _atomic_write(written[0], lambda p: q.to_parquet(p, index=False))
     _atomic_write(written[1], lambda p: per_flow.to_csv(p, index=False))
     _atomic_write(written[2], lambda p: plot_psnr(q, f"{run_dir.name}: PSNR of the shown pictures", p))
+    if videos:
+        for ff in video:
+            written += flow_videos(ff, run_dir)
     return q, per_flow, written
 
 
