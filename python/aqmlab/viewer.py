@@ -342,8 +342,7 @@ def rtp_flows(media_frames: pd.DataFrame, media: pd.DataFrame, payload: dict[int
 def _decoder(codec: str):
     av = _av()
     ctx = av.CodecContext.create("h264" if codec == "libx264" else codec, "r")
-    ctx.thread_count = 1
-    ctx.thread_type = "NONE" if hasattr(ctx, "thread_type") else None
+    ctx.thread_count = 1  # one thread: the same damaged stream decodes to the same pictures
     return ctx
 
 
@@ -450,7 +449,8 @@ class CleanScores:
     ssim: np.ndarray
 
 
-def _digest(pic: np.ndarray) -> bytes:
+def digest(pic: np.ndarray) -> bytes:
+    """A picture's identity: equal digests, equal pictures (and equal scores)."""
     return hashlib.blake2b(pic.tobytes(), digest_size=16).digest()
 
 
@@ -461,7 +461,7 @@ def clean_scores(bs: Bitstream, enc: Encoding, source: np.ndarray) -> CleanScore
     for d in range(n):
         ref = source[d]
         pic = pics.get(d, black_picture())
-        dg.append(_digest(pic))
+        dg.append(digest(pic))
         ps[d], ss[d] = psnr(pic, ref), ssim(pic, ref)
     return CleanScores(dg, ps, ss)
 
@@ -488,7 +488,7 @@ def show(pictures: dict[int, np.ndarray], frames: int, source: np.ndarray, clean
         if screen is not None:
             screen.append(last)
         if last_digest is None:
-            last_digest = _digest(last)
+            last_digest = digest(last)
         ref_index = d % clip
         if last_id == d and last_digest == clean.digests[ref_index]:
             ps[d], ss[d] = clean.psnr[ref_index], clean.ssim[ref_index]
@@ -559,7 +559,7 @@ def flow_videos(ff: FlowFrames, folder: Path) -> list[Path]:
             write_mp4(sent, ff.encoding.fps, folder / f"flow{ff.flow}-sent.mp4")]
 
 
-def score_flows(flows: list[FlowFrames], progress: bool = False) -> pd.DataFrame:
+def score_flows(flows: list[FlowFrames]) -> pd.DataFrame:
     """Scores every flow; flows sharing an encoding share its encode, source and clean scores."""
     parts = []
     by_encoding: dict[Encoding, list[FlowFrames]] = {}

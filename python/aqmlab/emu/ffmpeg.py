@@ -142,7 +142,7 @@ def received_quality(received: Path, seconds: float, fps: int, bitrate: str) -> 
         clean_pictures = _pictures(nut, fps)
     n = len(source)
     clean_state, _, clean_psnr, clean_ssim = viewer.show(clean_pictures, n, source, _unscored(n))
-    clean = viewer.CleanScores([viewer._digest(clean_pictures.get(i, viewer.black_picture())) for i in range(n)],
+    clean = viewer.CleanScores([viewer.digest(clean_pictures.get(i, viewer.black_picture())) for i in range(n)],
                                clean_psnr, clean_ssim)
     state, shown, ps, ss = viewer.show(_pictures(received, fps), n, source, clean)
     return pd.DataFrame({"flow": 0, "frame_id": np.arange(n, dtype=np.uint32),
