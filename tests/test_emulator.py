@@ -320,6 +320,24 @@ def test_ffmpeg_rtp_video_decodes_end_to_end_and_loses_frames_behind_a_narrow_fi
 
 
 @needs_netns
+@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg is not installed")
+def test_ffmpeg_rtp_video_reports_what_the_receiving_decoder_showed() -> None:
+    from aqmlab.emu.ffmpeg import rtp_video
+    from aqmlab.viewer import FROZEN, freezes
+
+    link = {"rate_bps": 300_000, "delay_ns": 5_000_000, "qdisc": {"kind": "droptail", "limit": {"packets": 10}}}
+    out = rtp_video(link, seconds=3, quality=True)
+    q = out["quality"]
+    assert len(q) == out["frames_encoded"] == 75
+    # The same table as a simulated run's: the loss shows as pictures worse than the network-free
+    # decode, and a frame the decoder never produced as a freeze.
+    per_flow = freezes(q).iloc[0]
+    assert per_flow["psnr_db"] < per_flow["clean_psnr_db"] - 3, per_flow
+    assert (q["psnr_db"] <= q["clean_psnr_db"] + 1e-9).all()
+    assert ((q["state"] == FROZEN).sum() > 0) == (out["frames_decoded"] < out["frames_encoded"])
+
+
+@needs_netns
 def test_the_command_line_writes_a_results_directory_that_plots(write_scenario, tmp_path: Path) -> None:
     path = write_scenario(scenario("10Mbps", "5ms", {"kind": "red", "limit": "60p", "min_th": 5, "max_th": 15},
                                    [bulk("tcp", 2), cbr("udp", "1Mbps")], duration="2s"))

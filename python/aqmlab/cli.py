@@ -182,8 +182,12 @@ def _paper_options(default_out: str, seeds_help: str) -> Any:
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="parallel processes (default: cores)")
 @click.option("--clips", type=click.IntRange(min=1, max=1000), default=None,
               help="head-to-head: clips in the population (default 79, --quick 8)")
+@click.option("--quality-flows", type=click.IntRange(min=0), default=None, metavar="N",
+              help="rb-rio, sqf: video streams per kind decoded with a real codec and scored for the "
+                   "quality table (default 2, 0 with --quick; 0 turns it off)")
 def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick: bool, records: bool,
-              overrides: tuple[str, ...], force: bool, workers: int | None, clips: int | None) -> None:
+              overrides: tuple[str, ...], force: bool, workers: int | None, clips: int | None,
+              quality_flows: int | None) -> None:
     """Reproduce every table and figure of a PAPER's evaluation."""
     try:
         from aqmlab.reproduce import reproducer
@@ -199,6 +203,8 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
         _fail("head-to-head: --set, --records and --seeds are not supported; use --seed and --clips")
     if paper != "head-to-head" and clips is not None:
         _fail(f"{paper}: --clips applies only to head-to-head")
+    if quality_flows and "quality_flows" not in inspect.signature(mod.reproduce).parameters:
+        _fail(f"{paper}: --quality-flows applies only to rb-rio and sqf")
     if paper != "head-to-head":
         _check_overrides(mod, overrides)
     seed_list = [first_seed] if quick else list(range(first_seed, first_seed + seeds))
@@ -207,7 +213,10 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
             if paper == "head-to-head":
                 tables = mod.reproduce(tmp, first_seed, clips, quick, workers=workers)
             else:
-                kwargs = {"quick": quick} if "quick" in inspect.signature(mod.reproduce).parameters else {}
+                params = inspect.signature(mod.reproduce).parameters
+                kwargs: dict[str, Any] = {"quick": quick} if "quick" in params else {}
+                if "quality_flows" in params:
+                    kwargs["quality_flows"] = quality_flows if quality_flows is not None else (0 if quick else 2)
                 tables = mod.reproduce(tmp, seed_list, overrides, keep_records=records, workers=workers, **kwargs)
     except KeyboardInterrupt:
         _interrupted("nothing was written")
@@ -423,6 +432,30 @@ def plot(results_dir: Path, dest: Path | None) -> None:
             out.print(str(p))
     except (FileNotFoundError, KeyError) as e:
         _fail(str(e).strip("'\""))
+
+
+@main.command()
+@click.argument("results_dir", type=click.Path(path_type=Path))
+@click.option("--flow", "flows", type=click.IntRange(min=0), multiple=True,
+              help="score only this video flow (repeatable; default: every video flow)")
+@click.option("--video", "videos", is_flag=True,
+              help="also write flow<N>-received.mp4 and flow<N>-sent.mp4 to watch (needs --flow)")
+def quality(results_dir: Path, flows: tuple[int, ...], videos: bool) -> None:
+    """Score what a viewer sees: real-codec pictures after the run's losses (PSNR, SSIM, freezes)."""
+    from aqmlab.quality import QualityError
+    from aqmlab.viewer import score_results
+
+    if videos and not flows:
+        _fail("--video: name the flows to write with --flow N (one pair of mp4s per flow)")
+    try:
+        _, per_flow, written = score_results(results_dir, list(flows) or None, videos)
+    except (FileNotFoundError, QualityError) as e:
+        _fail(str(e).strip("'\""))
+    except KeyboardInterrupt:
+        _interrupted("no quality file was written")
+    out.print(per_flow.round(3).to_markdown(index=False))
+    for p in written:
+        out.print(str(p))
 
 
 @main.command()

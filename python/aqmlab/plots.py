@@ -66,3 +66,25 @@ def plot_results(out_dir: Path, dest: Path | None = None) -> list[Path]:
         made.append(plot_flow_throughput(tables["flow_periods"], f"{name}: per-flow throughput",
                                          dest / "flow_throughput.png"))
     return made
+
+
+def plot_psnr(quality: pd.DataFrame, title: str, path: Path, max_flows: int = 8) -> Path:
+    """PSNR of every shown picture over time, one line per flow (the first `max_flows`), with
+    the loss-free encoding's PSNR as the grey reference."""
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    for i, (flow, f) in enumerate(quality.groupby("flow", sort=True)):
+        if i >= max_flows:
+            break
+        t = f["t_ns"] / 1e9
+        if i == 0:
+            ax.plot(t, f["clean_psnr_db"], lw=0.6, color="0.6", label="no loss")
+        ax.plot(t, f["psnr_db"], lw=0.8, color=f"C{i % 10}", label=f"flow {flow}")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("PSNR (dB)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower left", fontsize=7, ncol=3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return path

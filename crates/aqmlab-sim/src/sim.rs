@@ -125,6 +125,9 @@ struct MpegFlow {
     feedback: Time,
     packets_sent: u64,
     frames: Vec<FrameRecord>,
+    /// Which packets arrived (by sequence number): the quality pipeline drops the others from
+    /// a real bitstream, so it needs the fragments, not only their count per frame.
+    log: ReceiveLog,
 }
 
 struct FrameRecord {
@@ -337,6 +340,7 @@ impl Simulation {
                     feedback: Time(feedback),
                     packets_sent: 0,
                     frames: Vec::new(),
+                    log: ReceiveLog::default(),
                 }))
             }
             AppConfig::Rtp(r) => Transport::Rtp(Box::new(RtpFlow {
@@ -844,7 +848,10 @@ impl Simulation {
                 *rx_packets += 1;
                 *rx_bytes += p.payload as u64;
             }
-            Transport::Mpeg(m) if to_receiver => m.sink.on_packet(p.frame_id, p.seq, p.payload),
+            Transport::Mpeg(m) if to_receiver => {
+                m.sink.on_packet(p.frame_id, p.seq, p.payload);
+                m.log.push(&p, now);
+            }
             Transport::Mpeg(m) => m.src.on_report(p.ack, p.seq.checked_sub(1)),
             Transport::Rtp(r) => r.log.push(&p, now),
             Transport::UdpStream(_) => self.on_stream_packet(f, p, to_receiver),
@@ -1009,8 +1016,9 @@ impl Simulation {
         ])
     }
 
-    /// One row per media packet received: flow, RTP sequence number, size, send and receive
-    /// times. Loss, one-way delay and jitter are computed from it. None without media flows.
+    /// One row per media packet received (RTP-like and MPEG flows, as the emulator records
+    /// them): flow, sequence number, size, send and receive times. Loss, one-way delay and
+    /// jitter are computed from it. None without media flows.
     pub fn media_table(&self) -> Option<Table> {
         let (mut flow, mut seq, mut size, mut sent, mut recv) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut any = false;
@@ -1018,6 +1026,7 @@ impl Simulation {
             let log = match &f.transport {
                 Transport::Rtp(r) => &r.log,
                 Transport::UdpStream(u) => &u.log,
+                Transport::Mpeg(m) => &m.log,
                 _ => continue,
             };
             any = true;
@@ -1038,6 +1047,34 @@ impl Simulation {
         })
     }
 
+    /// One row per frame of any RTP-like video flow: when its first packet was due, its size,
+    /// and its packets as a run of sequence numbers (with `media`, which of a frame's packets
+    /// arrived). None without RTP video.
+    pub fn media_frames_table(&self) -> Option<Table> {
+        let (mut flow, mut id, mut t, mut size, mut first, mut packets) = (vec![], vec![], vec![], vec![], vec![], vec![]);
+        for (fi, f) in self.flows.iter().enumerate() {
+            let Transport::Rtp(r) = &f.transport else { continue };
+            for (i, fr) in r.src.frames.iter().enumerate() {
+                flow.push(fi as u32);
+                id.push(i as u32);
+                t.push(fr.at.as_nanos());
+                size.push(fr.size);
+                first.push(fr.first_seq);
+                packets.push(fr.packets);
+            }
+        }
+        (!flow.is_empty()).then(|| {
+            vec![
+                ("flow", Column::U32(flow)),
+                ("frame_id", Column::U32(id)),
+                ("t_ns", Column::U64(t)),
+                ("size", Column::U32(size)),
+                ("first_seq", Column::U64(first)),
+                ("packets", Column::U32(packets)),
+            ]
+        })
+    }
+
     /// Consumes the simulation's records: (name, table) pairs, plus the pcap bytes if captured.
     pub fn take_records(&mut self) -> (Vec<(&'static str, Table)>, Option<Vec<u8>>) {
         let mut tables = vec![("flows", self.flows_table())];
@@ -1046,6 +1083,9 @@ impl Simulation {
         }
         if let Some(media) = self.media_table() {
             tables.push(("media", media));
+        }
+        if let Some(media_frames) = self.media_frames_table() {
+            tables.push(("media_frames", media_frames));
         }
         tables.extend(self.pels_tables());
         if let Some(pe) = self.pkt_events.take() {

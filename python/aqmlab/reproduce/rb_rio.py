@@ -69,6 +69,8 @@ class Job:
     overrides: tuple[str, ...] = ()
     records_dir: str | None = None
     keep_traces: bool = False
+    #: Video flows per group whose pictures are scored (aqmlab.viewer); 0 = none.
+    quality_flows: int = 0
 
 
 def scenario_name(experiment: str, discipline: str) -> str:
@@ -114,6 +116,8 @@ def measure(job: Job, res: Any) -> dict[str, Any]:
             })
     if "frames" in t:
         out["video"] = _video_tables(t["frames"], flows, deq)
+        if job.quality_flows:
+            out["picture"] = _picture_quality(t, flows, job.quality_flows)
         if job.keep_traces and job.experiment == "mpeg":
             out["decoded"] = _decoded_samples(t["frames"], flows)
     if job.keep_traces and job.experiment == "tcp":
@@ -134,6 +138,14 @@ def _video_tables(frames: pd.DataFrame, flows: pd.DataFrame, deq: pd.DataFrame) 
         s["throughput_mbps"] = float(d["size"].sum()) * 8 / (b - a) / 1e6
         rows[key] = s
     return rows
+
+
+def _picture_quality(t: dict[str, pd.DataFrame], flows: pd.DataFrame, max_flows: int) -> dict[str, Any]:
+    """PSNR, SSIM and freezes of the first `max_flows` streams of each kind, over their life."""
+    from aqmlab.viewer import group_quality  # noqa: PLC0415 - PyAV only when pictures are asked for
+
+    return {group: group_quality(t, _group_flows(flows, group), max_flows)
+            for group in ("responsive", "unresponsive") if _group_flows(flows, group)}
 
 
 def _decoded_samples(frames: pd.DataFrame, flows: pd.DataFrame) -> dict[str, Any]:
@@ -206,6 +218,23 @@ def video_table(results: list[dict], key: str, published: dict, discs: tuple[str
     return pd.DataFrame(rows)
 
 
+def quality_table(results: list[dict], discs: tuple[str, ...]) -> pd.DataFrame:
+    """What the viewers see per discipline and kind of stream (not in the paper): mean PSNR and
+    SSIM of the shown pictures, freezes and frozen seconds per stream, and the loss-free PSNR."""
+    from aqmlab.viewer import quality_cells
+
+    rows = []
+    for group in ("responsive", "unresponsive"):
+        for d in discs:
+            ps = [r["picture"][group] for r in results if r["experiment"] == "mpeg" and r["discipline"] == d
+                  and r.get("picture", {}).get(group)]
+            if not ps:
+                continue
+            rows.append({"group": group, "discipline": DISPLAY[d], "streams_scored": ps[0]["flows"],
+                         **quality_cells(ps, _ci_cell)})
+    return pd.DataFrame(rows)
+
+
 def class_throughput_table(results: list[dict], experiment: str, discs: tuple[str, ...],
                            per_flow: bool, periods: tuple[tuple[int, int], ...] = PERIODS_S) -> pd.DataFrame:
     """Throughput of each flow group (aggregate, or average per active flow) by packet class."""
@@ -239,22 +268,24 @@ def mean_of(results: list[dict], experiment: str, d: str, group: str, a: int, co
 
 
 def jobs_for(seeds: list[int], overrides: tuple[str, ...], discs: tuple[str, ...],
-             records_dir: str | None) -> list[Job]:
+             records_dir: str | None, quality_flows: int = 0) -> list[Job]:
     jobs = []
     for i, seed in enumerate(seeds):
         for e in SETS:
             for d in discs:
-                jobs.append(Job(e, d, seed, overrides, records_dir, keep_traces=(i == 0)))
+                jobs.append(Job(e, d, seed, overrides, records_dir, keep_traces=(i == 0),
+                                quality_flows=quality_flows if e == "mpeg" else 0))
     return jobs
 
 
 def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), keep_records: bool = False,
-              workers: int | None = None) -> dict[str, pd.DataFrame]:
+              workers: int | None = None, quality_flows: int = 0) -> dict[str, pd.DataFrame]:
     """Runs everything and writes tables, figures and report.md into `out_dir` (which must be
-    a fresh directory: the caller handles atomic replacement)."""
+    a fresh directory: the caller handles atomic replacement). With `quality_flows` > 0 that
+    many streams of each kind are also decoded for real and scored (the "quality" table)."""
     discs = disciplines()
     records_dir = str(out_dir / "runs") if keep_records else None
-    results = parallel_map(run_job, jobs_for(seeds, overrides, discs, records_dir), workers)
+    results = parallel_map(run_job, jobs_for(seeds, overrides, discs, records_dir, quality_flows), workers)
     tables = {
         "fig5": fig5_table(results, discs),
         "fig5_jain": jain_table(results, "tcp", discs),
@@ -265,6 +296,8 @@ def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), 
         "fig6_throughput": class_throughput_table(results, "mpeg", discs, per_flow=True, periods=((10, 20),)),
         "fig8_throughput": class_throughput_table(results, "mixed", discs, per_flow=False),
     }
+    if quality_flows:
+        tables["quality"] = quality_table(results, discs)
     write_tables(tables, out_dir / "tables")
     from aqmlab.reproduce import rb_rio_figures
 
@@ -284,6 +317,7 @@ TITLES = {
     "table2": "Table 2: 20 unresponsive MPEG streams, 10-20 s",
     "fig8_throughput": "Figure 8 (top): aggregate throughput by flow type and class, TCP + MPEG mix",
     "fig8_jain": "Figure 8 (bottom): Jain's index per period, TCP + MPEG mix",
+    "quality": "Extra: what the viewers see (real MPEG-2 decode, docs/quality.md), MPEG streams",
 }
 
 

@@ -88,6 +88,8 @@ class Job:
     size_cv: float | None = None  # None: the scenario's frame-size variability
     overrides: tuple[str, ...] = ()
     records_dir: str | None = None
+    #: Score the video's pictures (aqmlab.viewer): testbed runs only.
+    quality: bool = False
 
 
 def scenario_name(experiment: str, discipline: str) -> str:
@@ -124,7 +126,12 @@ def run_job(job: Job) -> dict[str, Any]:
     start, end = int(job.warmup_s * 1e9), int(job.duration_s * 1e9)
     if job.experiment == "model":
         return base | measure_model(res.tables, job, start, end)
-    return base | measure_testbed(res.tables, start, end)
+    out = base | measure_testbed(res.tables, start, end)
+    if job.quality:
+        from aqmlab.viewer import group_quality
+
+        out["picture"] = group_quality(res.tables, _members(res.tables["flows"], "video"), 1, (start, end))
+    return out
 
 
 # ---- measurements ----------------------------------------------------------------------------
@@ -253,6 +260,21 @@ def table1(results: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def quality_table(results: list[dict]) -> pd.DataFrame:
+    """What the video's viewer sees per discipline and n (not in the paper): mean PSNR and SSIM
+    of the shown pictures, freezes and frozen seconds, beside the loss-free PSNR."""
+    from aqmlab.viewer import quality_cells
+
+    rows = []
+    for d in DISCIPLINES:
+        for n in NS:
+            ps = [r["picture"] for r in _select(results, experiment="testbed", discipline=d, n=n) if r.get("picture")]
+            if not ps:
+                continue
+            rows.append({"discipline": DISPLAY[d], "n": n, **quality_cells(ps, _cell)})
+    return pd.DataFrame(rows)
+
+
 def fig8_table(results: list[dict]) -> pd.DataFrame:
     rows = []
     for rate in FIG8_RATES_MBPS:
@@ -302,9 +324,10 @@ def model_tables() -> dict[str, pd.DataFrame]:
 # ---- the command -------------------------------------------------------------------------------
 
 
-def jobs_for(seeds: list[int], overrides: tuple[str, ...], quick: bool, records_dir: str | None) -> list[Job]:
+def jobs_for(seeds: list[int], overrides: tuple[str, ...], quick: bool, records_dir: str | None,
+             quality: bool = False) -> list[Job]:
     timing = QUICK if quick else FULL
-    jobs = [Job("testbed", d, n, s, overrides=overrides, records_dir=records_dir, **timing)
+    jobs = [Job("testbed", d, n, s, overrides=overrides, records_dir=records_dir, quality=quality, **timing)
             for s in seeds for d in DISCIPLINES for n in NS]
     deltas = (0, 2, 5, 20) if quick else DELTAS_MS
     jobs += [Job("jitter", "sqf", FIG8_N, s, delta_ms=float(dl), rate_mbps=float(r), overrides=overrides,
@@ -321,11 +344,12 @@ def jobs_for(seeds: list[int], overrides: tuple[str, ...], quick: bool, records_
 
 
 def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), keep_records: bool = False,
-              workers: int | None = None, quick: bool = False) -> dict[str, pd.DataFrame]:
+              workers: int | None = None, quick: bool = False, quality_flows: int = 0) -> dict[str, pd.DataFrame]:
     """Runs everything and writes tables, figures and report.md into `out_dir` (a fresh
-    directory: the caller replaces the destination atomically)."""
+    directory: the caller replaces the destination atomically). With `quality_flows` > 0 the
+    testbed's video (one stream) is decoded for real and scored (the "quality" table)."""
     records_dir = str(out_dir / "runs") if keep_records else None
-    results = parallel_map(run_job, jobs_for(seeds, overrides, quick, records_dir), workers)
+    results = parallel_map(run_job, jobs_for(seeds, overrides, quick, records_dir, quality_flows > 0), workers)
     figs = model_tables()
     tables = {
         "fig6_loss": media_table(results, "loss_pct", ".2f"),
@@ -335,6 +359,8 @@ def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), 
         "smoothness": smoothness_table(results),
         "model_check": model_check_table(results),
     }
+    if quality_flows:
+        tables["quality"] = quality_table(results)
     write_tables({**tables, **figs}, out_dir / "tables")
     draw_all(results, figs, out_dir / "figures")
     write_report(tables, seeds, overrides, quick, out_dir / "report.md")
@@ -349,6 +375,7 @@ TITLES = {
     "fig8": "Figure 8: video loss (%) under SQF against the source delay s.d. delta (n = 5)",
     "smoothness": "Extra: SQF's video loss against the frame-size variability (VLC-like 200 ms shaping)",
     "model_check": "Section IV checked: Poisson stream vs n TCP flows under SQF, model p(T) beside simulation",
+    "quality": "Extra: what the video's viewer sees (real H.264 decode, docs/quality.md) against n",
 }
 
 
@@ -367,7 +394,9 @@ def write_report(tables: dict[str, pd.DataFrame], seeds: list[int], overrides: t
                            "always prioritized; this varies how far the 200 ms slices' rate strays from the mean.",
              "model_check": "Model: equation (2) over T = the stream's measured life; simulation: the stream "
                             "holds >= B/(n+1) packets (condition (1) violated) at least once (share of runs), "
-                            "and the share of time it does."}
+                            "and the share of time it does.",
+             "quality": "Not in the paper: the loss of Figure 6 as pictures; means over the measurement period "
+                        "of the one video stream (docs/quality.md)."}
     for name, df in tables.items():
         lines += [f"## {TITLES[name]}", "", df.to_markdown(index=False), "", f"Paper: {notes[name]}", ""]
     lines += ["Figures: figures/fig3.png, fig4.png (model), fig6.png, fig7.png, fig8.png, model_check.png.", ""]

@@ -105,6 +105,17 @@ pub struct Emission {
     pub size: u32,
 }
 
+/// One video frame as sent: its packets are the `packets` sequence numbers from `first_seq`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MediaFrame {
+    /// When its first packet was due (before source jitter).
+    pub at: Time,
+    /// Payload bytes.
+    pub size: u32,
+    pub first_seq: u64,
+    pub packets: u32,
+}
+
 /// Draws sizes with mean `mean` and coefficient of variation `cv` from a log-normal (positive,
 /// right-skewed like video frame sizes); `cv = 0` gives the mean exactly.
 fn lognormal(rng: &mut SimRng, mean: f64, cv: f64) -> f64 {
@@ -127,12 +138,14 @@ pub struct MediaSource {
     /// Packets generated but not yet due (only with jitter), earliest first.
     pending: BinaryHeap<Reverse<Emission>>,
     pub sent_packets: u64,
+    /// Every video frame generated, in order (empty for audio and Poisson sources).
+    pub frames: Vec<MediaFrame>,
 }
 
 impl MediaSource {
     pub fn new(cfg: RtpConfig, rng: SimRng, jitter_rng: SimRng) -> Result<MediaSource, String> {
         cfg.validate()?;
-        Ok(MediaSource { cfg, rng, jitter_rng, next_seq: 0, trace_pos: 0, pending: BinaryHeap::new(), sent_packets: 0 })
+        Ok(MediaSource { cfg, rng, jitter_rng, next_seq: 0, trace_pos: 0, pending: BinaryHeap::new(), sent_packets: 0, frames: Vec::new() })
     }
 
     /// Generates the packets of the event at `now` (a frame, an audio packet, a Poisson
@@ -145,6 +158,7 @@ impl MediaSource {
                 // One frame, or every frame of a shaping window, generated at once.
                 let frames = frames_per_window(shaping_ns, fps);
                 let mut packets = Vec::new();
+                let first_frame = self.frames.len();
                 for _ in 0..frames {
                     let frame = match &trace {
                         Some(t) => {
@@ -154,11 +168,18 @@ impl MediaSource {
                         }
                         None => lognormal(&mut self.rng, mean_rate_bps as f64 / 8.0 / fps, size_cv),
                     };
-                    packets.extend(packetize(frame.round().max(1.0) as u64, mtu));
+                    let size = frame.round().max(1.0) as u64;
+                    let first_seq = self.next_seq + packets.len() as u64;
+                    packets.extend(packetize(size, mtu));
+                    let count = (self.next_seq + packets.len() as u64 - first_seq) as u32;
+                    self.frames.push(MediaFrame { at: now, size: size as u32, first_seq, packets: count });
                 }
                 let window = frames as f64 / fps;
                 if !burst {
                     spacing = Time::from_secs_f64(window / packets.len() as f64);
+                }
+                for fr in &mut self.frames[first_frame..] {
+                    fr.at = now + Time(spacing.as_nanos() * (fr.first_seq - self.next_seq));
                 }
                 (packets, now + Time::from_secs_f64(window))
             }
@@ -318,6 +339,24 @@ mod tests {
         assert!(out.last().unwrap().at < Time::from_millis(200));
         // About 5 frames of 25 kB: far more packets than one frame's 17.
         assert!(out.len() > 50, "{}", out.len());
+    }
+
+    #[test]
+    fn video_frames_record_their_runs_of_sequence_numbers() {
+        let cfg = MediaConfig::Video { mean_rate_bps: 5_000_000, fps: 25.0, size_cv: 0.5, trace: None, mtu: 1356,
+                                       burst: false, shaping_ns: 200_000_000 };
+        let mut s = source(cfg, 0);
+        let (_, pkts) = drive(&mut s, 2);
+        assert_eq!(s.frames.len(), 50);
+        // The frames tile the sequence numbers, each run sized by packetize.
+        let mut next = 0;
+        for f in &s.frames {
+            assert_eq!(f.first_seq, next);
+            assert_eq!(f.packets as usize, packetize(f.size as u64, 1356).len());
+            assert_eq!(pkts[f.first_seq as usize].at, f.at, "a frame starts when its first packet is due");
+            next += f.packets as u64;
+        }
+        assert_eq!(next as usize, pkts.len());
     }
 
     #[test]
