@@ -4,7 +4,10 @@
 //! packets and in bytes, and that a discipline never exceeds its physical limit.
 //! Add each new discipline to `configs()`.
 
+use aqmlab_core::qdisc::codel::CodelConfig;
 use aqmlab_core::qdisc::drr::DrrConfig;
+use aqmlab_core::qdisc::fq_codel::FqCodelConfig;
+use aqmlab_core::qdisc::pie::{PieConfig, PieEstimator};
 use aqmlab_core::qdisc::fifo::DropTailConfig;
 use aqmlab_core::qdisc::flowid::{FlowField, FlowKeyConfig};
 use aqmlab_core::qdisc::pfq::PfqConfig;
@@ -34,8 +37,67 @@ fn red(limit: Limit, mode: RedMode, gentle: bool, ecn: bool) -> QdiscConfig {
     })
 }
 
+/// CoDel with a 1 ms target and 5 ms interval, so that the property's waits (up to 5 ms)
+/// reach its dropping state and re-entries.
+fn codel(limit: Limit, ecn: bool) -> QdiscConfig {
+    QdiscConfig::Codel(CodelConfig { limit, target_ns: 1_000_000, interval_ns: 5_000_000, mtu: 500, ecn })
+}
+
+/// PIE updating every 2 ms with a 1 ms target and a 4 ms burst allowance, for the same reason.
+fn pie(limit: Limit, estimator: PieEstimator, ecn: bool, bytemode: bool, derandomize: bool) -> QdiscConfig {
+    QdiscConfig::Pie(PieConfig {
+        limit,
+        target_ns: 1_000_000,
+        t_update_ns: 2_000_000,
+        max_burst_ns: 4_000_000,
+        alpha: 20.0,
+        beta: 200.0,
+        ecn,
+        bytemode,
+        derandomize,
+        estimator,
+        mtu: 500,
+        dq_threshold: 2_000,
+        ..PieConfig::default()
+    })
+}
+
+fn fq_codel(limit: Limit, flows: u32, quantum: u32, ecn: bool) -> QdiscConfig {
+    QdiscConfig::FqCodel(FqCodelConfig {
+        limit,
+        flows,
+        quantum,
+        ecn,
+        target_ns: 1_000_000,
+        interval_ns: 5_000_000,
+        mtu: 500,
+        drop_batch: 2,
+        flow_key: FlowKeyConfig::of(&[FlowField::Flow]),
+        ..FqCodelConfig::default()
+    })
+}
+
 fn configs() -> Vec<QdiscConfig> {
     vec![
+        // The modern AQMs, packet and byte limits, ECN on and off, and inside classful parents.
+        codel(Limit::Packets(12), false),
+        codel(Limit::Bytes(9_000), true),
+        pie(Limit::Packets(12), PieEstimator::Timestamp, false, false, false),
+        pie(Limit::Bytes(9_000), PieEstimator::Rate, true, true, true),
+        fq_codel(Limit::Packets(12), 1024, 1514, false),
+        fq_codel(Limit::Bytes(9_000), 3, 300, true),
+        QdiscConfig::FqCodel(FqCodelConfig { limit: Limit::Packets(50), memory_limit: Some(6_000), ..FqCodelConfig::default() }),
+        QdiscConfig::Prio(PrioConfig {
+            bands: vec![codel(Limit::Packets(5), true), fq_codel(Limit::Packets(6), 4, 500, false)],
+            classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0)]), default_band: None },
+        }),
+        QdiscConfig::Wrr(WrrConfig {
+            bands: vec![
+                WrrBand { weight: 1500, qdisc: codel(Limit::Bytes(5_000), false) },
+                WrrBand { weight: 600, qdisc: pie(Limit::Packets(7), PieEstimator::Timestamp, true, false, false) },
+            ],
+            classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0)]), default_band: None },
+        }),
         QdiscConfig::Droptail(DropTailConfig { limit: Limit::Packets(12) }),
         QdiscConfig::Droptail(DropTailConfig { limit: Limit::Bytes(9_000) }),
         red(Limit::Packets(12), RedMode::Packets, false, false),
