@@ -39,3 +39,18 @@ def test_aqm_keeps_delay_low_and_the_link_busy(droptail, kind, max_delay_ratio, 
     assert row["jain"] >= min_jain
     # The AQM's own drops are recorded as drop events (event 2) with reason "early".
     assert ((packets["event"] == 2) & (packets["reason"] == EARLY)).sum() > 10
+
+
+def test_list_shows_every_parameter_of_the_new_disciplines_with_its_default():
+    from aqmlab.scenario import Codel, FqCodel, Pie
+    from conftest import aqmlab
+
+    r = aqmlab("list")
+    assert r.returncode == 0, r.stderr
+    text = r.stdout
+    for kind, model in (("codel", Codel), ("fq_codel", FqCodel), ("pie", Pie)):
+        assert f"qdisc.kind): {kind} -" in " ".join(text.split()), kind
+        for name in model.model_fields:
+            assert name in text, (kind, name)
+    for default in ("5ms", "100ms", "1514B", "10240p", "15ms", "150ms", "0.125", "1.25", "16384B", "timestamp"):
+        assert default in text, default
