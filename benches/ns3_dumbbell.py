@@ -250,9 +250,9 @@ def aqm_attributes(ns, q):
             **common,
             "Target": ns.StringValue(f"{seconds_to_ns(q['target_s'])}ns"),
             "Interval": ns.StringValue(f"{seconds_to_ns(q['interval_s'])}ns"),
-            "MinBytes": ns.UintegerValue(q["mtu"]),
+            # No MinBytes attribute here: the per-flow CoDel children keep CoDel's 1500 B. The
+            # quantum is not an attribute either (build_dumbbell sets it).
             "Flows": ns.UintegerValue(q["flows"]),
-            "Quantum": ns.UintegerValue(q["quantum"]),
             "DropBatchSize": ns.UintegerValue(q["drop_batch"]),
         }
     return "ns3::PieQueueDisc", {
@@ -402,6 +402,9 @@ def build_dumbbell(ns, spec):
         # creation order, so the drop sequence would shift with anything else
         # in the model (e.g. the routing protocol).
         red.AssignStreams(0)
+    fq = ns.DynamicCast[ns.FqCoDelQueueDisc](net.bottleneck_qdisc)
+    if fq:
+        fq.SetQuantum(spec["qdisc"]["quantum"])  # else ns-3 takes the device MTU, 1500 B
     pie = ns.DynamicCast[ns.PieQueueDisc](net.bottleneck_qdisc)
     if pie:
         pie.AssignStreams(0)  # the same, for PIE's drop coin
