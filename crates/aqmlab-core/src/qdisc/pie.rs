@@ -251,11 +251,23 @@ impl Pie {
         self.qdelay
     }
 
-    /// Runs every update due by `now` (module docs: a lazy timer).
+    /// Runs every update due by `now` (module docs: a lazy timer). After a long quiet spell
+    /// only the first `MAX_CATCH_UP` updates run and the timer skips to its next boundary after
+    /// `now`: nothing changes between packets, so by then the state has long settled (the
+    /// probability decays to 0 in far fewer updates), and a leap of the clock costs bounded work.
     fn catch_up(&mut self, now: Time) {
-        while self.next_update <= now {
+        const MAX_CATCH_UP: u32 = 10_000;
+        let step = self.cfg.t_update_ns;
+        let mut ran = 0;
+        while self.next_update <= now && self.next_update != Time::MAX {
+            if ran == MAX_CATCH_UP {
+                let missed = (now.0 - self.next_update.0) / step + 1;
+                self.next_update = Time(self.next_update.0.saturating_add(missed.saturating_mul(step)));
+                return;
+            }
             self.update();
-            self.next_update = self.next_update + Time(self.cfg.t_update_ns);
+            self.next_update = self.next_update + Time(step);
+            ran += 1;
         }
     }
 
@@ -556,6 +568,23 @@ mod tests {
         assert!((pie.rate.avg - 1e6).abs() / 1e6 < 0.01, "{}", pie.rate.avg);
         let d = pie.current_delay();
         assert!((d.as_secs_f64() - 0.1).abs() < 0.002, "{d:?}"); // 100 packets left
+    }
+
+    #[test]
+    fn a_leap_of_the_clock_costs_bounded_work_and_settles_the_state() {
+        let mut pie = Pie::new(PieConfig::default());
+        pie.drop_prob = 0.5;
+        let mut rng = SimRng::stream(1, "t");
+        let mut ev = Vec::new();
+        // 10^6 s of silence is 6.7e7 update periods: the catch-up stops after 10^4.
+        pie.enqueue(pkt(0, 0, 1000), Time::from_secs(1_000_000), &mut rng, &mut ev);
+        assert_eq!(pie.drop_prob(), 0.0);
+        assert!(pie.next_update > Time::from_secs(1_000_000));
+        assert!(pie.next_update <= Time::from_secs(1_000_000) + Time(15_000_000));
+        // At the end of time the timer saturates instead of spinning.
+        pie.dequeue(Time(u64::MAX - 1));
+        pie.enqueue(pkt(1, 0, 1000), Time::MAX, &mut rng, &mut ev);
+        assert_eq!(pie.len_packets(), 1);
     }
 
     #[test]
