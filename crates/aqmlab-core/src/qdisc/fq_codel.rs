@@ -230,6 +230,21 @@ impl FqCodel {
         fattest
     }
 
+    /// After a full pass in which every listed queue only received a quantum: credits at once
+    /// the `k - 1` further passes in which none could send either (`k` the fewest refills after
+    /// which some deficit turns positive), so the next pass goes exactly as walking those rounds
+    /// would. Without it a packet far above the quantum would cost `size / quantum` rotations
+    /// (as `drr` does for the same reason).
+    fn skip_idle_rounds(&mut self) {
+        let q = self.quantum;
+        let listed = self.new_flows.iter().chain(&self.old_flows);
+        let k = listed.map(|&i| self.buckets[i as usize].deficit).map(|d| if d > 0 { 0 } else { -d / q + 1 }).min();
+        let Some(k) = k.filter(|k| *k > 1) else { return };
+        for &i in self.new_flows.iter().chain(&self.old_flows) {
+            self.buckets[i as usize].deficit += (k - 1) * q;
+        }
+    }
+
     /// Takes the head of the list a dequeue serves: new flows first (RFC 8290 section 4.2).
     fn front(&self) -> Option<(bool, u32)> {
         match self.new_flows.front() {
@@ -277,6 +292,7 @@ impl Qdisc for FqCodel {
 
     fn dequeue(&mut self, now: Time) -> Option<Packet> {
         self.marked = false;
+        let mut refills = 0;
         loop {
             let (from_new, i) = self.front()?;
             let quantum = self.quantum;
@@ -285,8 +301,14 @@ impl Qdisc for FqCodel {
                 b.deficit += quantum;
                 self.pop_front(from_new);
                 self.old_flows.push_back(i);
+                refills += 1;
+                if refills >= self.new_flows.len() + self.old_flows.len() {
+                    self.skip_idle_rounds();
+                    refills = 0;
+                }
                 continue;
             }
+            refills = 0;
             let (n0, b0) = (b.q.len(), b.q.bytes());
             let others = self.bytes - b0;
             let mut acts = HeadActions::default();
@@ -467,6 +489,24 @@ mod tests {
             }
             let ratio = bytes[0] as f64 / bytes[1] as f64;
             assert!((ratio - 1.0).abs() < 0.01, "{limit:?}: {bytes:?}");
+            q.check_invariants().unwrap();
+        }
+    }
+
+    #[test]
+    fn packets_far_above_the_quantum_keep_the_drr_order_when_rounds_are_skipped() {
+        // 100 MB packets under a 1514 B quantum: 66 000 refills each if walked one by one.
+        for quantum in [1514u32, 50_000_000] {
+            let inner = FqCodel::new(FqCodelConfig { quantum, limit: Limit::Packets(100), ..FqCodelConfig::default() });
+            let f = distinct_flows(&inner, 2);
+            let mut q = Queue::new(Box::new(inner));
+            let mut rng = SimRng::stream(1, "t");
+            for i in 0..6 {
+                q.enqueue(flow_pkt(i, f[(i % 2) as usize], 100_000_000), Time::ZERO, &mut rng);
+            }
+            let order: Vec<u64> = std::iter::from_fn(|| q.dequeue(Time::ZERO)).map(|p| p.uid).collect();
+            // The quantum only decides how many rounds pass between sends, not the order.
+            assert_eq!(order, vec![0, 1, 2, 3, 4, 5], "quantum {quantum}");
             q.check_invariants().unwrap();
         }
     }
