@@ -20,7 +20,14 @@ Fairness of the timing comparison rests on two rules kept throughout:
 Optional spec keys beyond the shared ones: "rwnd_bytes" (receive buffer =
 advertised window, default 4 MiB), "sack" (default true, see
 use_sack), "ns3_routing" ("nix" by default, or "global"; see routing_kind),
-"seed" (ns-3 RngRun, default 1) and qdisc "wait" (RED, default false).
+"seed" (ns-3 RngRun, default 1), qdisc "wait" (RED, default false) and
+"record_sojourn" (default false: with it, the bottleneck queue disc's
+SojournTime trace is logged by a C++ callback and the output gains the
+sojourn-time p50/p99 of every period; see SOJOURN_CPP).
+
+Besides "droptail" and "red" the bottleneck qdisc can be "codel", "fq_codel" or
+"pie" (ns-3's CoDelQueueDisc, FqCoDelQueueDisc and PieQueueDisc), with the
+parameters listed in AQM_KEYS under aqmlab's names; see aqm_attributes.
 Besides the measurements the output records cpu_run_s, wall_import_s (loading
 the bindings, not part of setup), the settings above, drops by ns-3 drop reason
 and other_queue_drops (drops anywhere but the bottleneck; should be 0).
@@ -47,6 +54,12 @@ REQUIRED_KEYS = (
     "flows", "periods_s",
 )
 RED_KEYS = ("limit_packets", "min_th", "max_th", "w_q", "max_p", "gentle", "mean_pkt_size")
+AQM_KEYS = {
+    "codel": ("limit_packets", "target_s", "interval_s", "mtu", "ecn"),
+    "fq_codel": ("limit_packets", "target_s", "interval_s", "mtu", "ecn", "flows", "quantum", "drop_batch"),
+    "pie": ("limit_packets", "target_s", "t_update_s", "alpha", "beta", "max_burst_s", "ecn",
+            "mark_ecn_threshold", "mtu", "derandomize", "estimator", "dq_threshold"),
+}
 
 # ns-3's TcpSocketBase has no public abort: Close() and ShutdownSend() both
 # transmit everything already written to the send buffer first, which with a
@@ -80,6 +93,47 @@ void ScheduleAbort(ns3::Ptr<ns3::Application> app, int64_t at_ns) {
 """
 
 
+# The bottleneck queue disc's SojournTime trace (fired at every dequeue with now
+# minus the packet's enqueue time), logged in C++ so that no Python runs per
+# packet; read once after the run.
+SOJOURN_CPP = r"""
+#include <vector>
+#include "ns3/queue-disc.h"
+#include "ns3/simulator.h"
+
+namespace aqmlab_bench {
+struct SojournLog {
+    std::vector<int64_t> at_ns;
+    std::vector<int64_t> sojourn_ns;
+    void Add(ns3::Time sojourn) {
+        at_ns.push_back(ns3::Simulator::Now().GetNanoSeconds());
+        sojourn_ns.push_back(sojourn.GetNanoSeconds());
+    }
+    // ns-3 fires SojournTime when a packet leaves the internal queue, also for the packets
+    // CoDel then drops at the head; aqmlab's queueing delay counts sent packets only, so a
+    // drop after dequeue takes back the entry its dequeue logged at this same instant.
+    void DropAfterDequeue(ns3::Ptr<const ns3::QueueDiscItem> item, const char*) {
+        int64_t now = ns3::Simulator::Now().GetNanoSeconds();
+        int64_t sojourn = now - item->GetTimeStamp().GetNanoSeconds();
+        for (size_t i = at_ns.size(); i-- > 0 && at_ns[i] == now;) {
+            if (sojourn_ns[i] == sojourn) {
+                at_ns.erase(at_ns.begin() + i);
+                sojourn_ns.erase(sojourn_ns.begin() + i);
+                return;
+            }
+        }
+    }
+};
+SojournLog g_sojourn;
+
+void RecordSojourn(ns3::Ptr<ns3::QueueDisc> q) {
+    q->TraceConnectWithoutContext("SojournTime", ns3::MakeCallback(&SojournLog::Add, &g_sojourn));
+    q->TraceConnectWithoutContext("DropAfterDequeue", ns3::MakeCallback(&SojournLog::DropAfterDequeue, &g_sojourn));
+}
+}  // namespace aqmlab_bench
+"""
+
+
 def log(*args):
     print(*args, file=sys.stderr, flush=True)
 
@@ -100,9 +154,9 @@ def validate_spec(spec):
     if missing:
         raise SystemExit(f"spec is missing keys: {', '.join(missing)}")
     kind = spec["qdisc"].get("kind")
-    if kind not in ("droptail", "red"):
-        raise SystemExit(f"qdisc.kind must be 'droptail' or 'red', got {kind!r}")
-    needed = RED_KEYS if kind == "red" else ("limit_packets",)
+    if kind not in ("droptail", "red", *AQM_KEYS):
+        raise SystemExit(f"qdisc.kind must be one of droptail, red, {', '.join(AQM_KEYS)}; got {kind!r}")
+    needed = RED_KEYS if kind == "red" else AQM_KEYS.get(kind, ("limit_packets",))
     missing = [k for k in needed if k not in spec["qdisc"]]
     if missing:
         raise SystemExit(f"qdisc is missing keys: {', '.join(missing)}")
@@ -174,11 +228,60 @@ def fifo_helper(ns, limit_packets):
     return tch
 
 
+def seconds_value(ns, t):
+    return ns.TimeValue(ns.NanoSeconds(seconds_to_ns(t)))
+
+
+def aqm_attributes(ns, q):
+    """ns-3 type and attributes of CoDel, FQ-CoDel or PIE with aqmlab's parameters."""
+    common = {"MaxSize": queue_size(ns, q["limit_packets"]), "UseEcn": ns.BooleanValue(bool(q["ecn"]))}
+    if q["kind"] == "codel":
+        return "ns3::CoDelQueueDisc", {
+            **common,
+            "Target": seconds_value(ns, q["target_s"]),
+            "Interval": seconds_value(ns, q["interval_s"]),
+            # "queue > 1 MTU" test of RFC 8289 section 5.3.
+            "MinBytes": ns.UintegerValue(q["mtu"]),
+        }
+    if q["kind"] == "fq_codel":
+        # Interval and Target are string attributes in ns-3's FqCoDel (passed on to the
+        # per-flow CoDel children).
+        return "ns3::FqCoDelQueueDisc", {
+            **common,
+            "Target": ns.StringValue(f"{seconds_to_ns(q['target_s'])}ns"),
+            "Interval": ns.StringValue(f"{seconds_to_ns(q['interval_s'])}ns"),
+            # No MinBytes attribute here: the per-flow CoDel children keep CoDel's 1500 B. The
+            # quantum is not an attribute either (build_dumbbell sets it).
+            "Flows": ns.UintegerValue(q["flows"]),
+            "DropBatchSize": ns.UintegerValue(q["drop_batch"]),
+        }
+    return "ns3::PieQueueDisc", {
+        **common,
+        "QueueDelayReference": seconds_value(ns, q["target_s"]),
+        "Tupdate": seconds_value(ns, q["t_update_s"]),
+        "A": ns.DoubleValue(q["alpha"]),
+        "B": ns.DoubleValue(q["beta"]),
+        "MaxBurstAllowance": seconds_value(ns, q["max_burst_s"]),
+        "MarkEcnThreshold": ns.DoubleValue(q["mark_ecn_threshold"]),
+        "MeanPktSize": ns.UintegerValue(q["mtu"]),
+        "UseDerandomization": ns.BooleanValue(bool(q["derandomize"])),
+        "UseDequeueRateEstimator": ns.BooleanValue(q["estimator"] == "rate"),
+        "DequeueThreshold": ns.UintegerValue(q["dq_threshold"]),
+        # RFC 8033 section 5.5, always on in aqmlab (ns-3's default too).
+        "UseCapDropAdjustment": ns.BooleanValue(True),
+    }
+
+
 def bottleneck_helper(ns, spec):
     """Helper for the discipline under test on R1's bottleneck device."""
     q = spec["qdisc"]
     if q["kind"] == "droptail":
         return fifo_helper(ns, q["limit_packets"])
+    if q["kind"] in AQM_KEYS:
+        type_name, attrs = aqm_attributes(ns, q)
+        tch = ns.TrafficControlHelper()
+        tch.SetRootQueueDisc(type_name, *[x for name, value in attrs.items() for x in (name, value)])
+        return tch
     attrs = {
         "MaxSize": queue_size(ns, q["limit_packets"]),
         # Thresholds are in packets because MaxSize is in packets.
@@ -299,6 +402,14 @@ def build_dumbbell(ns, spec):
         # creation order, so the drop sequence would shift with anything else
         # in the model (e.g. the routing protocol).
         red.AssignStreams(0)
+    fq = ns.DynamicCast[ns.FqCoDelQueueDisc](net.bottleneck_qdisc)
+    if fq:
+        fq.SetQuantum(spec["qdisc"]["quantum"])  # else ns-3 takes the device MTU, 1500 B
+    pie = ns.DynamicCast[ns.PieQueueDisc](net.bottleneck_qdisc)
+    if pie:
+        pie.AssignStreams(0)  # the same, for PIE's drop coin
+    if spec.get("record_sojourn", False):
+        cppyy.gbl.aqmlab_bench.RecordSojourn(net.bottleneck_qdisc)
     net.other_qdiscs.append(fifo_helper(ns, spec["reverse_limit_packets"]).Install(bn_devs.Get(1)))
     net.other_qdiscs.append(fifo_helper(ns, spec["access_limit_packets"]).Install(access_devs))
 
@@ -323,7 +434,8 @@ def build_dumbbell(ns, spec):
 
 def check_queue_discs(ns, nodes):
     """Fail loudly if any device ended up with a queue disc we did not choose."""
-    wanted = {"ns3::FifoQueueDisc", "ns3::RedQueueDisc"}
+    wanted = {"ns3::FifoQueueDisc", "ns3::RedQueueDisc", "ns3::CoDelQueueDisc", "ns3::FqCoDelQueueDisc",
+              "ns3::PieQueueDisc"}
     for k in range(nodes.GetN()):
         node = nodes.Get(k)
         tc = node.GetObject[ns.TrafficControlLayer]()
@@ -379,6 +491,9 @@ def snapshot(qdisc):
         "drops": int(st.nTotalDroppedPackets),
         "dequeued_packets": int(st.nTotalDequeuedPackets),
         "dequeued_bytes": int(st.nTotalDequeuedBytes),
+        # ns-3 counts a packet CoDel drops at the head as dequeued too (it left the internal
+        # queue); utilization must not include it.
+        "dropped_after_dequeue_bytes": int(st.nTotalDroppedBytesAfterDequeue),
     }
 
 
@@ -433,13 +548,36 @@ def period_rows(spec, snaps):
         rows.append({
             "start_s": a,
             "end_s": b,
-            "utilization_mbps": d["dequeued_bytes"] * 8 / (b - a) / 1e6,
+            "utilization_mbps": (d["dequeued_bytes"] - d["dropped_after_dequeue_bytes"]) * 8 / (b - a) / 1e6,
             "drop_rate_pct": 100.0 * d["drops"] / d["arrivals"] if d["arrivals"] else 0.0,
             "arrivals": d["arrivals"],
             "drops": d["drops"],
             "dequeued_bytes": d["dequeued_bytes"],
         })
     return rows
+
+
+def percentile(sorted_values, q):
+    """numpy's default (linear) percentile of a sorted list; the ns-3 venv has no numpy."""
+    if not sorted_values:
+        return float("nan")
+    x = (len(sorted_values) - 1) * q / 100
+    lo = int(x)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (x - lo)
+
+
+def sojourn_percentiles(spec):
+    """p50 and p99 of the logged sojourn times per period, in ms (record_sojourn)."""
+    log_ = cppyy.gbl.aqmlab_bench.g_sojourn
+    pairs = list(zip(log_.at_ns, log_.sojourn_ns))
+    out = []
+    for a, b in spec["periods_s"]:
+        lo, hi = seconds_to_ns(a), seconds_to_ns(b)
+        sel = sorted(s / 1e6 for t, s in pairs if lo <= t < hi)
+        out.append({"start_s": a, "end_s": b, "qdelay_p50_ms": percentile(sel, 50),
+                    "qdelay_p99_ms": percentile(sel, 99)})
+    return out
 
 
 def other_queue_drops(net):
@@ -456,6 +594,7 @@ def import_ns3():
     from ns import ns
 
     cppyy.cppdef(ABORT_CPP)
+    cppyy.cppdef(SOJOURN_CPP)
     return ns
 
 
@@ -495,6 +634,8 @@ def main(argv):
         ],
         "other_queue_drops": other_queue_drops(net),
     }
+    if spec.get("record_sojourn", False):
+        result["sojourn"] = sojourn_percentiles(spec)
     ns.Simulator.Destroy()
     print(json.dumps(result))
 

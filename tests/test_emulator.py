@@ -149,6 +149,22 @@ def test_sqf_protects_a_1mbps_udp_stream_against_8_tcp_flows_while_fifo_does_not
 
 
 @needs_netns
+def test_fq_codel_serves_a_sparse_udp_flow_at_once_and_codel_drops_the_tcp_backlog() -> None:
+    # The core's FQ-CoDel unchanged behind real kernel TCP: a 0.5 Mbit/s CBR stream (under its
+    # 1/9 fair share) is neither lost nor queued behind 8 TCP flows, whose queues CoDel holds
+    # down with head drops (reason 1, early).
+    fq = {"kind": "fq_codel", "limit": "200p"}
+    r = run("fq_codel", scenario("10Mbps", "10ms", fq, [bulk("tcp", 8), cbr("udp", "500Kbps", start="1s")],
+                                 duration="6s"))
+    assert udp_loss(r, 8) < 0.01, f"FQ-CoDel: UDP loss {udp_loss(r, 8):.2%}"
+    p = r.tables["packets"]
+    udp_sojourn = p[(p["event"] == 3) & (p["flow"] == 8)]["sojourn_ns"]
+    assert float(np.median(udp_sojourn)) < 3e6, f"UDP median sojourn {np.median(udp_sojourn) / 1e6:.1f} ms"
+    assert ((p["event"] == 2) & (p["reason"] == 1)).sum() > 0, "CoDel's head drops must act"
+    assert utilization(r, 1.0, 6.0) > 9e6
+
+
+@needs_netns
 def test_red_keeps_its_average_queue_between_the_thresholds() -> None:
     red = {"kind": "red", "limit": "100p", "min_th": 5, "max_th": 15, "w_q": 0.002, "max_p": 0.1}
     r = run("red", scenario("10Mbps", "10ms", red, [bulk("tcp", 8)]))

@@ -176,6 +176,91 @@ class Pfq(Strict):
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification")
 
 
+def _positive_durations(model: Strict, *names: str) -> None:
+    for name in names:
+        if getattr(model, name) <= 0:
+            raise ValueError(f"{name} must be a positive duration, got {format_ns(getattr(model, name))}")
+
+
+def _target_below_interval(model: Strict) -> None:
+    _positive_durations(model, "target", "interval")
+    if model.target >= model.interval:  # type: ignore[attr-defined]
+        raise ValueError(f"target ({format_ns(model.target)}) must be smaller than interval "  # type: ignore[attr-defined]
+                         f"({format_ns(model.interval)}); RFC 8289 suggests 5-10 % of it")  # type: ignore[attr-defined]
+
+
+class Codel(Strict):
+    """CoDel (RFC 8289): drops (or ECN-marks) at dequeue once the sojourn time has stayed above
+    target for an interval, then at interval/sqrt(count)."""
+
+    kind: Literal["codel"]
+    limit: Limit = Field("1000p", description="physical capacity, packets or bytes (Linux default 1000p)")
+    target: Duration = Field("5ms", description="acceptable standing sojourn time (RFC 8289 4.3)")
+    interval: Duration = Field("100ms", description="window the sojourn must stay above target in (RFC 8289 4.4)")
+    mtu: Size = Field("1500B", description="no drop while at most this many bytes are queued (RFC 8289 5.3)")
+    ecn: bool = Field(False, description="CE-mark ECN-capable packets instead of dropping (Linux default off)")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "Codel":
+        _target_below_interval(self)
+        return self
+
+
+class FqCodel(Strict):
+    """FQ-CoDel (RFC 8290): hashed flow queues served by DRR with new/old flow lists, CoDel in
+    each queue, overflow drops half the fattest queue (Linux batch, at most drop_batch packets)."""
+
+    kind: Literal["fq_codel"]
+    limit: Limit = Field("10240p", description="capacity over all queues, packets or bytes (RFC 8290 5.1)")
+    memory_limit: Size | None = Field(None, description="optional cap on bytes queued (Linux memory_limit); none by default")
+    flows: int = Field(1024, ge=1, le=65536, description="hash buckets, i.e. flow queues (RFC 8290 5.1)")
+    quantum: Size = Field("1514B", description="DRR bytes per round per queue (Linux: one Ethernet frame)")
+    target: Duration = Field("5ms", description="CoDel target per queue")
+    interval: Duration = Field("100ms", description="CoDel interval per queue")
+    mtu: Size = Field("1500B", description="CoDel's one-MTU no-drop test (on the whole backlog, as Linux)")
+    ecn: bool = Field(True, description="CE-mark ECN-capable packets instead of dropping (RFC 8290 default on)")
+    drop_batch: int = Field(64, ge=1, description="most packets dropped from the fattest queue per overflow (Linux)")
+    flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification for the hash")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "FqCodel":
+        _target_below_interval(self)
+        if self.quantum <= 0:
+            raise ValueError("quantum must be at least 1 byte (default 1514B)")
+        if self.memory_limit is not None and self.memory_limit <= 0:
+            raise ValueError("memory_limit must be at least 1 byte, or left out for none")
+        return self
+
+
+class Pie(Strict):
+    """PIE (RFC 8033): drop on arrival with a probability updated every t_update from the queue
+    delay (PI control with auto-tuned alpha/beta), burst allowance, optional ECN and
+    derandomization."""
+
+    kind: Literal["pie"]
+    limit: Limit = Field("1000p", description="physical capacity, packets or bytes (Linux default 1000p)")
+    target: Duration = Field("15ms", description="target queue delay QDELAY_REF (RFC 8033 4.2)")
+    t_update: Duration = Field("15ms", description="drop-probability update period (RFC 8033 4.2)")
+    alpha: float = Field(0.125, ge=0, description="weight of the delay error, 1/s (RFC 8033 4.2)")
+    beta: float = Field(1.25, ge=0, description="weight of the delay trend, 1/s (RFC 8033 4.2)")
+    max_burst: Duration = Field("150ms", description="burst allowance (RFC 8033 4.4)")
+    ecn: bool = Field(False, description="CE-mark ECN-capable packets while drop_prob <= mark_ecn_threshold")
+    mark_ecn_threshold: float = Field(0.1, ge=0, le=1, description="highest drop probability that marks (RFC 8033 5.1)")
+    bytemode: bool = Field(False, description="scale the drop probability by size/mtu (Linux bytemode)")
+    mtu: Size = Field("1500B", description="packet size of the 2-packet no-drop floor and the bytemode unit")
+    derandomize: bool = Field(False, description="spread drops by the accumulated probability (RFC 8033 5.4)")
+    estimator: Literal["timestamp", "rate"] = Field(
+        "timestamp", description="queue delay from packet timestamps (Linux, ns-3 default) or the departure rate (RFC 8033 5.2)")
+    dq_threshold: Size = Field("16384B", description="bytes per departure-rate measurement (estimator = \"rate\")")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Pie":
+        _positive_durations(self, "target", "t_update")
+        if self.mtu <= 0 or self.dq_threshold <= 0:
+            raise ValueError("mtu and dq_threshold must be at least 1 byte")
+        return self
+
+
 class Tbf(Strict):
     """Token bucket filter, as Linux tbf: tokens at `rate` up to `burst` bytes; a packet leaves
     when the bucket holds its size."""
@@ -248,14 +333,16 @@ class PelsFeedback(Strict):
         return self
 
 
-Qdisc = Annotated[Union[DropTail, Red, RbRed, RbRio, Rio, Sqf, Drr, Pfq, Tbf, Prio, Wrr, PelsFeedback],
+Qdisc = Annotated[Union[DropTail, Red, RbRed, RbRio, Rio, Sqf, Drr, Pfq, Tbf, Prio, Wrr, PelsFeedback,
+                        Codel, FqCodel, Pie],
                   Field(discriminator="kind")]
 for _model in (Prio, WrrBand, Wrr, PelsFeedback):
     _model.model_rebuild()
 QDISC_MODELS: dict[str, type[Strict]] = {"droptail": DropTail, "red": Red, "rb_red": RbRed,
                                          "rb_rio": RbRio, "rio": Rio, "sqf": Sqf, "drr": Drr,
                                          "fq": Drr, "pfq": Pfq, "tbf": Tbf, "prio": Prio, "wrr": Wrr,
-                                         "pels_feedback": PelsFeedback}
+                                         "pels_feedback": PelsFeedback, "codel": Codel,
+                                         "fq_codel": FqCodel, "pie": Pie}
 
 
 # ---- topology ---------------------------------------------------------------------------
@@ -720,9 +807,13 @@ def _qdisc(q: Any) -> dict[str, Any]:
     d = q.model_dump()
     if d["kind"] == "fq":
         d["kind"] = "drr"
-    if "time_constant" in d:
-        d["time_constant_ns"] = d.pop("time_constant")
+    for key in _DURATION_KEYS & d.keys():
+        d[f"{key}_ns"] = d.pop(key)
     return d
+
+
+#: Duration fields of single disciplines, which the core takes in nanoseconds as `<name>_ns`.
+_DURATION_KEYS = {"time_constant", "target", "interval", "t_update", "max_burst"}
 
 
 def _classifier(c: Classifier) -> dict[str, Any]:

@@ -29,6 +29,9 @@ use crate::qdisc::drr::DrrConfig;
 use crate::qdisc::fifo::DropTailConfig;
 use crate::qdisc::flowid::{FlowField, FlowKeyConfig};
 use crate::qdisc::pels_feedback::PelsFeedbackConfig;
+use crate::qdisc::codel::CodelConfig;
+use crate::qdisc::fq_codel::FqCodelConfig;
+use crate::qdisc::pie::{PieConfig, PieEstimator};
 use crate::qdisc::pfq::PfqConfig;
 use crate::qdisc::prio::{Classifier, PrioConfig};
 use crate::qdisc::rb_red::RbRedConfig;
@@ -146,6 +149,30 @@ pub fn disciplines() -> Vec<(&'static str, QdiscConfig)> {
                 WrrBand { weight: 50, qdisc: QdiscConfig::Tbf(TbfConfig { rate: Rate(2_000_000), burst: 1500, limit: Limit::Bytes(4_000) }) },
             ],
             classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0), (1, 0)]), default_band: None },
+        })),
+        // The modern AQMs (RFC 8289, 8290, 8033): 1 ms target and 5 ms interval / 2 ms update so that
+        // random runs reach their dropping states; packet and byte limits, ECN on and off.
+        ("codel/packets", QdiscConfig::Codel(CodelConfig { limit: p12, target_ns: 1_000_000, interval_ns: 5_000_000, mtu: 500, ecn: false })),
+        ("codel/bytes-ecn", QdiscConfig::Codel(CodelConfig { limit: b9k, target_ns: 1_000_000, interval_ns: 5_000_000, mtu: 500, ecn: true })),
+        ("pie/packets", QdiscConfig::Pie(PieConfig { limit: p12, target_ns: 1_000_000, t_update_ns: 2_000_000, max_burst_ns: 4_000_000, alpha: 20.0, beta: 200.0, mtu: 500, ..PieConfig::default() })),
+        ("pie/bytes-rate-ecn-derand", QdiscConfig::Pie(PieConfig { limit: b9k, target_ns: 1_000_000, t_update_ns: 2_000_000, max_burst_ns: 4_000_000, alpha: 20.0, beta: 200.0, ecn: true, bytemode: true, derandomize: true, estimator: PieEstimator::Rate, mtu: 500, dq_threshold: 2_000, ..PieConfig::default() })),
+        ("fq_codel/packets", QdiscConfig::FqCodel(FqCodelConfig { limit: p12, target_ns: 1_000_000, interval_ns: 5_000_000, mtu: 500, ecn: false, drop_batch: 2, flow_key: by_flow(), ..FqCodelConfig::default() })),
+        ("fq_codel/bytes-3-buckets", QdiscConfig::FqCodel(FqCodelConfig { limit: b9k, flows: 3, quantum: 300, target_ns: 1_000_000, interval_ns: 5_000_000, mtu: 500, drop_batch: 2, flow_key: by_flow(), ..FqCodelConfig::default() })),
+        ("fq_codel/memory-5tuple", QdiscConfig::FqCodel(FqCodelConfig { limit: Limit::Packets(50), memory_limit: Some(6_000), ..FqCodelConfig::default() })),
+        // The modern AQMs inside classful parents: head drops passed up through PRIO and WRR.
+        ("prio/codel-fq_codel", QdiscConfig::Prio(PrioConfig {
+            bands: vec![
+                QdiscConfig::Codel(CodelConfig { limit: Limit::Packets(5), target_ns: 1_000_000, interval_ns: 5_000_000, mtu: 500, ecn: true }),
+                QdiscConfig::FqCodel(FqCodelConfig { limit: Limit::Packets(6), flows: 4, quantum: 500, target_ns: 1_000_000, interval_ns: 5_000_000, mtu: 500, drop_batch: 2, flow_key: by_flow(), ..FqCodelConfig::default() }),
+            ],
+            classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0)]), default_band: None },
+        })),
+        ("wrr/codel-pie", QdiscConfig::Wrr(WrrConfig {
+            bands: vec![
+                WrrBand { weight: 1500, qdisc: QdiscConfig::Codel(CodelConfig { limit: Limit::Bytes(5_000), target_ns: 1_000_000, interval_ns: 5_000_000, mtu: 500, ecn: false }) },
+                WrrBand { weight: 600, qdisc: QdiscConfig::Pie(PieConfig { limit: Limit::Packets(7), target_ns: 1_000_000, t_update_ns: 2_000_000, max_burst_ns: 4_000_000, alpha: 20.0, beta: 200.0, ecn: true, mtu: 500, ..PieConfig::default() }) },
+            ],
+            classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0)]), default_band: None },
         })),
         // The PELS feedback wrapper (eq. 11) around the PELS router, 5 ms interval.
         ("pels_feedback/packets", QdiscConfig::PelsFeedback(PelsFeedbackConfig {

@@ -15,7 +15,7 @@
 //! Times are the run's `Time` (ns since the run's epoch); the caller passes `now`.
 
 use crate::config::LinkConfig;
-use crate::parse::{set_ce, IpInfo};
+use crate::parse::{parse_frame, set_ce, IpInfo, Parsed};
 use aqmlab_core::{build_qdisc, DropReason, Packet, Queue, Rate, SimRng, Time, Verdict};
 use aqmlab_sim::record::{event, PacketEvents, QueueSamples};
 use std::cmp::Reverse;
@@ -183,9 +183,12 @@ impl Link {
     fn release_from_queue(&mut self, now: Time) {
         while self.queue.len_packets() > 0 && self.free_at <= now {
             // A shaper (tbf) may hold packets back; it says when to ask again.
-            let Some(pkt) = self.queue.dequeue(now) else { break };
+            let out = self.queue.dequeue(now);
+            self.forget_head_drops(now);
+            let Some(pkt) = out else { break };
             let start = self.free_at.max(pkt.enqueued_at);
-            self.log(start, event::DEQUEUE, &pkt, None, false);
+            let marked = self.queue.dequeue_marked() && self.mark_stored(pkt.uid);
+            self.log(start, event::DEQUEUE, &pkt, None, marked);
             let finish = match self.rate {
                 Some(rate) => start + rate.tx_time(pkt.size as u64),
                 None => start,
@@ -193,6 +196,29 @@ impl Link {
             self.free_at = finish;
             let extra = self.store.get(&pkt.uid).map_or(Time::ZERO, |s| s.extra_delay);
             self.delay_line.push(Reverse((finish + self.delay + extra, pkt.uid)));
+        }
+    }
+
+    /// Logs and frees the packets the last dequeue dropped at the head (CoDel, FQ-CoDel).
+    fn forget_head_drops(&mut self, now: Time) {
+        if self.queue.dequeue_drops().is_empty() {
+            return;
+        }
+        let drops: Vec<(Packet, DropReason)> = self.queue.dequeue_drops().iter().map(|e| (e.packet, e.reason)).collect();
+        for (victim, reason) in drops {
+            self.log(now, event::DROP, &victim, Some(reason), false);
+            if let Some(s) = self.store.remove(&victim.uid) {
+                self.recycle(s.bytes);
+            }
+        }
+    }
+
+    /// Sets CE in the stored frame of a packet the discipline marked at dequeue.
+    fn mark_stored(&mut self, uid: u64) -> bool {
+        let Some(s) = self.store.get_mut(&uid) else { return false };
+        match parse_frame(&s.bytes) {
+            Ok(Parsed::Ip(info)) => set_ce(&mut s.bytes, &info),
+            _ => false,
         }
     }
 

@@ -461,11 +461,17 @@ impl Simulation {
             }
         }
         for e in evicted {
-            self.take_sack_blocks(&e.packet);
-            self.labels.remove(&e.packet.uid);
-            self.record(l, event::DROP, &e.packet, Some(e.reason), false);
+            self.forget_dropped(l, &e.packet, e.reason);
         }
         self.start_tx_if_idle(l);
+    }
+
+    /// A packet pushed out of link `l`'s buffer after it was accepted (evicted, or dropped at
+    /// the head by an AQM): its side state goes and the drop is recorded.
+    fn forget_dropped(&mut self, l: LinkId, p: &Packet, reason: aqmlab_core::DropReason) {
+        self.take_sack_blocks(p);
+        self.labels.remove(&p.uid);
+        self.record(l, event::DROP, p, Some(reason), false);
     }
 
     fn start_tx_if_idle(&mut self, l: LinkId) {
@@ -474,7 +480,17 @@ impl Simulation {
         if link.in_flight.is_some() {
             return;
         }
-        let Some(p) = link.queue.dequeue(now) else {
+        let out = link.queue.dequeue(now);
+        let marked = link.queue.dequeue_marked();
+        if !link.queue.dequeue_drops().is_empty() {
+            // An AQM that drops at the head (CoDel): those packets are lost here.
+            let drops = link.queue.dequeue_drops().to_vec();
+            for e in drops {
+                self.forget_dropped(l, &e.packet, e.reason);
+            }
+        }
+        let link = &mut self.topo.links[l as usize];
+        let Some(p) = out else {
             // A shaper may hold packets that are not yet sendable: ask it when, and keep one
             // retry scheduled no later than that (an outdated retry just asks again).
             if link.queue.len_packets() > 0 {
@@ -490,7 +506,7 @@ impl Simulation {
         let done = now + link.rate.tx_time(p.size as u64);
         link.in_flight = Some(p);
         self.events.schedule(done, Event::TxDone(l));
-        self.record(l, event::DEQUEUE, &p, None, false);
+        self.record(l, event::DEQUEUE, &p, None, marked);
         if l == self.bottleneck {
             if let Some(w) = self.pcap.as_mut() {
                 w.write(now, &p, self.sack_blocks.get(&p.uid));

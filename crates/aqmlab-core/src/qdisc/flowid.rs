@@ -590,6 +590,7 @@ pub(crate) fn never_fits(limit: Limit, size: u32) -> bool {
 pub(crate) mod tests {
     use super::*;
     use crate::qdisc::drr::{Drr, DrrConfig};
+    use crate::qdisc::fq_codel::{FqCodel, FqCodelConfig};
     use crate::qdisc::pfq::{Pfq, PfqConfig};
     use crate::qdisc::sqf::{Sqf, SqfConfig};
     use crate::qdisc::{Evicted, Qdisc, Queue, Verdict};
@@ -807,6 +808,12 @@ pub(crate) mod tests {
             self.audit();
             p
         }
+        fn take_dequeue_drops(&mut self, out: &mut Vec<Evicted>) {
+            self.inner.take_dequeue_drops(out)
+        }
+        fn dequeue_marked(&self) -> bool {
+            self.inner.dequeue_marked()
+        }
         fn len_packets(&self) -> usize {
             self.inner.len_packets()
         }
@@ -860,6 +867,12 @@ pub(crate) mod tests {
                             probed(Pfq::new(PfqConfig { limit, quantum, priority_threshold: threshold, flow_key: k.clone() }))
                         })));
                     }
+                    for flows in [4u32, 1024] {
+                        let k = key.clone();
+                        v.push((format!("fq_codel {limit:?} q{quantum} {flows} buckets {key:?}"), limit, Box::new(move || {
+                            probed(FqCodel::new(FqCodelConfig { limit, quantum, flows, drop_batch: 3, flow_key: k.clone(), ..FqCodelConfig::default() }))
+                        })));
+                    }
                 }
             }
         }
@@ -874,18 +887,21 @@ pub(crate) mod tests {
                 let (mut q, fault) = make();
                 let mut rng = SimRng::stream(1, "prop");
                 let mut last_out: HashMap<u64, u64> = HashMap::new();
+                // A clock of 2 ms per operation, so that FQ-CoDel's CoDel drops at the head.
+                let at = |i: usize| Time::from_millis(2 * i as u64);
                 for (uid, op) in ops.iter().enumerate() {
                     match *op {
                         Op::Arrive { size, flow, port } => {
                             let p = Packet {
                                 uid: uid as u64, size, flow: flow as u32,
                                 src: (flow % 7) as u32, dst: 100, sport: 1000 + flow, dport: 80 + port,
+                                ecn: if port == 2 { crate::packet::Ecn::Ect0 } else { crate::packet::Ecn::NotEct },
                                 ..Packet::default()
                             };
-                            q.enqueue(p, Time::ZERO, &mut rng);
+                            q.enqueue(p, at(uid), &mut rng);
                         }
                         Op::Depart => {
-                            if let Some(p) = q.dequeue(Time::ZERO) {
+                            if let Some(p) = q.dequeue(at(uid)) {
                                 // Packets of one 5-tuple never overtake each other.
                                 let k = ((p.flow as u64) << 16) | p.dport as u64;
                                 if let Some(prev) = last_out.insert(k, p.uid) {
@@ -901,7 +917,7 @@ pub(crate) mod tests {
                 }
                 // Work conserving: everything queued can be served, then no state remains.
                 let mut n = 0;
-                while q.dequeue(Time::ZERO).is_some() {
+                while q.dequeue(at(ops.len())).is_some() {
                     n += 1;
                     prop_assert!(n <= 100_000, "{}: dequeue does not terminate", name);
                 }

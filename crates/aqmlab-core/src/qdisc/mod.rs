@@ -9,13 +9,19 @@
 //! * backlog  = enqueued - dequeued - evicted
 //!
 //! (after ns-3's `QueueDisc::Enqueue`/`DoEnqueue` split). [`Queue::check_invariants`] verifies
-//! both against the discipline's own backlog counters.
+//! both against the discipline's own backlog counters. Packets an AQM drops from the head while
+//! dequeueing (CoDel, FQ-CoDel) count as evicted: they had been accepted and leave without being
+//! sent. The wrapper collects them after every `dequeue` ([`Qdisc::take_dequeue_drops`]) and
+//! hands them to the engine ([`Queue::dequeue_drops`]) for its records.
 
+pub mod codel;
 pub mod drr;
+pub mod fq_codel;
 pub mod fifo;
 pub mod flowid;
 pub mod pels_feedback;
 pub mod pfq;
+pub mod pie;
 pub mod prio;
 pub mod rb_red;
 pub mod rb_rio;
@@ -36,7 +42,8 @@ use serde::{Deserialize, Serialize};
 pub enum DropReason {
     /// The buffer was full (tail drop).
     Overflow = 0,
-    /// Probabilistic early drop by an AQM (RED's random drop, Rb-RED's rate-based coin).
+    /// Early drop by an AQM (RED's random drop, Rb-RED's rate-based coin, PIE's coin on arrival,
+    /// CoDel's control-law drop at the head).
     Early = 1,
     /// Forced drop by an AQM beyond its hard threshold (RED's avg >= max_th).
     Forced = 2,
@@ -90,6 +97,14 @@ pub trait Qdisc: Send {
     fn enqueue(&mut self, pkt: Packet, now: Time, rng: &mut SimRng, evicted: &mut Vec<Evicted>) -> Verdict;
     /// Removes the next packet to transmit, if any.
     fn dequeue(&mut self, now: Time) -> Option<Packet>;
+    /// Moves the packets the last `dequeue` dropped from the buffer instead of sending (an AQM
+    /// that drops at the head, such as CoDel) into `out`. The default: none.
+    fn take_dequeue_drops(&mut self, _out: &mut Vec<Evicted>) {}
+    /// Whether the packet the last `dequeue` returned was CE-marked by that dequeue (CoDel marks
+    /// at the head). The default: never.
+    fn dequeue_marked(&self) -> bool {
+        false
+    }
     /// Backlog in packets.
     fn len_packets(&self) -> usize;
     /// Backlog in bytes.
@@ -128,13 +143,15 @@ pub struct QdiscStats {
     pub received_bytes: u64,
     pub enqueued_packets: u64,
     pub enqueued_bytes: u64,
+    /// Packets CE-marked instead of dropped, on arrival or (CoDel) at the head.
     pub marked_packets: u64,
     pub dequeued_packets: u64,
     pub dequeued_bytes: u64,
     /// Drops on arrival, indexed by `DropReason as usize`.
     pub dropped_packets: [u64; 5],
     pub dropped_bytes: [u64; 5],
-    /// Packets pushed out after acceptance, indexed by `DropReason as usize`.
+    /// Packets pushed out after acceptance, or dropped at the head while dequeueing, indexed by
+    /// `DropReason as usize`.
     pub evicted_packets: [u64; 5],
     pub evicted_bytes: [u64; 5],
 }
@@ -157,11 +174,14 @@ pub struct Queue {
     inner: Box<dyn Qdisc>,
     stats: QdiscStats,
     evicted: Vec<Evicted>,
+    /// What the last `dequeue` dropped at the head, and whether it marked the packet it returned.
+    head_drops: Vec<Evicted>,
+    head_marked: bool,
 }
 
 impl Queue {
     pub fn new(inner: Box<dyn Qdisc>) -> Queue {
-        Queue { inner, stats: QdiscStats::default(), evicted: Vec::new() }
+        Queue { inner, stats: QdiscStats::default(), evicted: Vec::new(), head_drops: Vec::new(), head_marked: false }
     }
 
     pub fn enqueue(&mut self, mut pkt: Packet, now: Time, rng: &mut SimRng) -> EnqueueOutcome<'_> {
@@ -191,11 +211,32 @@ impl Queue {
         EnqueueOutcome { verdict, evicted: &self.evicted }
     }
 
+    /// The next packet to send. Packets the discipline dropped at the head on the way are in
+    /// [`Queue::dequeue_drops`] until the next call, even when this returns `None`.
     pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        let pkt = self.inner.dequeue(now)?;
+        let pkt = self.inner.dequeue(now);
+        self.head_drops.clear();
+        self.inner.take_dequeue_drops(&mut self.head_drops);
+        for e in &self.head_drops {
+            self.stats.evicted_packets[e.reason as usize] += 1;
+            self.stats.evicted_bytes[e.reason as usize] += e.packet.size as u64;
+        }
+        self.head_marked = pkt.is_some() && self.inner.dequeue_marked();
+        let pkt = pkt?;
+        self.stats.marked_packets += self.head_marked as u64;
         self.stats.dequeued_packets += 1;
         self.stats.dequeued_bytes += pkt.size as u64;
         Some(pkt)
+    }
+
+    /// Packets the last `dequeue` dropped at the head (CoDel), oldest first.
+    pub fn dequeue_drops(&self) -> &[Evicted] {
+        &self.head_drops
+    }
+
+    /// Whether the packet the last `dequeue` returned was CE-marked by it.
+    pub fn dequeue_marked(&self) -> bool {
+        self.head_marked
     }
 
     pub fn len_packets(&self) -> usize {
@@ -286,6 +327,9 @@ pub enum QdiscConfig {
     Prio(prio::PrioConfig),
     Wrr(wrr::WrrConfig),
     PelsFeedback(pels_feedback::PelsFeedbackConfig),
+    Codel(codel::CodelConfig),
+    FqCodel(fq_codel::FqCodelConfig),
+    Pie(pie::PieConfig),
 }
 
 impl QdiscConfig {
@@ -304,6 +348,9 @@ impl QdiscConfig {
             QdiscConfig::Prio(c) => c.validate(),
             QdiscConfig::Wrr(c) => c.validate(),
             QdiscConfig::PelsFeedback(c) => c.validate(),
+            QdiscConfig::Codel(c) => c.validate(),
+            QdiscConfig::FqCodel(c) => c.validate(),
+            QdiscConfig::Pie(c) => c.validate(),
         }
     }
 
@@ -322,6 +369,9 @@ impl QdiscConfig {
             QdiscConfig::Prio(c) => c.limit(),
             QdiscConfig::Wrr(c) => c.limit(),
             QdiscConfig::PelsFeedback(c) => c.limit(),
+            QdiscConfig::Codel(c) => c.limit,
+            QdiscConfig::FqCodel(c) => c.limit,
+            QdiscConfig::Pie(c) => c.limit,
         }
     }
 }
@@ -342,6 +392,9 @@ pub fn build_qdisc(cfg: &QdiscConfig, link_rate: Rate) -> Result<Queue, String> 
         QdiscConfig::Prio(c) => Box::new(prio::Prio::new(c, link_rate)?),
         QdiscConfig::Wrr(c) => Box::new(wrr::Wrr::new(c, link_rate)?),
         QdiscConfig::PelsFeedback(c) => Box::new(pels_feedback::PelsFeedback::new(c, link_rate)?),
+        QdiscConfig::Codel(c) => Box::new(codel::Codel::new(c.clone())),
+        QdiscConfig::FqCodel(c) => Box::new(fq_codel::FqCodel::new(c.clone())),
+        QdiscConfig::Pie(c) => Box::new(pie::Pie::new(c.clone())),
     };
     Ok(Queue::new(inner))
 }

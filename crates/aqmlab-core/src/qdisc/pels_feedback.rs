@@ -172,6 +172,12 @@ impl Qdisc for PelsFeedback {
     fn dequeue(&mut self, now: Time) -> Option<Packet> {
         self.inner.dequeue(now)
     }
+    fn take_dequeue_drops(&mut self, out: &mut Vec<Evicted>) {
+        out.extend_from_slice(self.inner.dequeue_drops());
+    }
+    fn dequeue_marked(&self) -> bool {
+        self.inner.dequeue_marked()
+    }
     fn len_packets(&self) -> usize {
         self.inner.len_packets()
     }

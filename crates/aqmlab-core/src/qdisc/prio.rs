@@ -195,6 +195,14 @@ pub(crate) fn offer(child: &mut Queue, pkt: Packet, now: Time, rng: &mut SimRng,
     out.verdict
 }
 
+/// Dequeues from `child`, copying the packets it dropped at the head into `drops` (as `offer`
+/// copies evictions). Returns the packet and whether the child CE-marked it on the way out.
+pub(crate) fn take(child: &mut Queue, now: Time, drops: &mut Vec<Evicted>) -> Option<(Packet, bool)> {
+    let p = child.dequeue(now);
+    drops.extend_from_slice(child.dequeue_drops());
+    p.map(|p| (p, child.dequeue_marked()))
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PrioConfig {
@@ -220,6 +228,9 @@ impl PrioConfig {
 pub struct Prio {
     bands: Vec<Queue>,
     table: BandTable,
+    /// What the children dropped at the head during the last dequeue, and whether it marked.
+    head_drops: Vec<Evicted>,
+    marked: bool,
 }
 
 impl Prio {
@@ -227,7 +238,7 @@ impl Prio {
     pub fn new(cfg: &PrioConfig, link_rate: Rate) -> Result<Prio, String> {
         cfg.validate()?;
         let bands = build_children("bands", cfg.bands.iter(), "", link_rate)?;
-        Ok(Prio { table: cfg.classifier.table(bands.len()), bands })
+        Ok(Prio { table: cfg.classifier.table(bands.len()), bands, head_drops: Vec::new(), marked: false })
     }
 
     /// The band an arrival would join.
@@ -248,7 +259,17 @@ impl Qdisc for Prio {
     }
 
     fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        self.bands.iter_mut().find_map(|b| if b.len_packets() > 0 { b.dequeue(now) } else { None })
+        let drops = &mut self.head_drops;
+        let out = self.bands.iter_mut().find_map(|b| if b.len_packets() > 0 { take(b, now, drops) } else { None });
+        self.marked = out.is_some_and(|(_, m)| m);
+        out.map(|(p, _)| p)
+    }
+
+    fn take_dequeue_drops(&mut self, out: &mut Vec<Evicted>) {
+        out.append(&mut self.head_drops);
+    }
+    fn dequeue_marked(&self) -> bool {
+        self.marked
     }
 
     fn len_packets(&self) -> usize {

@@ -36,7 +36,7 @@
 //! * **Non-work-conserving children** (a [`super::tbf`] shaper): a band that holds packets but
 //!   yields none is passed over without credit; when no band yields, `dequeue` returns `None`.
 
-use super::prio::{build_children, offer, sum_limits, validate_children, BandTable, Classifier};
+use super::prio::{build_children, offer, sum_limits, take, validate_children, BandTable, Classifier};
 use super::{Evicted, Qdisc, QdiscConfig, Queue, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
@@ -86,8 +86,9 @@ struct Band {
     weight: u64,
     /// Credit for the band's next turn, in bytes.
     deficit: u64,
-    /// A head packet taken out of `q` and waiting for its turn.
+    /// A head packet taken out of `q` and waiting for its turn, and whether `q` CE-marked it.
     held: Option<Packet>,
+    held_marked: bool,
     active: bool,
 }
 
@@ -102,6 +103,9 @@ pub struct Wrr {
     table: BandTable,
     /// Active list of band indices, head first.
     active: VecDeque<usize>,
+    /// What the children dropped at the head during the last dequeue, and whether it marked.
+    head_drops: Vec<Evicted>,
+    marked: bool,
 }
 
 impl Wrr {
@@ -112,9 +116,9 @@ impl Wrr {
         let bands = queues
             .into_iter()
             .zip(&cfg.bands)
-            .map(|(q, b)| Band { q, limit: b.qdisc.limit(), weight: b.weight as u64, deficit: 0, held: None, active: false })
+            .map(|(q, b)| Band { q, limit: b.qdisc.limit(), weight: b.weight as u64, deficit: 0, held: None, held_marked: false, active: false })
             .collect::<Vec<_>>();
-        Ok(Wrr { table: cfg.classifier.table(bands.len()), bands, active: VecDeque::new() })
+        Ok(Wrr { table: cfg.classifier.table(bands.len()), bands, active: VecDeque::new(), head_drops: Vec::new(), marked: false })
     }
 
     /// The band an arrival would join.
@@ -187,6 +191,7 @@ impl Qdisc for Wrr {
         // Consecutive turns that ended without a packet, and how many of them were bands short
         // of credit (the others held packets but yielded none).
         let (mut turns, mut short) = (0usize, 0usize);
+        self.marked = false;
         loop {
             if turns >= self.active.len() {
                 if short == 0 {
@@ -199,7 +204,9 @@ impl Qdisc for Wrr {
             let &i = self.active.front()?;
             let b = &mut self.bands[i];
             if b.held.is_none() {
-                b.held = b.q.dequeue(now);
+                let taken = take(&mut b.q, now, &mut self.head_drops);
+                b.held = taken.map(|(p, _)| p);
+                b.held_marked = taken.is_some_and(|(_, m)| m);
                 if b.held.is_none() {
                     if b.q.len_packets() == 0 {
                         self.deactivate_front();
@@ -217,6 +224,7 @@ impl Qdisc for Wrr {
             if b.deficit >= size {
                 b.deficit -= size;
                 let p = b.held.take();
+                self.marked = b.held_marked;
                 if !b.backlogged() {
                     self.deactivate_front();
                 }
@@ -229,6 +237,12 @@ impl Qdisc for Wrr {
         }
     }
 
+    fn take_dequeue_drops(&mut self, out: &mut Vec<Evicted>) {
+        out.append(&mut self.head_drops);
+    }
+    fn dequeue_marked(&self) -> bool {
+        self.marked
+    }
     fn len_packets(&self) -> usize {
         self.bands.iter().map(|b| b.q.len_packets() + b.held.is_some() as usize).sum()
     }
