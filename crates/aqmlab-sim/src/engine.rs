@@ -20,6 +20,8 @@ use std::collections::BinaryHeap;
 const BUCKET_SHIFT: u32 = 12;
 /// Slots on the wheel (a power of two, a multiple of 64 for the bitmap).
 const SLOTS: u64 = 1 << 14;
+/// 64-bit words of the occupancy bitmap.
+const WORDS: usize = (SLOTS / 64) as usize;
 
 struct Scheduled<E> {
     at: Time,
@@ -72,7 +74,7 @@ impl<E> Default for EventList<E> {
             current: BinaryHeap::new(),
             cur: 0,
             wheel: (0..SLOTS).map(|_| Vec::new()).collect(),
-            occupied: vec![0; (SLOTS / 64) as usize],
+            occupied: vec![0; WORDS],
             on_wheel: 0,
             overflow: BinaryHeap::new(),
             next_order: 0,
@@ -81,6 +83,7 @@ impl<E> Default for EventList<E> {
 }
 
 impl<E> EventList<E> {
+    #[inline]
     pub fn schedule(&mut self, at: Time, event: E) {
         let s = Scheduled { at, order: self.next_order, event };
         self.next_order += 1;
@@ -95,6 +98,7 @@ impl<E> EventList<E> {
     }
 
     /// Removes the earliest event if it is due no later than `until`.
+    #[inline]
     pub fn pop_until(&mut self, until: Time) -> Option<(Time, E)> {
         if self.current.is_empty() && !self.advance() {
             return None;
@@ -161,10 +165,9 @@ impl<E> EventList<E> {
             return None;
         }
         let start = (self.cur + 1) % SLOTS;
-        let words = self.occupied.len();
         let first_word = (start / 64) as usize;
-        for i in 0..=words {
-            let w = (first_word + i) % words;
+        for i in 0..=WORDS {
+            let w = (first_word + i) % WORDS; // a constant power of two: a mask, not a division
             let mut bits = self.occupied[w];
             if i == 0 {
                 bits &= !0u64 << (start % 64); // slots before `start` in its word come last
