@@ -170,3 +170,23 @@ def test_cubic_is_chosen_per_flow_group_from_the_scenario() -> None:
     # flow's ssthresh differs.
     last = lambda df: df.groupby("flow")["ssthresh_bytes"].last()
     assert (last(cubic) != last(reno)).all(), (last(cubic), last(reno))
+
+
+def test_scale_scenario_runs_scaled_down(tmp_path):
+    """The shipped 10,000-flow scenario, shrunk to 40 flows at its 1 Mbit/s per-flow share for
+    3 s, runs from the command line and fills its bottleneck; the full size validates."""
+    from aqmlab.scenario import load
+
+    full, _ = load("scale/newreno-10k", [])
+    assert full.flows[0].count == 10_000 and full.topology.bottleneck.rate == 10_000_000_000
+    out = tmp_path / "scale"
+    r = aqmlab("run", "scale/newreno-10k", "--out", str(out), "--no-progress",
+               "--set", "flows.bulk.count=40", "--set", "topology.bottleneck.rate=40Mbps",
+               "--set", "topology.reverse.rate=40Mbps", "--set", "topology.bottleneck.qdisc.limit=100p",
+               "--set", "flows.bulk.start_jitter=500ms", "--set", "duration=3s",
+               "--set", "metrics.periods=[[\"1s\", \"3s\"]]", "--set", "records.packet_events=true")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["sim"]["flows"] == 40
+    period = summary["periods"][0]
+    assert period["utilization_mbps"] > 0.9 * 40, period

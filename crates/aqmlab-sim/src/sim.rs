@@ -18,6 +18,7 @@ use aqmlab_core::packet::tcp_flags;
 use aqmlab_core::qdisc::build_qdisc;
 use aqmlab_core::{Ecn, Packet, Proto, QdiscConfig, Rate, SackBlocks, SimRng, Time, Verdict};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 // Per-application glue of the simulator, one file each under src/sim/.
@@ -187,6 +188,31 @@ fn totals(t: &Transport) -> FlowTotals {
     }
 }
 
+/// Hashes a packet uid with one multiplication (Fibonacci hashing) instead of SipHash: the
+/// side tables below are touched on every SACK-carrying ACK, and uids are not adversarial.
+/// Only lookups use the hash, never iteration order, so results do not depend on it.
+#[derive(Default)]
+struct UidHasher(u64);
+
+impl Hasher for UidHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ *b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u64(&mut self, uid: u64) {
+        // The high bits of the product mix every bit of the uid (hashbrown takes its control
+        // byte from them and its bucket from the low bits, which the odd factor keeps spread).
+        self.0 = uid.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(26);
+    }
+}
+
+/// Side tables keyed by packet uid.
+type UidMap<V> = HashMap<u64, V, BuildHasherDefault<UidHasher>>;
+
 /// Cumulative counters of the run, reported in the summary.
 #[derive(Default, Debug, Clone)]
 pub struct RunCounters {
@@ -208,9 +234,9 @@ pub struct Simulation {
     flow_samples: FlowSamples,
     pcap: Option<PcapWriter>,
     /// SACK blocks of ACKs in flight, by packet uid (see `Packet::sack_blocks`).
-    sack_blocks: HashMap<u64, SackBlocks>,
+    sack_blocks: UidMap<SackBlocks>,
     /// PELS feedback labels of packets in flight, by packet uid (no room in `Packet`).
-    labels: HashMap<u64, FeedbackLabel>,
+    labels: UidMap<FeedbackLabel>,
     pub counters: RunCounters,
 }
 
@@ -278,8 +304,8 @@ impl Simulation {
             segs: Vec::new(),
             queue_samples: QueueSamples::default(),
             flow_samples: FlowSamples::default(),
-            sack_blocks: HashMap::new(),
-            labels: HashMap::new(),
+            sack_blocks: UidMap::default(),
+            labels: UidMap::default(),
             counters: RunCounters::default(),
         };
         for (id, f) in sim.flows.iter().enumerate() {
@@ -383,6 +409,11 @@ impl Simulation {
 
     pub fn now(&self) -> Time {
         self.now
+    }
+
+    /// Events scheduled and not yet handled (stale lazy timers included).
+    pub fn pending_events(&self) -> usize {
+        self.events.len()
     }
 
     /// Runs to the configured duration. Checks `cancel` and publishes the simulated time in
