@@ -404,3 +404,52 @@ def test_the_router_counts_and_drops_malformed_frames_and_keeps_forwarding() -> 
         assert malformed[reason] == 3, (reason, malformed)
     assert summary["forward"]["stats"]["received_packets"] == 5  # the good ones reached the discipline
     assert summary["router"]["tx_frames"][1] == 5
+
+
+# ---- picture quality of emulated RTP video ----------------------------------------------------
+
+#: The SQF testbed cut to 3 s with one TCP download, its video with 5 ms of source jitter (as in
+#: the paper's Figure 8), which sends packets out of sequence order.
+SQF_SHORT = ("--set", "duration=3s", "--set", "flows.tcp.count=1", "--set", 'metrics.periods=[["0s","3s"]]',
+             "--set", "flows.video.app.jitter=5ms")
+
+
+@needs_netns
+def test_emulated_rtp_video_is_scored_from_the_frames_its_sender_sent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pandas as pd
+
+    from aqmlab import viewer
+    from aqmlab.run import simulate
+    from aqmlab.scenario import load
+
+    monkeypatch.setenv("AQMLAB_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    r = aqmlab("emulate", "sqf/testbed-fifo", "--out", str(out), *SQF_SHORT)
+    assert r.returncode == 0, r.stderr
+    frames = pd.read_parquet(out / "media_frames.parquet")
+    # The model is the simulator's, so the frames are the simulated run's, row for row and type for type.
+    sim = simulate(load("sqf/testbed-fifo", list(SQF_SHORT[1::2]))[0], progress=False).tables["media_frames"]
+    pd.testing.assert_frame_equal(frames, sim)
+    # Each received packet carries the model's sequence number: its size is the one the frame
+    # it belongs to gives it (full packets, then the rest), although jitter sends them out of order.
+    payload = 1356 - 40
+    expected = {}
+    for f in frames.itertuples():
+        for k in range(f.packets):
+            last = k == f.packets - 1
+            expected[f.first_seq + k] = (f.size - payload * (f.packets - 1) if last else payload) + 40
+    media = pd.read_parquet(out / "media.parquet")
+    video = media[media["flow"] == 0]
+    assert len(video) > 0.9 * len(expected)
+    assert [expected[s] for s in video["seq"]] == video["size"].tolist()
+    assert not video["seq"].is_monotonic_increasing, "jitter must reorder the video's packets"
+
+    q = aqmlab("quality", str(out))
+    assert q.returncode == 0, q.stderr
+    scored = pd.read_parquet(out / "quality.parquet")
+    stop = pd.read_parquet(out / "flows.parquet").set_index("flow")["stop_ns"][0]
+    due = frames[frames["t_ns"] < stop - viewer.TAIL_NS]
+    assert sorted(scored["flow"].unique()) == [0]
+    assert scored.sort_values("frame_id")["frame_id"].tolist() == due["frame_id"].tolist()
+    got = [int(video["seq"].between(f.first_seq, f.first_seq + f.packets - 1).sum()) for f in due.itertuples()]
+    assert scored.sort_values("frame_id")["packets_received"].tolist() == got

@@ -9,7 +9,7 @@
 
 use aqmlab_core::{FrameType, SimRng, Time};
 use aqmlab_sim::app::mpeg::MpegSource;
-use aqmlab_sim::app::rtp::{MediaSource, RtpConfig};
+use aqmlab_sim::app::rtp::{MediaFrame, MediaSource, RtpConfig};
 use aqmlab_sim::config::AppConfig;
 
 /// Start offsets (ns after the group's start) of a group's flows: the simulator's draws,
@@ -26,6 +26,9 @@ pub fn start_offsets(seed: u64, group: &str, count: u32, jitter_ns: u64) -> Vec<
 #[derive(Default, Debug, PartialEq)]
 pub struct Schedule {
     pub t_ns: Vec<u64>,
+    /// The packet's sequence number: the model's for RTP (jitter may send them out of order),
+    /// else the send order.
+    pub seq: Vec<u64>,
     /// IP bytes.
     pub size: Vec<u32>,
     pub dscp: Vec<u8>,
@@ -36,6 +39,9 @@ pub struct Schedule {
     pub frag_count: Vec<u16>,
     /// Whether the payload opens with a 12-byte RTP header (RFC 3550 section 5.1).
     pub rtp: bool,
+    /// The video frames the model generated (the simulator's `media_frames` rows); empty for
+    /// other apps.
+    pub frames: Vec<MediaFrame>,
 }
 
 /// What a schedule needs besides the app: the flow's id (RNG stream names), its active span,
@@ -83,6 +89,7 @@ fn mpeg(mut src: MpegSource, spec: &FlowSpec) -> Result<Schedule, String> {
         let sizes = if frame.sent { src.fragments(frame.size) } else { Vec::new() };
         let count = sizes.len() as u16;
         for (i, size) in sizes.into_iter().enumerate() {
+            s.seq.push(s.t_ns.len() as u64);
             s.t_ns.push(t);
             s.size.push(size);
             s.dscp.push(dscp);
@@ -112,6 +119,7 @@ fn rtp(cfg: &RtpConfig, spec: &FlowSpec) -> Result<Schedule, String> {
         src.due(next.min(stop), &mut due);
         for e in &due {
             s.t_ns.push(e.at.as_nanos());
+            s.seq.push(e.seq);
             s.size.push(e.size);
             s.dscp.push(spec.dscp);
             s.frame_id.push(0);
@@ -120,6 +128,7 @@ fn rtp(cfg: &RtpConfig, spec: &FlowSpec) -> Result<Schedule, String> {
             s.frag_count.push(1);
         }
     }
+    s.frames = src.frames;
     Ok(s)
 }
 
@@ -176,5 +185,24 @@ mod tests {
         )
         .unwrap();
         assert!(build(&responsive, &spec()).unwrap_err().contains("responsive"));
+    }
+
+    #[test]
+    fn video_frames_list_the_sequence_numbers_their_packets_carry() {
+        let video: AppConfig = serde_json::from_str(
+            r#"{"kind":"rtp","media":{"kind":"video","mean_rate_bps":2000000,"fps":25.0,"size_cv":0.5,"trace":null,"mtu":1500,"burst":false},"jitter_sd_ns":1000000}"#,
+        )
+        .unwrap();
+        let s = build(&video, &spec()).unwrap();
+        assert_eq!(s.frames.len(), 25);
+        let mut sorted = s.seq.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..s.seq.len() as u64).collect::<Vec<_>>(), "every sequence number sent once");
+        for fr in &s.frames {
+            let payload: u32 = (fr.first_seq..fr.first_seq + fr.packets as u64)
+                .map(|q| s.size[s.seq.iter().position(|&x| x == q).unwrap()] - aqmlab_sim::app::rtp::RTP_HEADERS)
+                .sum();
+            assert_eq!(payload, fr.size);
+        }
     }
 }

@@ -169,7 +169,8 @@ impl Router {
 }
 
 /// The packet schedule of an emulated UDP media flow (see aqmlab-emu's `schedule`): returns
-/// ([(column, numpy dtype, little-endian bytes)], whether payloads open with an RTP header).
+/// ([(column, numpy dtype, little-endian bytes)], whether payloads open with an RTP header,
+/// the video frames as such columns: t_ns, size, first_seq, packets).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn udp_schedule<'py>(
@@ -181,7 +182,7 @@ fn udp_schedule<'py>(
     stop_ns: u64,
     dscp: u8,
     class_dscp: [u8; 4],
-) -> PyResult<(Bound<'py, PyList>, bool)> {
+) -> PyResult<(Bound<'py, PyList>, bool, Bound<'py, PyList>)> {
     use aqmlab_sim::record::Column;
     let app: aqmlab_sim::config::AppConfig = serde_json::from_str(app_json).map_err(value_error)?;
     let spec = aqmlab_emu::schedule::FlowSpec { seed, flow, start_ns, stop_ns, dscp, class_dscp };
@@ -190,6 +191,7 @@ fn udp_schedule<'py>(
     let widen16 = |v: Vec<u16>| Column::U32(v.into_iter().map(u32::from).collect());
     for (name, col) in [
         ("t_ns", Column::U64(s.t_ns)),
+        ("seq", Column::U64(s.seq)),
         ("size", Column::U32(s.size)),
         ("dscp", Column::U8(s.dscp)),
         ("frame_id", Column::U32(s.frame_id)),
@@ -199,7 +201,18 @@ fn udp_schedule<'py>(
     ] {
         cols.append((name, col.dtype(), PyBytes::new(py, &col.to_le_bytes())))?;
     }
-    Ok((cols, s.rtp))
+    // The video frames as the simulator's `media_frames` columns (empty for other apps).
+    let frames = PyList::empty(py);
+    let f = &s.frames;
+    for (name, col) in [
+        ("t_ns", Column::U64(f.iter().map(|fr| fr.at.as_nanos()).collect())),
+        ("size", Column::U32(f.iter().map(|fr| fr.size).collect())),
+        ("first_seq", Column::U64(f.iter().map(|fr| fr.first_seq).collect())),
+        ("packets", Column::U32(f.iter().map(|fr| fr.packets).collect())),
+    ] {
+        frames.append((name, col.dtype(), PyBytes::new(py, &col.to_le_bytes())))?;
+    }
+    Ok((cols, s.rtp, frames))
 }
 
 /// Start offsets of a flow group's flows, drawn as the simulator draws them.

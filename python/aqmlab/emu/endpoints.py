@@ -176,6 +176,8 @@ class UdpSender(threading.Thread):
             cols["dscp"] = np.full(n, f.get("dscp", 0))
         if "frag_count" not in sched:
             cols["frag_count"] = np.ones(n, dtype=np.int64)
+        # The model's sequence numbers (RTP jitter may send them out of order), else send order.
+        seqs = np.asarray(sched["seq"]) if "seq" in sched else np.arange(n)
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         dest = (self.spec["receiver_ip"], f["port"])
         tos = None
@@ -185,7 +187,7 @@ class UdpSender(threading.Thread):
             if int(cols["dscp"][k]) << 2 != tos:
                 tos = int(cols["dscp"][k]) << 2
                 sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
-            pkt = app_packet(int(cols["size"][k]), k, f["flow"], now_ns(epoch), int(cols["frame_id"][k]),
+            pkt = app_packet(int(cols["size"][k]), int(seqs[k]), f["flow"], now_ns(epoch), int(cols["frame_id"][k]),
                              int(cols["frame_type"][k]), int(cols["frag_index"][k]), int(cols["frag_count"][k]), rtp)
             try:
                 sock.sendto(pkt, dest)

@@ -393,6 +393,9 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
         tables["frames"] = annotate_frames(_frames_table(sc, mpeg, raw["schedules"], received))
     if len(media) or any(f["proto"] == "udp" for f in flows_plan):
         tables["media"] = media
+    video = [schedule.media_frames(f["flow"], raw["schedules"][f["flow"]]) for f in flows_plan if f["kind"] == "video"]
+    if video:
+        tables["media_frames"] = pd.concat(video, ignore_index=True)
     flows["group_name"] = [f["group_name"] for f in flows_plan]
     periods = sc.periods()
     per = period_metrics(packets, flows, periods)
@@ -423,7 +426,7 @@ def _frames_table(sc: Scenario, flows: list[dict], schedules: dict[int, dict], r
     receiver log what arrived (every frame of a non-responsive source is sent)."""
     parts = []
     for f in flows:
-        s = pd.DataFrame({k: v for k, v in schedules[f["flow"]].items() if k != "rtp"})
+        s = schedule.packets(schedules[f["flow"]])
         gop = len(sc.flows[f["group"]].app.gop)
         frames = s.groupby("frame_id").agg(t_ns=("t_ns", "first"), frame_type=("frame_type", "first"),
                                            size=("size", lambda x: int((x - 28).sum())), packets=("size", "size"))

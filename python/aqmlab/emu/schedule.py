@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from aqmlab import _core
 from aqmlab.scenario import MEDIA, Mpeg, Scenario, _app
@@ -38,11 +39,36 @@ def class_dscp(sc: Scenario) -> list[int]:
     return out
 
 
+#: Prefix of the .npz keys holding a video flow's frames (the simulator's media_frames columns).
+FRAMES = "frames_"
+
+
 def write(sc: Scenario, flow: dict[str, Any], path: Path) -> Path:
-    """Writes the flow's schedule as an .npz of columns (and `rtp`), returns the path."""
+    """Writes the flow's schedule as an .npz of columns (and `rtp`, and the video frames as
+    `frames_<column>`), returns the path."""
     app = sc.flows[flow["group"]].app
-    cols, rtp = _core.udp_schedule(json.dumps(_app(app)), sc.seed, flow["flow"], flow["start_ns"],
-                                   flow["stop_ns"], flow["dscp"], class_dscp(sc))
-    arrays = {name: np.frombuffer(buf, dtype=np.dtype(f"<{dt}")).astype(np.int64) for name, dt, buf in cols}
+    cols, rtp, frames = _core.udp_schedule(json.dumps(_app(app)), sc.seed, flow["flow"], flow["start_ns"],
+                                           flow["stop_ns"], flow["dscp"], class_dscp(sc))
+    arrays = {name: _array(dt, buf) for name, dt, buf in cols}
+    arrays |= {FRAMES + name: _array(dt, buf) for name, dt, buf in frames}
     np.savez(path, rtp=np.array(rtp), **arrays)
     return path
+
+
+def _array(dtype: str, buf: bytes) -> np.ndarray:
+    return np.frombuffer(buf, dtype=np.dtype(f"<{dtype}")).astype(np.int64)
+
+
+def packets(schedule: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The per-packet columns of a loaded schedule."""
+    return pd.DataFrame({k: v for k, v in schedule.items() if k != "rtp" and not k.startswith(FRAMES)})
+
+
+def media_frames(flow: int, schedule: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The simulator's media_frames rows of a video flow from its loaded schedule: one per
+    frame the model generated, numbered in order."""
+    f = pd.DataFrame({k[len(FRAMES):]: v for k, v in schedule.items() if k.startswith(FRAMES)})
+    f.insert(0, "frame_id", np.arange(len(f)))
+    f.insert(0, "flow", flow)
+    return f[["flow", "frame_id", "t_ns", "size", "first_seq", "packets"]].astype(
+        {"flow": "u4", "frame_id": "u4", "t_ns": "u8", "size": "u4", "first_seq": "u8", "packets": "u4"})
