@@ -94,6 +94,7 @@ class TcpSender(threading.Thread):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, f["mss"])
         sock.settimeout(0.2)
         try:
+            sock.bind(("", f["sport"]))
             sock.connect((self.spec["receiver_ip"], f["port"]))
         except OSError as e:
             print(f"sender: flow {f['flow']}: connect: {e}", file=sys.stderr)
@@ -179,6 +180,7 @@ class UdpSender(threading.Thread):
         # The model's sequence numbers (RTP jitter may send them out of order), else send order.
         seqs = np.asarray(sched["seq"]) if "seq" in sched else np.arange(n)
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sock.bind(("", f["sport"]))
         dest = (self.spec["receiver_ip"], f["port"])
         tos = None
         for k in range(n):

@@ -40,6 +40,11 @@ from aqmlab.scenario import KERNEL_CONGESTION_CONTROL, Bulk, Cbr, Scenario, Scen
 #: Most flows one run may have (each is a socket and a thread in an endpoint process).
 MAX_FLOWS = 64
 FLOW_PORT_BASE = 5001
+# Each flow's sender binds source port SENDER_PORT_BASE + flow (below the kernel's ephemeral
+# range, 32768-60999, so nothing else takes it): the 5-tuples, and so a hashing discipline's
+# bucket of each flow (FQ-CoDel, SFQ-like keys), are the same in every run of a scenario instead
+# of depending on the ephemeral ports the kernel happens to pick.
+SENDER_PORT_BASE = 15001
 #: Smallest emulated UDP packet: IPv4 + UDP headers and the 32-byte application header.
 MIN_UDP_PACKET = 60
 #: Time between fixing the epoch and t = 0: the sender process starts meanwhile.
@@ -136,6 +141,7 @@ def plan_flows(sc: Scenario) -> list[dict[str, Any]]:
             start = g.start + offsets[i]
             f: dict[str, Any] = {
                 "flow": flow, "group": gi, "group_name": g.name, "port": FLOW_PORT_BASE + flow,
+                "sport": SENDER_PORT_BASE + flow,
                 "start_ns": start, "stop_ns": stop, "sender_delay_ns": sender_delay,
                 "receiver_delay_ns": g.receiver_delay, "dscp": g.dscp,
             }
