@@ -222,13 +222,18 @@ def test_nothing_remains_after_a_process_fails(monkeypatch: pytest.MonkeyPatch) 
 
 @needs_netns
 def test_sigint_stops_the_run_cleans_up_and_writes_nothing(write_scenario, tmp_path: Path) -> None:
-    path = write_scenario(scenario("10Mbps", "5ms", {"kind": "droptail"}, [bulk("tcp", 2)], duration="30s"))
+    # 300 s: far longer than the test waits, so the interrupt always lands mid-run, however slowly
+    # a loaded machine starts the run (a 30 s run once ended before the signal at load 8).
+    path = write_scenario(scenario("10Mbps", "5ms", {"kind": "droptail"}, [bulk("tcp", 2)], duration="300s"))
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "aqmlab", "emulate", str(path), "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not any(p for p in leftovers_of_any_run()[2] if p != proc.pid):
+    deadline = time.monotonic() + 60
+    started = False
+    while time.monotonic() < deadline and not started:
+        started = any(p for p in leftovers_of_any_run()[2] if p != proc.pid)
         time.sleep(0.2)
+    assert started, "the run's processes never appeared"
     time.sleep(3.0)  # the flows are running
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
