@@ -479,10 +479,17 @@ impl Simulation {
 
     // ---- links -------------------------------------------------------------------------
 
+    /// A packet event at link `l`, recorded when it is the bottleneck and packet records are
+    /// on. Inlined, so that the usual case (another link, or no records) costs a comparison.
+    #[inline]
     fn record(&mut self, l: LinkId, ev: u8, p: &Packet, reason: Option<aqmlab_core::DropReason>, marked: bool) {
-        if l != self.bottleneck {
-            return;
+        if l == self.bottleneck && self.pkt_events.is_some() {
+            self.push_record(l, ev, p, reason, marked);
         }
+    }
+
+    #[inline(never)]
+    fn push_record(&mut self, l: LinkId, ev: u8, p: &Packet, reason: Option<aqmlab_core::DropReason>, marked: bool) {
         if let Some(rec) = self.pkt_events.as_mut() {
             let q = &self.topo.links[l as usize].queue;
             rec.push(self.now, ev, p, reason, marked, q.len_packets(), q.len_bytes());
