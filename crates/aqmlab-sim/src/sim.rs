@@ -241,6 +241,9 @@ pub struct Simulation {
     sack_blocks: UidMap<SackBlocks>,
     /// PELS feedback labels of packets in flight, by packet uid (no room in `Packet`).
     labels: UidMap<FeedbackLabel>,
+    /// Whether any flow is a PELS stream (the only packets that carry labels): without one,
+    /// enqueues skip the label step and with it a look at the packet's flow.
+    pels_flows: bool,
     pub counters: RunCounters,
     /// Whether transmissions may end without an event (`end_needs_no_event`); off only in
     /// the test that checks it changes no result.
@@ -314,9 +317,11 @@ impl Simulation {
             flow_samples: FlowSamples::default(),
             sack_blocks: UidMap::default(),
             labels: UidMap::default(),
+            pels_flows: false,
             counters: RunCounters::default(),
             lazy_tx_ends: true,
         };
+        sim.pels_flows = sim.flows.iter().any(|f| matches!(f.transport, Transport::Pels(_)));
         for (id, f) in sim.flows.iter().enumerate() {
             sim.events.schedule(f.start, Event::FlowStart(id as u32));
             sim.events.schedule(f.stop, Event::FlowStop(id as u32));
