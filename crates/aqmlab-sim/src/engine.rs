@@ -288,6 +288,26 @@ mod tests {
         assert!(popped == expected, "pop order differs from (time, order)");
     }
 
+    /// An event scheduled late with an order reserved early (a transmission's end that turned
+    /// out to need its event) comes out where `schedule` at reservation time would have put it:
+    /// before a same-time event scheduled in between, whether it lands in the bucket being
+    /// drained, on the wheel or in the overflow heap.
+    #[test]
+    fn a_reserved_order_keeps_its_place_among_ties() {
+        for at in [Time(5), Time(50_000), Time(5_000_000_000)] {
+            let mut l = EventList::default();
+            l.schedule(Time(1), "now");
+            let reserved = l.reserve_order();
+            l.schedule(at, "scheduled after the reservation");
+            assert_eq!(l.pop_until(Time::MAX), Some((Time(1), "now")));
+            assert!(l.handling_before(at, reserved), "{at:?}: still pending");
+            l.schedule_reserved(at, reserved, "reserved");
+            let rest: Vec<_> = std::iter::from_fn(|| l.pop_until(Time::MAX)).map(|(_, e)| e).collect();
+            assert_eq!(rest, vec!["reserved", "scheduled after the reservation"], "{at:?}");
+            assert!(!l.handling_before(at, reserved), "{at:?}: handled");
+        }
+    }
+
     /// An event scheduled before the bucket the list has advanced to (after a pop_until that
     /// looked ahead and returned None) still comes out first.
     #[test]
