@@ -22,9 +22,22 @@ pub struct Link {
     pub in_flight: Option<Packet>,
     /// Packets propagating, with their arrival times at the far node (a FIFO).
     pub pipe: VecDeque<(Time, Packet)>,
+    /// A transmission whose end needs no event unless a packet queues behind it (see
+    /// `Simulation::start_tx_if_idle`); its packet is already in `pipe`.
+    pub lazy_tx: Option<LazyTx>,
     /// When a pending shaper retry fires, if one is scheduled.
     pub retry_at: Option<Time>,
     pub name: String,
+}
+
+/// The end of a transmission that was not scheduled: when it would have been handled, at
+/// (`done`, `order`) in the event list's order, and whether a `TxDone` was scheduled for it
+/// after all because a packet arrived behind it.
+#[derive(Clone, Copy, Debug)]
+pub struct LazyTx {
+    pub done: Time,
+    pub order: u64,
+    pub scheduled: bool,
 }
 
 #[derive(Default)]
@@ -173,6 +186,7 @@ mod tests {
             rng: SimRng::stream(1, "test"),
             in_flight: None,
             pipe: VecDeque::new(),
+            lazy_tx: None,
             retry_at: None,
             name: String::new(),
         }

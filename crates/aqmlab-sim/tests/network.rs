@@ -266,3 +266,36 @@ fn cubic_runs_are_deterministic() {
     assert_eq!(a, b);
     assert_ne!(a, c);
 }
+
+// ---- transmissions that end without an event --------------------------------------------
+
+fn run_with_an_event_per_transmission_end(v: serde_json::Value) -> Simulation {
+    let cfg = config::parse(&v.to_string()).expect("valid config");
+    let mut sim = Simulation::new(cfg).unwrap();
+    sim.disable_lazy_tx_ends();
+    sim.run(&AtomicBool::new(false), &AtomicU64::new(0)).unwrap();
+    sim.check_invariants().unwrap();
+    sim
+}
+
+/// An idle link's transmission that ends with nothing queued behind it gets no TxDone event
+/// (`Simulation::end_needs_no_event`). That must change no result: the same records and
+/// summary as with an event for every end, on runs that take the shortcut often and have
+/// losses, SACK and delayed-ACK timers, one with starts spread over a second and one where
+/// all flows start together with equal delays, so that many events fall on the same
+/// nanosecond and any change in their order would show.
+#[test]
+fn transmission_ends_without_events_change_no_result() {
+    for jitter_ns in [1_000_000_000u64, 0] {
+        let mut v = scenario(5, 5, 12, droptail(30), with_sack(tcp(true)));
+        v["flow_groups"][0]["start_jitter_ns"] = json!(jitter_ns);
+        let mut lazy = run(v.clone());
+        let mut eager = run_with_an_event_per_transmission_end(v);
+        assert!(lazy.bottleneck_stats().total_dropped_packets() > 0, "losses must exercise recovery");
+        let (fewer, all) = (lazy.counters.dispatched, eager.counters.dispatched);
+        assert!(fewer * 10 < all * 9, "events dispatched: {fewer} against {all}, jitter {jitter_ns}");
+        assert_eq!(lazy.counters.events, eager.counters.events, "the model's events");
+        assert_eq!(lazy.summary(), eager.summary());
+        assert!(record_bytes(&mut lazy) == record_bytes(&mut eager), "records differ, jitter {jitter_ns}");
+    }
+}

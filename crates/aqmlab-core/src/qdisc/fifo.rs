@@ -87,6 +87,9 @@ impl Qdisc for DropTail {
     fn kind(&self) -> &'static str {
         "droptail"
     }
+    fn empty_dequeue_is_noop(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

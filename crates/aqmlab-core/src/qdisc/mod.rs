@@ -128,6 +128,12 @@ pub trait Qdisc: Send {
     fn feedback_label(&self, _p: &Packet) -> Option<pels_feedback::FeedbackLabel> {
         None
     }
+    /// Whether `dequeue` on an empty buffer changes nothing (no idle-time bookkeeping, as RED
+    /// and CoDel keep). The simulator then need not call it when a transmission ends with
+    /// nothing queued behind it, which lets it skip that event. The default: false (call it).
+    fn empty_dequeue_is_noop(&self) -> bool {
+        false
+    }
     /// Per-flow state entries held (flows with a queue of their own; children's included):
     /// never more than the packets queued, so memory stays bounded by the buffer however many
     /// flows pass. 0 for disciplines without per-flow state (the default).
@@ -261,6 +267,12 @@ impl Queue {
     /// See [`Qdisc::feedback_label`].
     pub fn feedback_label(&self, p: &Packet) -> Option<pels_feedback::FeedbackLabel> {
         self.inner.feedback_label(p)
+    }
+
+    /// See [`Qdisc::empty_dequeue_is_noop`]: also true of this wrapper (it only clears the
+    /// previous dequeue's head drops and mark, which nothing reads before the next dequeue).
+    pub fn empty_dequeue_is_noop(&self) -> bool {
+        self.inner.empty_dequeue_is_noop()
     }
 
     /// See [`Qdisc::flow_states`].

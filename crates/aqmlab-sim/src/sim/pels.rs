@@ -28,7 +28,7 @@ impl Simulation {
     /// already carries (the max-override of section 5.2). Only PELS streams' packets carry
     /// labels, so that the side table holds nothing nobody will take.
     pub(super) fn stamp_label(&mut self, l: LinkId, p: &Packet) {
-        if !matches!(self.flows[p.flow as usize].transport, Transport::Pels(_)) {
+        if !self.pels_flows || !matches!(self.flows[p.flow as usize].transport, Transport::Pels(_)) {
             return;
         }
         if let Some(mine) = self.topo.links[l as usize].queue.feedback_label(p) {
