@@ -6,8 +6,9 @@
 //! Prints simulated events (the model's, and those taken from the event list), bottleneck
 //! packets, wall time and their rates; `--records` also collects the records the config asks
 //! for (as a normal run does), otherwise per-packet records are switched off, as in
-//! benches/bench_tcp_dumbbell.py's timed run. With `--records` it also prints a digest (FNV-1a) of every record table's bytes and of the summary: equal
-//! digests before and after a change to the engine mean byte-identical results.
+//! benches/bench_tcp_dumbbell.py's timed run. With `--records` it also prints a digest
+//! (FNV-1a) of every record table's bytes and of the summary: equal digests before and after
+//! a change to the engine mean byte-identical results.
 
 use aqmlab_sim::{SimConfig, Simulation};
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -54,7 +55,7 @@ fn main() {
     println!("events {events}");
     println!("dispatched_events {dispatched}");
     println!("bottleneck_packets {pkts}");
-    println!("events_per_s {:.0}", dispatched as f64 / wall);
+    println!("dispatched_events_per_s {:.0}", dispatched as f64 / wall);
     println!("bottleneck_pkts_per_s {:.0}", pkts as f64 / wall);
     println!("ns_per_bottleneck_pkt {:.0}", wall * 1e9 / pkts as f64);
     if keep_records {
