@@ -221,6 +221,8 @@ pub struct RunCounters {
     pub events: u64,
     /// Events taken from the event list.
     pub dispatched: u64,
+    /// Packets sent on an idle link without going through its buffer (`pass_through_if_idle`).
+    pub passed_through: u64,
     pub packets_created: u64,
 }
 
@@ -248,6 +250,9 @@ pub struct Simulation {
     /// Whether transmissions may end without an event (`end_needs_no_event`); off only in
     /// the test that checks it changes no result.
     lazy_tx_ends: bool,
+    /// Whether idle links may send a packet without the round trip through their buffer
+    /// (`pass_through_if_idle`); off only in the test that checks it changes no result.
+    pass_through: bool,
 }
 
 fn access_link(from: NodeId, to: NodeId, rate: u64, delay: u64, qdisc: &QdiscConfig, seed: u64, name: String) -> Result<Link, String> {
@@ -320,6 +325,7 @@ impl Simulation {
             pels_flows: false,
             counters: RunCounters::default(),
             lazy_tx_ends: true,
+            pass_through: true,
         };
         sim.pels_flows = sim.flows.iter().any(|f| matches!(f.transport, Transport::Pels(_)));
         for (id, f) in sim.flows.iter().enumerate() {
@@ -428,6 +434,13 @@ impl Simulation {
         self.lazy_tx_ends = false;
     }
 
+    /// Sends every packet through its link's buffer, as before idle links passed packets
+    /// through: for the test that compares the two.
+    #[doc(hidden)]
+    pub fn disable_pass_through(&mut self) {
+        self.pass_through = false;
+    }
+
     pub fn now(&self) -> Time {
         self.now
     }
@@ -505,6 +518,10 @@ impl Simulation {
     fn send_on(&mut self, l: LinkId, p: Packet) {
         self.record(l, event::ARRIVE, &p, None, false);
         let now = self.now;
+        let p = match self.pass_through_if_idle(l, p) {
+            Ok(()) => return,
+            Err(p) => p,
+        };
         let link = &mut self.topo.links[l as usize];
         let out = link.queue.enqueue(p, now, &mut link.rng);
         let verdict = out.verdict;
@@ -534,9 +551,33 @@ impl Simulation {
         self.record(l, event::DROP, p, Some(reason), false);
     }
 
+    /// Sends `p` on link `l` at once if the link is idle and its discipline is an empty plain
+    /// FIFO that takes it (`Queue::pass_through`): the same counters, records and event order
+    /// as `enqueue` then `start_tx_if_idle`, without writing the packet into the buffer and
+    /// reading it back (on a dumbbell with thousands of flows, each access link's buffer is
+    /// memory that is not in cache). Not on a link whose packets are recorded, whose records
+    /// hold the queue length at enqueue. Gives `p` back otherwise.
+    fn pass_through_if_idle(&mut self, l: LinkId, p: Packet) -> Result<(), Packet> {
+        let recorded = l == self.bottleneck && self.pkt_events.is_some();
+        if !self.pass_through || recorded || !self.is_idle(l) {
+            return Err(p);
+        }
+        let sent = self.topo.links[l as usize].queue.pass_through(p, self.now)?;
+        self.counters.passed_through += 1;
+        self.stamp_label(l, &p);
+        self.transmit(l, sent, false);
+        Ok(())
+    }
+
+    /// Whether link `l` is sending nothing (see `lazy_tx_busy` for a transmission without an
+    /// end event).
+    fn is_idle(&mut self, l: LinkId) -> bool {
+        self.topo.links[l as usize].in_flight.is_none() && !self.lazy_tx_busy(l)
+    }
+
     fn start_tx_if_idle(&mut self, l: LinkId) {
         let now = self.now;
-        if self.topo.links[l as usize].in_flight.is_some() || self.lazy_tx_busy(l) {
+        if !self.is_idle(l) {
             return;
         }
         let link = &mut self.topo.links[l as usize];
@@ -563,6 +604,14 @@ impl Simulation {
             }
             return;
         };
+        self.transmit(l, p, marked);
+    }
+
+    /// Starts sending `p`, just dequeued from idle link `l` (CE-marked by that dequeue if
+    /// `marked`).
+    fn transmit(&mut self, l: LinkId, p: Packet, marked: bool) {
+        let now = self.now;
+        let link = &mut self.topo.links[l as usize];
         let done = now + link.rate.tx_time(p.size as u64);
         if self.lazy_tx_ends && Self::end_needs_no_event(link, done) {
             link.pipe.push_back((done + link.delay, p));
@@ -595,7 +644,7 @@ impl Simulation {
     /// are unchanged, one event fewer per packet on links that are idle and long (the receiver
     /// and ACK links of a dumbbell with many packets in flight).
     fn end_needs_no_event(link: &Link, done: Time) -> bool {
-        link.queue.len_packets() == 0
+        link.queue.is_empty()
             && link.queue.empty_dequeue_is_noop()
             && link.pipe.back().is_some_and(|&(arrive, _)| arrive > done)
     }
