@@ -141,6 +141,10 @@ struct Flow {
     group: usize,
     src: NodeId,
     dst: NodeId,
+    /// The one link each end's host sends on (its access link toward the routers), so that a
+    /// new packet finds its first hop in the flow, not in the host's node.
+    src_link: LinkId,
+    dst_link: LinkId,
     sport: u16,
     start: Time,
     stop: Time,
@@ -358,10 +362,10 @@ impl Simulation {
         let aq = &cfg.topology.access_qdisc;
         let rate = g.access_rate_bps;
         let rd = g.receiver_delay_ns;
-        topo.add_link(access_link(src, r1, rate, sender_delay, aq, seed, format!("flow{id}/up"))?);
+        let src_link = topo.add_link(access_link(src, r1, rate, sender_delay, aq, seed, format!("flow{id}/up"))?);
         topo.add_link(access_link(r1, src, rate, sender_delay, aq, seed, format!("flow{id}/up-rev"))?);
         topo.add_link(access_link(r2, dst, rate, rd, aq, seed, format!("flow{id}/down"))?);
-        topo.add_link(access_link(dst, r2, rate, rd, aq, seed, format!("flow{id}/down-rev"))?);
+        let dst_link = topo.add_link(access_link(dst, r2, rate, rd, aq, seed, format!("flow{id}/down-rev"))?);
         let jitter = if g.start_jitter_ns > 0 { start_rng.uniform() * g.start_jitter_ns as f64 } else { 0.0 };
         let start = Time(g.start_ns) + Time(jitter as u64);
         let transport = match &g.app {
@@ -413,6 +417,8 @@ impl Simulation {
             group: gi,
             src,
             dst,
+            src_link,
+            dst_link,
             sport: 10_000 + (id % 50_000) as u16,
             start,
             stop: Time(g.stop_ns).max(start),
@@ -713,7 +719,15 @@ impl Simulation {
         if self.lost_on_path(&p) {
             return;
         }
-        let l = self.topo.next_hop(p.src, p.dst).expect("host without a link");
+        let flow = &self.flows[p.flow as usize];
+        let l = if p.src == flow.src {
+            flow.src_link
+        } else if p.src == flow.dst {
+            flow.dst_link
+        } else {
+            self.topo.next_hop(p.src, p.dst).expect("host without a link")
+        };
+        debug_assert_eq!(Some(l), self.topo.next_hop(p.src, p.dst), "first hop of flow {}", p.flow);
         self.send_on(l, p);
     }
 
