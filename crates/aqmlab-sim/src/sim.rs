@@ -214,6 +214,20 @@ impl Hasher for UidHasher {
     }
 }
 
+/// A hint to load the cache line holding `value` (a no-op where there is no such instruction).
+#[inline(always)]
+fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is only a hint, never a memory access that can fault; SSE, which
+        // provides it, is part of the x86_64 baseline.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(value as *const T as *const i8) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
+
 /// Side tables keyed by packet uid.
 type UidMap<V> = HashMap<u64, V, BuildHasherDefault<UidHasher>>;
 
@@ -461,6 +475,7 @@ impl Simulation {
     pub fn run(&mut self, cancel: &AtomicBool, progress_ns: &AtomicU64) -> Result<(), String> {
         let end = Time(self.cfg.duration_ns);
         while let Some((at, ev)) = self.events.pop_until(end) {
+            self.prefetch_ahead();
             self.now = at;
             self.counters.events += 1;
             self.counters.dispatched += 1;
@@ -475,6 +490,47 @@ impl Simulation {
         self.now = end;
         progress_ns.store(end.as_nanos(), Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Asks the CPU to start loading what the next events in this bucket will read, while this
+    /// one is handled: with thousands of flows, an event's link, the head of its delay line and
+    /// where that packet goes next are seldom in cache, and each miss would otherwise stall a
+    /// handler. In three stages, each taking its addresses from lines asked for one event
+    /// earlier: the link of the event three ahead, the delay line's head of the one two ahead,
+    /// and the next hop or flow of the packet that arrives next. Prefetching changes no result.
+    #[inline]
+    fn prefetch_ahead(&self) {
+        if let Some(Event::PipeArrive(l) | Event::TxDone(l)) = self.events.peek_ahead(2) {
+            self.prefetch_link(l);
+        }
+        if let Some(Event::PipeArrive(l)) = self.events.peek_ahead(1) {
+            if let Some(head) = self.topo.links[l as usize].pipe.front() {
+                prefetch(head);
+                prefetch(&head.1.sent_at);
+            }
+        }
+        if let Some(Event::PipeArrive(l)) = self.events.peek_ahead(0) {
+            let link = &self.topo.links[l as usize];
+            if let Some((_, p)) = link.pipe.front() {
+                if link.to == p.dst {
+                    let flow = &self.flows[p.flow as usize];
+                    prefetch(flow);
+                    prefetch(&flow.transport);
+                } else if let Some(next) = self.topo.next_hop(link.to, p.dst) {
+                    self.prefetch_link(next);
+                }
+            }
+        }
+    }
+
+    /// Asks for the lines of link `l` that sending and receiving on it read.
+    #[inline]
+    fn prefetch_link(&self, l: LinkId) {
+        let link = &self.topo.links[l as usize];
+        prefetch(&link.pipe);
+        prefetch(&link.to);
+        prefetch(&link.lazy_tx);
+        prefetch(link.queue.stats());
     }
 
     fn handle(&mut self, ev: Event) {
