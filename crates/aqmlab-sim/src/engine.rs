@@ -146,6 +146,14 @@ impl<E: Copy> EventList<E> {
         Some((s.at, s.event))
     }
 
+    /// The event `k` places after the next one `pop_until` returns, if it is in the bucket
+    /// being drained (None beyond it). For looking ahead only: an event scheduled later may
+    /// still come before it.
+    #[inline]
+    pub fn peek_ahead(&self, k: usize) -> Option<E> {
+        self.current.get(self.head + k).map(|s| s.event)
+    }
+
     pub fn len(&self) -> usize {
         self.current.len() - self.head + self.on_wheel + self.overflow.len()
     }
@@ -239,6 +247,18 @@ mod tests {
         l.schedule(Time(1), "b");
         let order: Vec<_> = std::iter::from_fn(|| l.pop_until(Time::MAX)).map(|(_, e)| e).collect();
         assert_eq!(order, vec!["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn peek_ahead_shows_the_next_pops_within_the_bucket_only() {
+        let mut l = EventList::default();
+        for (t, e) in [(30, "c"), (10, "a"), (20, "b"), (1 << 20, "later bucket")] {
+            l.schedule(Time(t), e);
+        }
+        assert_eq!(l.pop_until(Time::MAX), Some((Time(10), "a")));
+        assert_eq!((l.peek_ahead(0), l.peek_ahead(1), l.peek_ahead(2)), (Some("b"), Some("c"), None));
+        assert_eq!(l.pop_until(Time::MAX), Some((Time(20), "b")));
+        assert_eq!(l.peek_ahead(0), Some("c"));
     }
 
     #[test]

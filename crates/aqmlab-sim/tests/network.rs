@@ -299,3 +299,44 @@ fn transmission_ends_without_events_change_no_result() {
         assert!(record_bytes(&mut lazy) == record_bytes(&mut eager), "records differ, jitter {jitter_ns}");
     }
 }
+
+// ---- packets that pass an idle link's buffer by ---------------------------------------------
+
+/// A packet offered to an idle link whose Drop-Tail buffer is empty goes out at once, without
+/// being written into the buffer and read back (`Simulation::pass_through_if_idle`). That must
+/// change no result: the same summary, tables and pcap as when every packet goes through the
+/// buffer, with losses, SACK and delayed ACKs, starts spread or all on one nanosecond, and
+/// with the bottleneck's packet records on (the bottleneck then never passes packets through,
+/// as its records hold the queue length at enqueue) or off (it does, and the pcap shows it).
+#[test]
+fn idle_links_passing_packets_through_change_no_result() {
+    for jitter_ns in [1_000_000_000u64, 0] {
+        for packet_events in [true, false] {
+            let mut v = scenario(5, 5, 12, droptail(30), with_sack(tcp(true)));
+            v["flow_groups"][0]["start_jitter_ns"] = json!(jitter_ns);
+            v["records"]["packet_events"] = json!(packet_events);
+            v["records"]["pcap"] = json!(!packet_events);
+            let mut fast = run(v.clone());
+            let cfg = config::parse(&v.to_string()).expect("valid config");
+            let mut slow = Simulation::new(cfg).unwrap();
+            slow.disable_pass_through();
+            slow.run(&AtomicBool::new(false), &AtomicU64::new(0)).unwrap();
+            slow.check_invariants().unwrap();
+            let case = format!("jitter {jitter_ns}, packet records {packet_events}");
+            assert!(fast.bottleneck_stats().total_dropped_packets() > 0, "losses must exercise recovery");
+            let (passed, created) = (fast.counters.passed_through, fast.counters.packets_created);
+            assert!(passed > created, "{passed} packets passed through of {created} created, {case}");
+            assert_eq!(slow.counters.passed_through, 0);
+            assert_eq!(fast.summary(), slow.summary(), "{case}");
+            let (fast_tables, fast_pcap) = fast.take_records();
+            let (slow_tables, slow_pcap) = slow.take_records();
+            assert_eq!(fast_tables.len(), slow_tables.len());
+            for ((name, a), (_, b)) in fast_tables.into_iter().zip(slow_tables) {
+                let bytes = |t: aqmlab_sim::record::Table| t.into_iter().flat_map(|(_, c)| c.to_le_bytes()).collect::<Vec<u8>>();
+                assert!(bytes(a) == bytes(b), "table {name} differs, {case}");
+            }
+            assert_eq!(fast_pcap.is_some(), !packet_events);
+            assert!(fast_pcap == slow_pcap, "pcap differs, {case}");
+        }
+    }
+}

@@ -90,6 +90,9 @@ impl Qdisc for DropTail {
     fn empty_dequeue_is_noop(&self) -> bool {
         true
     }
+    fn pass_through_limit(&self) -> Option<Limit> {
+        Some(self.cfg.limit)
+    }
 }
 
 #[cfg(test)]
@@ -125,6 +128,40 @@ mod tests {
         assert_eq!(q.enqueue(pkt(2, 0, 1000), Time::ZERO, &mut rng).verdict, Verdict::Enqueued);
         assert_eq!(q.len_bytes(), 2500);
         q.check_invariants().unwrap();
+    }
+
+    /// `Queue::pass_through` must leave the queue exactly as `enqueue` then `dequeue` would,
+    /// and refuse (counting nothing) whenever that pair would not hand the same packet back.
+    #[test]
+    fn pass_through_counts_as_enqueue_then_dequeue_and_only_when_that_returns_the_packet() {
+        let mut rng = SimRng::stream(1, "t");
+        let (mut passed, mut round_trip) = (queue(Limit::Packets(2)), queue(Limit::Packets(2)));
+        let now = Time::from_millis(3);
+        let p = passed.pass_through(pkt(7, 1, 1000), now).expect("an empty FIFO passes a packet through");
+        round_trip.enqueue(pkt(7, 1, 1000), now, &mut rng);
+        let q = round_trip.dequeue(now).unwrap();
+        assert_eq!((p.uid, p.enqueued_at), (q.uid, q.enqueued_at));
+        assert_eq!(passed.stats(), round_trip.stats());
+        assert!(passed.is_empty() && !passed.dequeue_marked() && passed.dequeue_drops().is_empty());
+        passed.check_invariants().unwrap();
+
+        // Not with a packet queued (it would go first), nor past a byte limit (it would be dropped).
+        passed.enqueue(pkt(8, 1, 1000), now, &mut rng);
+        let before = passed.stats().clone();
+        assert_eq!(passed.pass_through(pkt(9, 1, 1000), now).unwrap_err().uid, 9);
+        assert_eq!(passed.stats(), &before);
+        assert!(queue(Limit::Bytes(999)).pass_through(pkt(1, 1, 1000), now).is_err());
+        assert!(queue(Limit::Bytes(1000)).pass_through(pkt(1, 1, 1000), now).is_ok());
+
+        // Nor through a discipline with state beyond its buffer.
+        let red: crate::qdisc::QdiscConfig = serde_json::from_str(
+            r#"{"kind": "red", "limit": {"packets": 60}, "min_th": 5.0, "max_th": 15.0, "max_p": 0.1, "w_q": 0.002,
+                "gentle": false, "mode": "packets", "ecn": false, "mean_pkt_size": 1000}"#,
+        )
+        .unwrap();
+        let mut red = crate::qdisc::build_qdisc(&red, crate::units::Rate(10_000_000)).unwrap();
+        assert!(red.pass_through(pkt(1, 1, 1000), now).is_err());
+        assert_eq!(red.stats().received_packets, 0);
     }
 
     #[test]

@@ -134,6 +134,13 @@ pub trait Qdisc: Send {
     fn empty_dequeue_is_noop(&self) -> bool {
         false
     }
+    /// For a plain FIFO whose only state is its buffer (Drop-Tail): the limit an arrival to the
+    /// empty buffer must fit. When the link is idle, such an arrival is dequeued at once and
+    /// unchanged, so the engine may send it without writing it into the buffer and reading it
+    /// back ([`Queue::pass_through`]). The default: None (always enqueue, then dequeue).
+    fn pass_through_limit(&self) -> Option<Limit> {
+        None
+    }
     /// Per-flow state entries held (flows with a queue of their own; children's included):
     /// never more than the packets queued, so memory stays bounded by the buffer however many
     /// flows pass. 0 for disciplines without per-flow state (the default).
@@ -183,11 +190,28 @@ pub struct Queue {
     /// What the last `dequeue` dropped at the head, and whether it marked the packet it returned.
     head_drops: Vec<Evicted>,
     head_marked: bool,
+    /// Packets held: enqueued - dequeued - evicted, kept here (and checked against the
+    /// discipline's count by `check_invariants`) so that asking whether the queue is empty
+    /// does not reach into the discipline, a separate allocation.
+    backlog: usize,
+    /// The discipline's `empty_dequeue_is_noop` and `pass_through_limit`, properties of its
+    /// kind, read once.
+    empty_dequeue_is_noop: bool,
+    pass_through_limit: Option<Limit>,
 }
 
 impl Queue {
     pub fn new(inner: Box<dyn Qdisc>) -> Queue {
-        Queue { inner, stats: QdiscStats::default(), evicted: Vec::new(), head_drops: Vec::new(), head_marked: false }
+        Queue {
+            empty_dequeue_is_noop: inner.empty_dequeue_is_noop(),
+            pass_through_limit: inner.pass_through_limit(),
+            inner,
+            stats: QdiscStats::default(),
+            evicted: Vec::new(),
+            head_drops: Vec::new(),
+            head_marked: false,
+            backlog: 0,
+        }
     }
 
     pub fn enqueue(&mut self, mut pkt: Packet, now: Time, rng: &mut SimRng) -> EnqueueOutcome<'_> {
@@ -199,6 +223,7 @@ impl Queue {
         let verdict = self.inner.enqueue(pkt, now, rng, &mut self.evicted);
         match verdict {
             Verdict::Enqueued | Verdict::Marked => {
+                self.backlog += 1;
                 self.stats.enqueued_packets += 1;
                 self.stats.enqueued_bytes += size;
                 if verdict == Verdict::Marked {
@@ -214,7 +239,31 @@ impl Queue {
             self.stats.evicted_packets[e.reason as usize] += 1;
             self.stats.evicted_bytes[e.reason as usize] += e.packet.size as u64;
         }
+        self.backlog -= self.evicted.len();
         EnqueueOutcome { verdict, evicted: &self.evicted }
+    }
+
+    /// Offers `pkt` to an empty plain FIFO and takes it straight back out, as `enqueue` followed
+    /// by `dequeue` would (same counters, same `enqueued_at`), without the discipline: the
+    /// engine calls it for an idle link, where that packet would be the next one sent. Gives the
+    /// packet back as `Err` (nothing counted) unless the discipline allows it
+    /// ([`Qdisc::pass_through_limit`]), the queue is empty and the limit admits the packet.
+    pub fn pass_through(&mut self, mut pkt: Packet, now: Time) -> Result<Packet, Packet> {
+        let admitted = self.pass_through_limit.is_some_and(|limit| limit.admits(0, 0, pkt.size));
+        if self.backlog > 0 || !admitted {
+            return Err(pkt);
+        }
+        let size = pkt.size as u64;
+        pkt.enqueued_at = now;
+        self.stats.received_packets += 1;
+        self.stats.received_bytes += size;
+        self.stats.enqueued_packets += 1;
+        self.stats.enqueued_bytes += size;
+        self.stats.dequeued_packets += 1;
+        self.stats.dequeued_bytes += size;
+        self.head_drops.clear();
+        self.head_marked = false;
+        Ok(pkt)
     }
 
     /// The next packet to send. Packets the discipline dropped at the head on the way are in
@@ -227,8 +276,10 @@ impl Queue {
             self.stats.evicted_packets[e.reason as usize] += 1;
             self.stats.evicted_bytes[e.reason as usize] += e.packet.size as u64;
         }
+        self.backlog -= self.head_drops.len();
         self.head_marked = pkt.is_some() && self.inner.dequeue_marked();
         let pkt = pkt?;
+        self.backlog -= 1;
         self.stats.marked_packets += self.head_marked as u64;
         self.stats.dequeued_packets += 1;
         self.stats.dequeued_bytes += pkt.size as u64;
@@ -247,6 +298,10 @@ impl Queue {
 
     pub fn len_packets(&self) -> usize {
         self.inner.len_packets()
+    }
+    /// Whether no packet is held (by the wrapper's count: no call into the discipline).
+    pub fn is_empty(&self) -> bool {
+        self.backlog == 0
     }
     pub fn len_bytes(&self) -> u64 {
         self.inner.len_bytes()
@@ -272,7 +327,7 @@ impl Queue {
     /// See [`Qdisc::empty_dequeue_is_noop`]: also true of this wrapper (it only clears the
     /// previous dequeue's head drops and mark, which nothing reads before the next dequeue).
     pub fn empty_dequeue_is_noop(&self) -> bool {
-        self.inner.empty_dequeue_is_noop()
+        self.empty_dequeue_is_noop
     }
 
     /// See [`Qdisc::flow_states`].
@@ -292,10 +347,10 @@ impl Queue {
             ));
         }
         let backlog = s.enqueued_packets as i128 - s.dequeued_packets as i128 - evicted as i128;
-        if backlog != self.len_packets() as i128 {
+        if backlog != self.len_packets() as i128 || self.backlog != self.len_packets() {
             return Err(format!(
-                "{}: backlog by accounting {} != discipline's {} packets",
-                self.kind(), backlog, self.len_packets()
+                "{}: backlog by accounting {} (counted as it changed: {}) != discipline's {} packets",
+                self.kind(), backlog, self.backlog, self.len_packets()
             ));
         }
         let evicted_b: u64 = s.evicted_bytes.iter().sum();
