@@ -563,9 +563,15 @@ impl Simulation {
     /// on. Inlined, so that the usual case (another link, or no records) costs a comparison.
     #[inline]
     fn record(&mut self, l: LinkId, ev: u8, p: &Packet, reason: Option<aqmlab_core::DropReason>, marked: bool) {
-        if l == self.bottleneck && self.pkt_events.is_some() {
+        if self.records_packets_of(l) {
             self.push_record(l, ev, p, reason, marked);
         }
+    }
+
+    /// Whether packet events at link `l` are recorded: the bottleneck's, when asked for.
+    #[inline]
+    fn records_packets_of(&self, l: LinkId) -> bool {
+        l == self.bottleneck && self.pkt_events.is_some()
     }
 
     #[inline(never)]
@@ -620,8 +626,7 @@ impl Simulation {
     /// memory that is not in cache). Not on a link whose packets are recorded, whose records
     /// hold the queue length at enqueue. Gives `p` back otherwise.
     fn pass_through_if_idle(&mut self, l: LinkId, p: Packet) -> Result<(), Packet> {
-        let recorded = l == self.bottleneck && self.pkt_events.is_some();
-        if !self.pass_through || recorded || !self.is_idle(l) {
+        if !self.pass_through || self.records_packets_of(l) || !self.is_idle(l) {
             return Err(p);
         }
         let sent = self.topo.links[l as usize].queue.pass_through(p, self.now)?;
