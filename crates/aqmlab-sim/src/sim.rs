@@ -11,12 +11,13 @@ use crate::app::streaming::StreamServer;
 use crate::config::{AppConfig, FlowGroup, LinkConfig, SimConfig};
 use crate::engine::EventList;
 use crate::pcap::PcapWriter;
-use crate::record::{event, FlowSample, FlowSamples, PacketEvents, QueueSamples};
+use crate::record::{FlowSample, FlowSamples, PacketEvents, QueueSamples};
 use crate::tcp::{AckAction, Segment, TcpReceiver, TcpSender};
-use crate::topology::{LazyTx, Link, LinkId, NodeId, Topology};
+use crate::link::Link;
+use crate::topology::{LinkId, NodeId, Topology};
 use aqmlab_core::packet::tcp_flags;
 use aqmlab_core::qdisc::build_qdisc;
-use aqmlab_core::{Ecn, Packet, Proto, QdiscConfig, Rate, SackBlocks, SimRng, Time, Verdict};
+use aqmlab_core::{Ecn, Packet, Proto, QdiscConfig, Rate, SackBlocks, SimRng, Time};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -39,7 +40,7 @@ pub const FEEDBACK_SIZE: u32 = 40;
 /// Events carry only ids: packets wait in link queues and delay lines, never in the event
 /// list, which keeps heap entries small (24 bytes) however many packets are in flight.
 #[derive(Clone, Copy)]
-enum Event {
+pub(crate) enum Event {
     /// A link finished serializing its packet.
     TxDone(LinkId),
     /// The head of a link's delay line reaches the far node.
@@ -138,7 +139,7 @@ struct FrameRecord {
     packets: u16,
 }
 
-struct Flow {
+pub(crate) struct Flow {
     group: usize,
     src: NodeId,
     dst: NodeId,
@@ -197,7 +198,7 @@ fn totals(t: &Transport) -> FlowTotals {
 /// side tables below are touched on every SACK-carrying ACK, and uids are not adversarial.
 /// Only lookups use the hash, never iteration order, so results do not depend on it.
 #[derive(Default)]
-struct UidHasher(u64);
+pub(crate) struct UidHasher(u64);
 
 impl Hasher for UidHasher {
     fn finish(&self) -> u64 {
@@ -230,7 +231,7 @@ fn prefetch<T>(value: &T) {
 }
 
 /// Side tables keyed by packet uid.
-type UidMap<V> = HashMap<u64, V, BuildHasherDefault<UidHasher>>;
+pub(crate) type UidMap<V> = HashMap<u64, V, BuildHasherDefault<UidHasher>>;
 
 /// Cumulative counters of the run, reported in the summary.
 #[derive(Default, Debug, Clone)]
@@ -246,49 +247,38 @@ pub struct RunCounters {
 }
 
 pub struct Simulation {
-    cfg: SimConfig,
-    now: Time,
-    events: EventList<Event>,
-    topo: Topology,
-    flows: Vec<Flow>,
-    bottleneck: LinkId,
-    next_uid: u64,
-    segs: Vec<Segment>,
-    pkt_events: Option<PacketEvents>,
-    queue_samples: QueueSamples,
-    flow_samples: FlowSamples,
-    pcap: Option<PcapWriter>,
+    pub(crate) cfg: SimConfig,
+    pub(crate) now: Time,
+    pub(crate) events: EventList<Event>,
+    pub(crate) topo: Topology,
+    pub(crate) flows: Vec<Flow>,
+    pub(crate) bottleneck: LinkId,
+    pub(crate) next_uid: u64,
+    pub(crate) segs: Vec<Segment>,
+    pub(crate) queue_samples: QueueSamples,
+    pub(crate) flow_samples: FlowSamples,
+    pub(crate) pcap: Option<PcapWriter>,
     /// SACK blocks of ACKs in flight, by packet uid (see `Packet::sack_blocks`).
-    sack_blocks: UidMap<SackBlocks>,
+    pub(crate) sack_blocks: UidMap<SackBlocks>,
     /// PELS feedback labels of packets in flight, by packet uid (no room in `Packet`).
-    labels: UidMap<FeedbackLabel>,
+    pub(crate) labels: UidMap<FeedbackLabel>,
     /// Whether any flow is a PELS stream (the only packets that carry labels): without one,
     /// enqueues skip the label step and with it a look at the packet's flow.
-    pels_flows: bool,
+    pub(crate) pels_flows: bool,
     pub counters: RunCounters,
     /// Whether transmissions may end without an event (`end_needs_no_event`); off only in
     /// the test that checks it changes no result.
-    lazy_tx_ends: bool,
+    pub(crate) lazy_tx_ends: bool,
     /// Whether idle links may send a packet without the round trip through their buffer
     /// (`pass_through_if_idle`); off only in the test that checks it changes no result.
-    pass_through: bool,
+    pub(crate) pass_through: bool,
 }
 
 fn access_link(from: NodeId, to: NodeId, rate: u64, delay: u64, qdisc: &QdiscConfig, seed: u64, name: String) -> Result<Link, String> {
     let rate = Rate(rate);
-    Ok(Link {
-        from,
-        to,
-        rate,
-        delay: Time(delay),
-        queue: build_qdisc(qdisc, rate).map_err(|e| format!("{name}: {e}"))?,
-        rng: SimRng::stream(seed, &format!("link/{name}")),
-        in_flight: None,
-        pipe: Default::default(),
-        lazy_tx: None,
-        retry_at: None,
-        name,
-    })
+    let queue = build_qdisc(qdisc, rate).map_err(|e| format!("{name}: {e}"))?;
+    let rng = SimRng::stream(seed, &format!("link/{name}"));
+    Ok(Link::new(from, to, rate, Time(delay), queue, rng, name))
 }
 
 fn link_from(cfg: &LinkConfig, from: NodeId, to: NodeId, seed: u64, name: &str) -> Result<Link, String> {
@@ -326,8 +316,9 @@ impl Simulation {
         }
         topo.compute_routes();
         let records = &cfg.records;
+        // The scenario records the bottleneck's packets; any other link could have a recorder.
+        topo.links[bottleneck as usize].recorder = records.packet_events.then(PacketEvents::default);
         let mut sim = Simulation {
-            pkt_events: records.packet_events.then(PacketEvents::default),
             pcap: records.pcap.then(PcapWriter::new),
             cfg,
             now: Time::ZERO,
@@ -538,10 +529,7 @@ impl Simulation {
         match ev {
             Event::TxDone(l) => self.on_tx_done(l),
             Event::PipeArrive(l) => self.on_pipe_arrive(l),
-            Event::QueueRetry(l) => {
-                self.topo.links[l as usize].retry_at = None;
-                self.start_tx_if_idle(l);
-            }
+            Event::QueueRetry(l) => self.on_queue_retry(l),
             Event::FlowStart(f) => self.on_flow_start(f),
             Event::FlowStop(f) => self.on_flow_stop(f),
             Event::RtoTimer(f) => self.on_rto_timer(f),
@@ -558,213 +546,9 @@ impl Simulation {
         }
     }
 
-    // ---- links -------------------------------------------------------------------------
+    // ---- routing and packets ------------------------------------------------------
 
-    /// A packet event at link `l`, recorded when it is the bottleneck and packet records are
-    /// on. Inlined, so that the usual case (another link, or no records) costs a comparison.
-    #[inline]
-    fn record(&mut self, l: LinkId, ev: u8, p: &Packet, reason: Option<aqmlab_core::DropReason>, marked: bool) {
-        if self.records_packets_of(l) {
-            self.push_record(l, ev, p, reason, marked);
-        }
-    }
-
-    /// Whether packet events at link `l` are recorded: the bottleneck's, when asked for.
-    #[inline]
-    fn records_packets_of(&self, l: LinkId) -> bool {
-        l == self.bottleneck && self.pkt_events.is_some()
-    }
-
-    #[inline(never)]
-    fn push_record(&mut self, l: LinkId, ev: u8, p: &Packet, reason: Option<aqmlab_core::DropReason>, marked: bool) {
-        if let Some(rec) = self.pkt_events.as_mut() {
-            let q = &self.topo.links[l as usize].queue;
-            rec.push(self.now, ev, p, reason, marked, q.len_packets(), q.len_bytes());
-        }
-    }
-
-    /// Offers `p` to link `l`'s discipline and starts transmission if the link is idle.
-    fn send_on(&mut self, l: LinkId, p: Packet) {
-        self.record(l, event::ARRIVE, &p, None, false);
-        let now = self.now;
-        let p = match self.pass_through_if_idle(l, p) {
-            Ok(()) => return,
-            Err(p) => p,
-        };
-        let link = &mut self.topo.links[l as usize];
-        let out = link.queue.enqueue(p, now, &mut link.rng);
-        let verdict = out.verdict;
-        let evicted: Vec<_> = out.evicted.to_vec();
-        match verdict {
-            Verdict::Enqueued | Verdict::Marked => {
-                self.stamp_label(l, &p);
-                self.record(l, event::ENQUEUE, &p, None, verdict == Verdict::Marked)
-            }
-            Verdict::Dropped(reason) => {
-                self.take_sack_blocks(&p);
-                self.labels.remove(&p.uid);
-                self.record(l, event::DROP, &p, Some(reason), false)
-            }
-        }
-        for e in evicted {
-            self.forget_dropped(l, &e.packet, e.reason);
-        }
-        self.start_tx_if_idle(l);
-    }
-
-    /// A packet pushed out of link `l`'s buffer after it was accepted (evicted, or dropped at
-    /// the head by an AQM): its side state goes and the drop is recorded.
-    fn forget_dropped(&mut self, l: LinkId, p: &Packet, reason: aqmlab_core::DropReason) {
-        self.take_sack_blocks(p);
-        self.labels.remove(&p.uid);
-        self.record(l, event::DROP, p, Some(reason), false);
-    }
-
-    /// Sends `p` on link `l` at once if the link is idle and its discipline is an empty plain
-    /// FIFO that takes it (`Queue::pass_through`): the same counters, records and event order
-    /// as `enqueue` then `start_tx_if_idle`, without writing the packet into the buffer and
-    /// reading it back (on a dumbbell with thousands of flows, each access link's buffer is
-    /// memory that is not in cache). Not on a link whose packets are recorded, whose records
-    /// hold the queue length at enqueue. Gives `p` back otherwise.
-    fn pass_through_if_idle(&mut self, l: LinkId, p: Packet) -> Result<(), Packet> {
-        if !self.pass_through || self.records_packets_of(l) || !self.is_idle(l) {
-            return Err(p);
-        }
-        let sent = self.topo.links[l as usize].queue.pass_through(p, self.now)?;
-        self.counters.passed_through += 1;
-        self.stamp_label(l, &p);
-        self.transmit(l, sent, false);
-        Ok(())
-    }
-
-    /// Whether link `l` is sending nothing (see `lazy_tx_busy` for a transmission without an
-    /// end event).
-    fn is_idle(&mut self, l: LinkId) -> bool {
-        self.topo.links[l as usize].in_flight.is_none() && !self.lazy_tx_busy(l)
-    }
-
-    fn start_tx_if_idle(&mut self, l: LinkId) {
-        let now = self.now;
-        if !self.is_idle(l) {
-            return;
-        }
-        let link = &mut self.topo.links[l as usize];
-        let out = link.queue.dequeue(now);
-        let marked = link.queue.dequeue_marked();
-        if !link.queue.dequeue_drops().is_empty() {
-            // An AQM that drops at the head (CoDel): those packets are lost here.
-            let drops = link.queue.dequeue_drops().to_vec();
-            for e in drops {
-                self.forget_dropped(l, &e.packet, e.reason);
-            }
-        }
-        let link = &mut self.topo.links[l as usize];
-        let Some(p) = out else {
-            // A shaper may hold packets that are not yet sendable: ask it when, and keep one
-            // retry scheduled no later than that (an outdated retry just asks again).
-            if link.queue.len_packets() > 0 {
-                if let Some(t) = link.queue.next_dequeue_time(now) {
-                    if link.retry_at.is_none_or(|r| r > t) {
-                        link.retry_at = Some(t);
-                        self.events.schedule(t.max(now), Event::QueueRetry(l));
-                    }
-                }
-            }
-            return;
-        };
-        self.transmit(l, p, marked);
-    }
-
-    /// Starts sending `p`, just dequeued from idle link `l` (CE-marked by that dequeue if
-    /// `marked`).
-    fn transmit(&mut self, l: LinkId, p: Packet, marked: bool) {
-        let now = self.now;
-        let link = &mut self.topo.links[l as usize];
-        let done = now + link.rate.tx_time(p.size as u64);
-        if self.lazy_tx_ends && Self::end_needs_no_event(link, done) {
-            link.pipe.push_back((done + link.delay, p));
-            link.lazy_tx = Some(LazyTx { done, order: self.events.reserve_order(), scheduled: false });
-            if done.as_nanos() <= self.cfg.duration_ns {
-                self.counters.events += 1; // its TxDone would have been handled within the run
-            }
-        } else {
-            link.in_flight = Some(p);
-            self.events.schedule(done, Event::TxDone(l));
-        }
-        self.record(l, event::DEQUEUE, &p, None, marked);
-        if l == self.bottleneck {
-            if let Some(w) = self.pcap.as_mut() {
-                w.write(now, &p, self.sack_blocks.get(&p.uid));
-            }
-        }
-    }
-
-    /// Whether the transmission link starts now, ending at `done`, may end without a TxDone
-    /// event. That event's handler would (1) put the packet in the delay line, (2) schedule
-    /// its arrival if the line were otherwise empty, and (3) dequeue the next packet. When
-    /// nothing is queued behind the packet, an empty dequeue changes nothing in the
-    /// discipline, and the packet ahead in the delay line arrives strictly after `done` (so
-    /// (2) schedules nothing: that packet's arrival will, as always), the handler schedules
-    /// nothing and only (1) has an effect, which can be done now: no later handler looks at
-    /// the delay line's tail before that arrival. The end keeps the order it reserves now, in
-    /// case a packet queues behind it and it needs its event after all (`lazy_tx_busy`), so
-    /// the event list pops exactly the same sequence of the other events as before: results
-    /// are unchanged, one event fewer per packet on links that are idle and long (the receiver
-    /// and ACK links of a dumbbell with many packets in flight).
-    fn end_needs_no_event(link: &Link, done: Time) -> bool {
-        link.queue.is_empty()
-            && link.queue.empty_dequeue_is_noop()
-            && link.pipe.back().is_some_and(|&(arrive, _)| arrive > done)
-    }
-
-    /// Whether link `l` is still sending a packet whose end had no event (true before that
-    /// end's place in the event order). The caller has a packet waiting: the end gets its
-    /// TxDone event now, at the place it reserved, to dequeue the next one.
-    fn lazy_tx_busy(&mut self, l: LinkId) -> bool {
-        let link = &mut self.topo.links[l as usize];
-        let Some(tx) = link.lazy_tx.as_mut() else { return false };
-        if !self.events.handling_before(tx.done, tx.order) {
-            link.lazy_tx = None; // ended, with nothing queued behind it
-            return false;
-        }
-        if !tx.scheduled {
-            tx.scheduled = true;
-            self.events.schedule_reserved(tx.done, tx.order, Event::TxDone(l));
-        }
-        true
-    }
-
-    /// The serialized packet enters the link's delay line. Departures from one link are in
-    /// time order and the delay is constant, so the line is a FIFO and only its head needs an
-    /// event.
-    fn on_tx_done(&mut self, l: LinkId) {
-        let link = &mut self.topo.links[l as usize];
-        if link.lazy_tx.take().is_some() {
-            // The end of a lazy transmission, scheduled because a packet queued behind it: its
-            // packet is in the delay line already, behind one still propagating.
-            self.counters.events -= 1; // counted when the transmission started
-        } else {
-            let p = link.in_flight.take().expect("TxDone on an idle link");
-            let arrive = self.now + link.delay;
-            link.pipe.push_back((arrive, p));
-            if link.pipe.len() == 1 {
-                self.events.schedule(arrive, Event::PipeArrive(l));
-            }
-        }
-        self.start_tx_if_idle(l);
-    }
-
-    fn on_pipe_arrive(&mut self, l: LinkId) {
-        let link = &mut self.topo.links[l as usize];
-        let (_, p) = link.pipe.pop_front().expect("PipeArrive on an empty delay line");
-        let to = link.to;
-        if let Some(&(next, _)) = link.pipe.front() {
-            self.events.schedule(next, Event::PipeArrive(l));
-        }
-        self.on_arrive(to, p);
-    }
-
-    fn on_arrive(&mut self, node: NodeId, p: Packet) {
+    pub(crate) fn on_arrive(&mut self, node: NodeId, p: Packet) {
         if node == p.dst {
             self.deliver(p);
             return;
@@ -1071,7 +855,7 @@ impl Simulation {
     }
 
     /// The SACK blocks carried beside packet `p`, removed from the side table.
-    fn take_sack_blocks(&mut self, p: &Packet) -> SackBlocks {
+    pub(crate) fn take_sack_blocks(&mut self, p: &Packet) -> SackBlocks {
         if p.sack_blocks == 0 {
             return SackBlocks::default();
         }

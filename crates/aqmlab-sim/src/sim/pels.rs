@@ -27,7 +27,7 @@ impl Simulation {
     /// After link `l` accepted `p`: the label its discipline writes, merged with the label `p`
     /// already carries (the max-override of section 5.2). Only PELS streams' packets carry
     /// labels, so that the side table holds nothing nobody will take.
-    pub(super) fn stamp_label(&mut self, l: LinkId, p: &Packet) {
+    pub(crate) fn stamp_label(&mut self, l: LinkId, p: &Packet) {
         if !self.pels_flows || !matches!(self.flows[p.flow as usize].transport, Transport::Pels(_)) {
             return;
         }

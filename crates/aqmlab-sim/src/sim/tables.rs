@@ -166,7 +166,7 @@ impl Simulation {
             tables.push(("media_frames", media_frames));
         }
         tables.extend(self.pels_tables());
-        if let Some(pe) = self.pkt_events.take() {
+        if let Some(pe) = self.topo.links[self.bottleneck as usize].recorder.take() {
             tables.push(("packets", pe.into_table()));
         }
         tables.push(("queue", std::mem::take(&mut self.queue_samples).into_table()));
