@@ -10,8 +10,10 @@
 //! no event of its own (`end_needs_no_event`).
 
 use crate::record::{event, PacketEvents};
-use crate::sim::{Event, Simulation};
+use crate::sim::network::Network;
+use crate::sim::Event;
 use crate::topology::{LinkId, NodeId};
+use aqmlab_core::qdisc::pels_feedback::FeedbackLabel;
 use aqmlab_core::{Packet, Queue, Rate, SimRng, Time, Verdict};
 use std::collections::VecDeque;
 
@@ -28,7 +30,7 @@ pub struct Link {
     /// Packets propagating, with their arrival times at the far node (a FIFO).
     pub pipe: VecDeque<(Time, Packet)>,
     /// A transmission whose end needs no event unless a packet queues behind it (see
-    /// `Simulation::start_tx_if_idle`); its packet is already in `pipe`.
+    /// `Network::start_tx_if_idle`); its packet is already in `pipe`.
     pub lazy_tx: Option<LazyTx>,
     /// When a pending shaper retry fires, if one is scheduled.
     pub retry_at: Option<Time>,
@@ -67,7 +69,7 @@ impl Link {
     }
 }
 
-impl Simulation {
+impl Network {
     /// A packet event at link `l`, recorded when the link has a recorder. Inlined, so that
     /// the usual case (no recorder) costs a look at the link.
     #[inline]
@@ -263,14 +265,29 @@ impl Simulation {
         self.start_tx_if_idle(l);
     }
 
-    pub(crate) fn on_pipe_arrive(&mut self, l: LinkId) {
+    /// The head of link `l`'s delay line reaches the far node: forwarded, or given back when
+    /// it is the packet's destination (see `Network::on_arrive`).
+    pub(crate) fn on_pipe_arrive(&mut self, l: LinkId) -> Option<Packet> {
         let link = &mut self.topo.links[l as usize];
         let (_, p) = link.pipe.pop_front().expect("PipeArrive on an empty delay line");
         let to = link.to;
         if let Some(&(next, _)) = link.pipe.front() {
             self.events.schedule(next, Event::PipeArrive(l));
         }
-        self.on_arrive(to, p);
+        self.on_arrive(to, p)
+    }
+
+    /// After link `l` accepted `p`: the label its discipline writes, merged with the label `p`
+    /// already carries (the max-override of section 5.2). Only PELS streams' packets carry
+    /// labels, so that the side table holds nothing nobody will take.
+    fn stamp_label(&mut self, l: LinkId, p: &Packet) {
+        if !self.pels_flows || !self.flows[p.flow as usize].labelled {
+            return;
+        }
+        if let Some(mine) = self.topo.links[l as usize].queue.feedback_label(p) {
+            let merged = FeedbackLabel::merge(self.labels.get(&p.uid).copied(), mine);
+            self.labels.insert(p.uid, merged);
+        }
     }
 
     /// A shaper's retry: its head packet may be sendable now.
