@@ -40,6 +40,9 @@ pub(crate) enum Event {
     FlowSample,
 }
 
+// An event stays 8 bytes (an entry of the event list 24) with the application's timer in it.
+const _: () = assert!(std::mem::size_of::<Event>() == 8);
+
 /// A hint to load the cache line holding `value` (a no-op where there is no such instruction).
 #[inline(always)]
 fn prefetch<T: ?Sized>(value: &T) {
