@@ -39,7 +39,7 @@ fn main() {
     if let Some(kb) = peak_rss_kb() {
         println!("peak_rss_mb {:.1}", kb as f64 / 1024.0);
     }
-    let (events, dispatched) = (sim.counters.events, sim.counters.dispatched);
+    let (events, dispatched) = (sim.counters().events, sim.counters().dispatched);
     let stats = sim.bottleneck_stats();
     let pkts = stats.dequeued_packets;
     // Over the whole run, start-up included.

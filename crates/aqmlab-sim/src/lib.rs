@@ -6,6 +6,7 @@
 pub mod app;
 pub mod config;
 pub mod engine;
+pub mod link;
 pub mod pcap;
 pub mod record;
 pub mod sim;

@@ -4,41 +4,11 @@
 //! links look the next hop up in a table filled by breadth-first search (fewest hops), so any
 //! topology built from `add_node`/`add_link` routes without further configuration.
 
-use aqmlab_core::{Packet, Queue, Rate, SimRng, Time};
+use crate::link::Link;
 use std::collections::VecDeque;
 
 pub type NodeId = u32;
 pub type LinkId = u32;
-
-pub struct Link {
-    pub from: NodeId,
-    pub to: NodeId,
-    pub rate: Rate,
-    pub delay: Time,
-    pub queue: Queue,
-    /// The discipline's random stream, `"link/<name>"`.
-    pub rng: SimRng,
-    /// Packet being serialized, if any.
-    pub in_flight: Option<Packet>,
-    /// Packets propagating, with their arrival times at the far node (a FIFO).
-    pub pipe: VecDeque<(Time, Packet)>,
-    /// A transmission whose end needs no event unless a packet queues behind it (see
-    /// `Simulation::start_tx_if_idle`); its packet is already in `pipe`.
-    pub lazy_tx: Option<LazyTx>,
-    /// When a pending shaper retry fires, if one is scheduled.
-    pub retry_at: Option<Time>,
-    pub name: String,
-}
-
-/// The end of a transmission that was not scheduled: when it would have been handled, at
-/// (`done`, `order`) in the event list's order, and whether a `TxDone` was scheduled for it
-/// after all because a packet arrived behind it.
-#[derive(Clone, Copy, Debug)]
-pub struct LazyTx {
-    pub done: Time,
-    pub order: u64,
-    pub scheduled: bool,
-}
 
 #[derive(Default)]
 pub struct Node {
@@ -143,7 +113,7 @@ impl Topology {
 mod tests {
     use super::*;
     use aqmlab_core::qdisc::build_qdisc;
-    use aqmlab_core::{QdiscConfig, Rate};
+    use aqmlab_core::{QdiscConfig, Rate, SimRng, Time};
 
     /// The plain algorithm: one BFS per destination over the reversed graph.
     fn routes_by_bfs_per_destination(topo: &Topology) -> Vec<Vec<LinkId>> {
@@ -177,19 +147,8 @@ mod tests {
     fn link(from: NodeId, to: NodeId) -> Link {
         let cfg: QdiscConfig =
             serde_json::from_str(r#"{"kind": "droptail", "limit": {"packets": 10}}"#).expect("a DropTail config");
-        Link {
-            from,
-            to,
-            rate: Rate(1_000_000),
-            delay: Time(0),
-            queue: build_qdisc(&cfg, Rate(1_000_000)).expect("queue"),
-            rng: SimRng::stream(1, "test"),
-            in_flight: None,
-            pipe: VecDeque::new(),
-            lazy_tx: None,
-            retry_at: None,
-            name: String::new(),
-        }
+        let queue = build_qdisc(&cfg, Rate(1_000_000)).expect("queue");
+        Link::new(from, to, Rate(1_000_000), Time(0), queue, SimRng::stream(1, "test"), String::new())
     }
 
     /// Random router meshes (with parallel links and one-way links) with hosts hanging off

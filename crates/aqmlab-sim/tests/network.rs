@@ -292,9 +292,9 @@ fn transmission_ends_without_events_change_no_result() {
         let mut lazy = run(v.clone());
         let mut eager = run_with_an_event_per_transmission_end(v);
         assert!(lazy.bottleneck_stats().total_dropped_packets() > 0, "losses must exercise recovery");
-        let (fewer, all) = (lazy.counters.dispatched, eager.counters.dispatched);
+        let (fewer, all) = (lazy.counters().dispatched, eager.counters().dispatched);
         assert!(fewer * 10 < all * 9, "events dispatched: {fewer} against {all}, jitter {jitter_ns}");
-        assert_eq!(lazy.counters.events, eager.counters.events, "the model's events");
+        assert_eq!(lazy.counters().events, eager.counters().events, "the model's events");
         assert_eq!(lazy.summary(), eager.summary());
         assert!(record_bytes(&mut lazy) == record_bytes(&mut eager), "records differ, jitter {jitter_ns}");
     }
@@ -324,9 +324,9 @@ fn idle_links_passing_packets_through_change_no_result() {
             slow.check_invariants().unwrap();
             let case = format!("jitter {jitter_ns}, packet records {packet_events}");
             assert!(fast.bottleneck_stats().total_dropped_packets() > 0, "losses must exercise recovery");
-            let (passed, created) = (fast.counters.passed_through, fast.counters.packets_created);
+            let (passed, created) = (fast.counters().passed_through, fast.counters().packets_created);
             assert!(passed > created, "{passed} packets passed through of {created} created, {case}");
-            assert_eq!(slow.counters.passed_through, 0);
+            assert_eq!(slow.counters().passed_through, 0);
             assert_eq!(fast.summary(), slow.summary(), "{case}");
             let (fast_tables, fast_pcap) = fast.take_records();
             let (slow_tables, slow_pcap) = slow.take_records();
@@ -339,4 +339,48 @@ fn idle_links_passing_packets_through_change_no_result() {
             assert!(fast_pcap == slow_pcap, "pcap differs, {case}");
         }
     }
+}
+
+/// Flows of different applications write into the same table (`media`: MPEG and RTP-like
+/// flows both log received packets): each table holds every flow's rows in flow order, only
+/// flows of the applications that contribute to it appear in it, and the tables keep their
+/// place among the records.
+#[test]
+fn application_tables_join_their_flows_rows_in_flow_order() {
+    let mpeg = json!({"kind": "mpeg", "gop": "IBBPBBPBB", "fps": 30.0, "mean_sizes": [11000, 8000, 2000],
+                      "sizes": {"kind": "constant"}, "max_packet": 1000, "classes": [3, 2, 1],
+                      "responsive": true, "feedback_interval_ns": 0, "up_after": 2});
+    let video = json!({"kind": "rtp", "jitter_sd_ns": 0, "media": {"kind": "video", "mean_rate_bps": 500_000,
+                       "fps": 25.0, "size_cv": 0.5, "trace": null, "mtu": 1356, "burst": false, "shaping_ns": 0}});
+    let mut v = scenario(3, 2, 1, droptail(100), tcp(false));
+    let bulk = v["flow_groups"][0].clone();
+    let group = |name: &str, count: u32, app: &serde_json::Value| {
+        let mut g = bulk.clone();
+        g["name"] = json!(name);
+        g["count"] = json!(count);
+        g["app"] = app.clone();
+        g
+    };
+    // Flow 0 RTP video, 1-2 MPEG, 3 bulk TCP, 4 MPEG: the first flow's tables are not the
+    // first in the records.
+    v["flow_groups"] = json!([group("video", 1, &video), group("mpeg", 2, &mpeg), bulk, group("mpeg-late", 1, &mpeg)]);
+    let (tables, _) = run(v).take_records();
+    let names: Vec<&str> = tables.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, ["flows", "frames", "media", "media_frames", "packets", "queue", "flow_samples"]);
+    let flows_of = |table: &str| -> Vec<u32> {
+        let (_, t) = tables.iter().find(|(n, _)| *n == table).expect("the table");
+        match &t[0] {
+            ("flow", aqmlab_sim::record::Column::U32(f)) => f.clone(),
+            _ => panic!("{table} must start with its flow column"),
+        }
+    };
+    let distinct = |f: Vec<u32>| -> Vec<u32> {
+        assert!(f.windows(2).all(|w| w[0] <= w[1]), "rows in flow order");
+        let mut d = f;
+        d.dedup();
+        d
+    };
+    assert_eq!(distinct(flows_of("frames")), [1, 2, 4]);
+    assert_eq!(distinct(flows_of("media")), [0, 1, 2, 4]);
+    assert_eq!(distinct(flows_of("media_frames")), [0]);
 }

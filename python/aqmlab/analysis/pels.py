@@ -1,6 +1,6 @@
 """Measurements of PELS simulation runs (Kang, Zhang, Dai and Loguinov, ICDCS 2004, section 6).
 
-They read the three PELS tables a run writes (see aqmlab-sim's ``src/sim/pels.rs``):
+They read the three PELS tables a run writes (see aqmlab-sim's ``src/sim/apps/pels.rs``):
 
 * ``pels_frames``: one row per frame sent: send time ``t_ns``, the rate and gamma it was cut
   with, packets sent per colour (``green``, ``yellow``, ``red``) and received per colour,

@@ -1,52 +1,38 @@
 //! PELS flows in the simulation: pacing the FGS source, the receiver's accounting and ACKs,
 //! the feedback labels that travel beside packets, and the PELS record tables. See
 //! `app::pels` for the source and its controllers and `aqmlab_core::qdisc::pels_feedback`
-//! for the router side.
+//! for the router side (and `Network::stamp_label` for where a router's label is written).
 
-use super::{Event, Simulation, Transport};
+use super::super::network::Network;
+use super::{sample_without_window, Application, FlowTotals};
 use crate::app::pels::{account, PelsConfig, PelsReceiver, PelsSender, ACK_SIZE, UDP_IP_HEADER};
-use crate::record::{Column, Table};
-use crate::topology::LinkId;
-use aqmlab_core::qdisc::pels_feedback::FeedbackLabel;
+use crate::record::{Column, FlowSample, Table};
 use aqmlab_core::{Packet, Proto};
 
+/// The only timer: the source's next packet is due.
+const SEND: u8 = 0;
+
 /// A PELS stream: the FGS source with MKC and gamma, and its receiver.
-pub(super) struct PelsFlow {
-    pub(super) tx: PelsSender,
-    pub(super) rx: PelsReceiver,
-    pub(super) running: bool,
+pub(super) struct Pels {
+    tx: PelsSender,
+    rx: PelsReceiver,
+    running: bool,
 }
 
-impl PelsFlow {
-    pub(super) fn new(cfg: PelsConfig) -> Result<PelsFlow, String> {
-        Ok(PelsFlow { tx: PelsSender::new(cfg)?, rx: PelsReceiver::default(), running: false })
-    }
-}
-
-impl Simulation {
-    /// After link `l` accepted `p`: the label its discipline writes, merged with the label `p`
-    /// already carries (the max-override of section 5.2). Only PELS streams' packets carry
-    /// labels, so that the side table holds nothing nobody will take.
-    pub(super) fn stamp_label(&mut self, l: LinkId, p: &Packet) {
-        if !self.pels_flows || !matches!(self.flows[p.flow as usize].transport, Transport::Pels(_)) {
-            return;
-        }
-        if let Some(mine) = self.topo.links[l as usize].queue.feedback_label(p) {
-            let merged = FeedbackLabel::merge(self.labels.get(&p.uid).copied(), mine);
-            self.labels.insert(p.uid, merged);
-        }
+impl Pels {
+    pub(super) fn new(cfg: &PelsConfig) -> Result<Pels, String> {
+        Ok(Pels { tx: PelsSender::new(cfg.clone())?, rx: PelsReceiver::default(), running: false })
     }
 
     /// Sends the source's next packet and schedules the one after.
-    pub(super) fn on_pels_send(&mut self, f: u32) {
-        let now = self.now;
-        let Transport::Pels(flow) = &mut self.flows[f as usize].transport else { return };
-        if !flow.running {
+    fn on_send(&mut self, f: u32, net: &mut Network) {
+        let now = net.now;
+        if !self.running {
             return;
         }
-        let (e, next) = flow.tx.next_packet(now);
-        self.events.schedule(next, Event::PelsSend(f));
-        let mut p = self.new_packet(f, true);
+        let (e, next) = self.tx.next_packet(now);
+        net.schedule(next, f, SEND);
+        let mut p = net.new_packet(f, true);
         p.proto = Proto::Udp;
         p.size = e.size;
         p.payload = e.size - UDP_IP_HEADER;
@@ -55,56 +41,81 @@ impl Simulation {
         p.frame_id = e.frame_id;
         p.frag_index = e.index;
         p.frag_count = e.count;
-        self.emit(p);
+        net.emit(p);
     }
 
     /// The receiver logs the packet and answers with an ACK echoing its label.
-    pub(super) fn on_pels_data(&mut self, f: u32, p: Packet) {
-        let now = self.now;
-        let label = self.labels.remove(&p.uid);
-        let Transport::Pels(flow) = &mut self.flows[f as usize].transport else { return };
-        flow.rx.on_data(p.frame_id, p.frag_index, p.class, p.size, p.sent_at, now);
-        let mut ack = self.new_packet(f, false);
+    fn on_data(&mut self, f: u32, p: Packet, net: &mut Network) {
+        let now = net.now;
+        let label = net.labels.remove(&p.uid);
+        self.rx.on_data(p.frame_id, p.frag_index, p.class, p.size, p.sent_at, now);
+        let mut ack = net.new_packet(f, false);
         ack.proto = Proto::Udp;
         ack.size = ACK_SIZE;
         ack.payload = ACK_SIZE - UDP_IP_HEADER;
         ack.seq = p.seq;
         if let Some(label) = label {
-            self.labels.insert(ack.uid, label);
+            net.labels.insert(ack.uid, label);
         }
-        self.emit(ack);
+        net.emit(ack);
     }
 
     /// The source acts on the echoed label if its epoch is fresh.
-    pub(super) fn on_pels_ack(&mut self, f: u32, p: Packet) {
-        let now = self.now;
-        let Some(label) = self.labels.remove(&p.uid) else { return };
-        if let Transport::Pels(flow) = &mut self.flows[f as usize].transport {
-            flow.tx.on_feedback(label, p.seq, now);
+    fn on_ack(&mut self, p: Packet, net: &mut Network) {
+        let now = net.now;
+        let Some(label) = net.labels.remove(&p.uid) else { return };
+        self.tx.on_feedback(label, p.seq, now);
+    }
+}
+
+impl Application for Pels {
+    fn proto(&self) -> Proto {
+        Proto::Udp
+    }
+
+    fn start(&mut self, f: u32, net: &mut Network) {
+        self.running = true;
+        self.on_send(f, net);
+    }
+
+    fn stop(&mut self) {
+        self.running = false;
+    }
+
+    fn on_timer(&mut self, f: u32, _timer: u8, net: &mut Network) {
+        self.on_send(f, net);
+    }
+
+    fn on_packet(&mut self, f: u32, p: Packet, to_receiver: bool, net: &mut Network) {
+        if to_receiver {
+            self.on_data(f, p, net);
+        } else {
+            self.on_ack(p, net);
         }
+    }
+
+    fn totals(&self) -> FlowTotals {
+        FlowTotals { packets_sent: self.tx.packets_sent, delivered_bytes: self.rx.bytes, ..FlowTotals::default() }
+    }
+
+    fn sample(&self) -> FlowSample {
+        sample_without_window(self.rx.bytes, 0)
     }
 
     /// The PELS tables: `pels_frames` (one row per frame sent, with the receiver's per-frame
     /// accounting), `pels_control` (one row per applied feedback) and `pels_packets` (one row
-    /// per video packet received). Empty without PELS flows.
-    pub(super) fn pels_tables(&self) -> Vec<(&'static str, Table)> {
-        let flows: Vec<(u32, &PelsFlow)> = self
-            .flows
-            .iter()
-            .enumerate()
-            .filter_map(|(i, f)| match &f.transport {
-                Transport::Pels(p) => Some((i as u32, p.as_ref())),
-                _ => None,
-            })
-            .collect();
-        if flows.is_empty() {
-            return Vec::new();
-        }
+    /// per video packet received).
+    fn tables(&self, f: u32) -> Vec<(&'static str, Table)> {
+        let flows = [(f, self)];
         vec![("pels_frames", frames_table(&flows)), ("pels_control", control_table(&flows)), ("pels_packets", packets_table(&flows))]
+    }
+
+    fn carries_labels(&self) -> bool {
+        true
     }
 }
 
-fn frames_table(flows: &[(u32, &PelsFlow)]) -> Table {
+fn frames_table(flows: &[(u32, &Pels)]) -> Table {
     let (mut flow, mut id, mut t, mut rate, mut gamma) = (vec![], vec![], vec![], vec![], vec![]);
     let (mut g, mut y, mut r, mut g_rx, mut y_rx, mut r_rx, mut useful, mut utility) =
         (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
@@ -143,7 +154,7 @@ fn frames_table(flows: &[(u32, &PelsFlow)]) -> Table {
     ]
 }
 
-fn control_table(flows: &[(u32, &PelsFlow)]) -> Table {
+fn control_table(flows: &[(u32, &Pels)]) -> Table {
     let (mut flow, mut t, mut router, mut epoch, mut loss, mut rate, mut gamma) = (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
     for &(fi, p) in flows {
         for c in &p.tx.control {
@@ -167,7 +178,7 @@ fn control_table(flows: &[(u32, &PelsFlow)]) -> Table {
     ]
 }
 
-fn packets_table(flows: &[(u32, &PelsFlow)]) -> Table {
+fn packets_table(flows: &[(u32, &Pels)]) -> Table {
     let (mut flow, mut frame, mut class, mut sent, mut recv) = (vec![], vec![], vec![], vec![], vec![]);
     for &(fi, p) in flows {
         let rx = &p.rx;

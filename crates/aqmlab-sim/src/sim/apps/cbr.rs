@@ -1,0 +1,72 @@
+//! Constant-bit-rate UDP: one packet of a fixed size every `size / rate`.
+
+use super::super::network::Network;
+use super::{sample_without_window, Application, FlowTotals};
+use crate::record::FlowSample;
+use aqmlab_core::{Packet, Proto, Rate, Time};
+
+/// The only timer: the next packet is due.
+const SEND: u8 = 0;
+
+pub(super) struct Cbr {
+    interval: Time,
+    size: u32,
+    next_seq: u64,
+    running: bool,
+    rx_bytes: u64,
+}
+
+impl Cbr {
+    pub(super) fn new(rate_bps: u64, packet_size: u32) -> Cbr {
+        Cbr { interval: Rate(rate_bps).tx_time(packet_size as u64), size: packet_size, next_seq: 0, running: false, rx_bytes: 0 }
+    }
+
+    fn send(&mut self, f: u32, net: &mut Network) {
+        let now = net.now;
+        if !self.running {
+            return;
+        }
+        self.next_seq += 1;
+        let (size, seq, interval) = (self.size, self.next_seq - 1, self.interval);
+        let class = net.draw_class(f);
+        let mut p = net.new_packet(f, true);
+        p.proto = Proto::Udp;
+        p.size = size;
+        p.payload = size - 28;
+        p.seq = seq;
+        p.class = class;
+        net.emit(p);
+        net.schedule(now + interval, f, SEND);
+    }
+}
+
+impl Application for Cbr {
+    fn proto(&self) -> Proto {
+        Proto::Udp
+    }
+
+    fn start(&mut self, f: u32, net: &mut Network) {
+        self.running = true;
+        self.send(f, net);
+    }
+
+    fn stop(&mut self) {
+        self.running = false;
+    }
+
+    fn on_timer(&mut self, f: u32, _timer: u8, net: &mut Network) {
+        self.send(f, net);
+    }
+
+    fn on_packet(&mut self, _f: u32, p: Packet, _to_receiver: bool, _net: &mut Network) {
+        self.rx_bytes += p.payload as u64;
+    }
+
+    fn totals(&self) -> FlowTotals {
+        FlowTotals { packets_sent: self.next_seq, delivered_bytes: self.rx_bytes, ..FlowTotals::default() }
+    }
+
+    fn sample(&self) -> FlowSample {
+        sample_without_window(self.rx_bytes, 0)
+    }
+}

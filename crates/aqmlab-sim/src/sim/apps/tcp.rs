@@ -1,0 +1,146 @@
+//! A TCP connection's two ends in the simulation, shared by the applications that run over
+//! TCP (bulk transfer, adaptive streaming): putting the sender's segments on the wire, the
+//! receiver's ACKs with their SACK blocks, and the RTO and delayed-ACK timers.
+
+use super::super::network::Network;
+use super::FlowTotals;
+use crate::config::TcpConfig;
+use crate::record::FlowSample;
+use crate::sim::TCP_HEADER;
+use crate::tcp::{AckAction, Segment, TcpReceiver, TcpSender};
+use aqmlab_core::packet::tcp_flags;
+use aqmlab_core::{Ecn, Packet, Proto, Time};
+
+/// The connection's timers; an application over TCP numbers its own from `FIRST_APP_TIMER`.
+const RTO_TIMER: u8 = 0;
+const DELAYED_ACK: u8 = 1;
+pub(super) const FIRST_APP_TIMER: u8 = 2;
+
+pub(super) struct TcpConnection {
+    pub(super) tx: TcpSender,
+    pub(super) rx: TcpReceiver,
+    ecn: bool,
+    /// When the pending RTO timer event fires, if one is scheduled.
+    timer_at: Option<Time>,
+}
+
+impl TcpConnection {
+    pub(super) fn new(tcp: &TcpConfig) -> TcpConnection {
+        TcpConnection { tx: TcpSender::new(tcp), rx: TcpReceiver::new(tcp), ecn: tcp.ecn, timer_at: None }
+    }
+
+    /// Runs `step` on the sender, puts the resulting segments on the wire and keeps one RTO
+    /// timer event scheduled no later than the sender's deadline.
+    pub(super) fn send(&mut self, f: u32, net: &mut Network, step: impl FnOnce(&mut TcpSender, Time, &mut Vec<Segment>)) {
+        let now = net.now;
+        // One buffer for every connection's segments, so that sending allocates nothing.
+        let mut segs = std::mem::take(&mut net.segs);
+        segs.clear();
+        step(&mut self.tx, now, &mut segs);
+        for s in &segs {
+            let class = net.draw_class(f);
+            let mut p = net.new_packet(f, true);
+            p.proto = Proto::Tcp;
+            p.seq = s.seq;
+            p.payload = s.len;
+            p.size = s.len + TCP_HEADER;
+            p.class = class;
+            p.tcp_flags = tcp_flags::ACK | tcp_flags::PSH;
+            if self.ecn {
+                p.ecn = Ecn::Ect0;
+            }
+            net.emit(p);
+        }
+        net.segs = segs;
+        self.arm_rto_timer(f, net);
+    }
+
+    fn arm_rto_timer(&mut self, f: u32, net: &mut Network) {
+        if let Some(deadline) = self.tx.rto_deadline() {
+            // A later deadline is handled when the earlier event fires (lazy timer).
+            if self.timer_at.is_none_or(|t| t > deadline) {
+                self.timer_at = Some(deadline);
+                net.schedule(deadline, f, RTO_TIMER);
+            }
+        }
+    }
+
+    /// The connection's own timers; false for a timer that is not one of them.
+    pub(super) fn on_timer(&mut self, f: u32, timer: u8, net: &mut Network) -> bool {
+        match timer {
+            RTO_TIMER => self.on_rto_timer(f, net),
+            DELAYED_ACK => self.on_delayed_ack(f, net),
+            _ => return false,
+        }
+        true
+    }
+
+    fn on_rto_timer(&mut self, f: u32, net: &mut Network) {
+        let now = net.now;
+        if self.timer_at != Some(now) {
+            return; // superseded by an earlier-scheduled event
+        }
+        self.timer_at = None;
+        self.send(f, net, |tx, now, out| tx.on_timer(now, out));
+    }
+
+    fn on_delayed_ack(&mut self, f: u32, net: &mut Network) {
+        if self.rx.delack_deadline == Some(net.now) {
+            self.send_ack(f, net);
+        }
+    }
+
+    fn send_ack(&mut self, f: u32, net: &mut Network) {
+        let (ack, ece) = self.rx.take_ack();
+        let sack = self.rx.sack_blocks();
+        let mut p = net.new_packet(f, false);
+        p.proto = Proto::Tcp;
+        p.size = TCP_HEADER + sack.option_bytes();
+        p.ack = ack;
+        p.ece = ece;
+        p.tcp_flags = tcp_flags::ACK;
+        if !sack.is_empty() {
+            p.sack_blocks = sack.len() as u8;
+            net.sack_blocks.insert(p.uid, sack);
+        }
+        net.emit(p);
+    }
+
+    /// A data segment at the receiver (ACK now or later), or an ACK at the sender.
+    pub(super) fn on_packet(&mut self, f: u32, p: Packet, to_receiver: bool, net: &mut Network) {
+        if to_receiver {
+            match self.rx.on_data(p.seq, p.payload, p.ecn == Ecn::Ce, net.now) {
+                AckAction::Now => self.send_ack(f, net),
+                AckAction::Delay(at) => net.schedule(at, f, DELAYED_ACK),
+            }
+        } else {
+            let (ack, ece) = (p.ack, p.ece);
+            let sack = net.take_sack_blocks(&p);
+            self.send(f, net, |tx, now, out| tx.on_ack_sack(ack, ece, sack.as_slice(), now, out));
+        }
+    }
+
+    pub(super) fn totals(&self) -> FlowTotals {
+        let s = &self.tx.stats;
+        FlowTotals {
+            packets_sent: s.segments_sent,
+            retransmissions: s.retransmissions,
+            fast_retransmits: s.fast_retransmits,
+            timeouts: s.timeouts,
+            spurious_timeouts: s.spurious_timeouts,
+            delivered_bytes: self.rx.delivered_bytes,
+        }
+    }
+
+    pub(super) fn sample(&self, app_level: u32) -> FlowSample {
+        let tx = &self.tx;
+        FlowSample {
+            delivered_bytes: self.rx.delivered_bytes,
+            cwnd_bytes: tx.cwnd,
+            ssthresh_bytes: tx.ssthresh.min(u64::MAX / 4),
+            srtt_ns: tx.rtt().srtt().map_or(0, |t| t.as_nanos()),
+            rto_ns: tx.rtt().rto().as_nanos(),
+            app_level,
+        }
+    }
+}
