@@ -1,5 +1,6 @@
 //! `aqmlab._core`: the thin binding between Python and the Rust core and simulator.
-//! Conversions and error mapping only; all logic lives in aqmlab-core, aqmlab-sim and aqmlab-emu.
+//! Conversions and error mapping only; all logic lives in aqmlab-core, aqmlab-model, aqmlab-sim
+//! and aqmlab-emu.
 
 use aqmlab_core::units::{self, Limit};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
@@ -183,8 +184,8 @@ fn udp_schedule<'py>(
     dscp: u8,
     class_dscp: [u8; 4],
 ) -> PyResult<(Bound<'py, PyList>, bool, Bound<'py, PyList>)> {
-    use aqmlab_sim::record::Column;
-    let app: aqmlab_sim::config::AppConfig = serde_json::from_str(app_json).map_err(value_error)?;
+    use aqmlab_model::record::Column;
+    let app: aqmlab_model::app::AppConfig = serde_json::from_str(app_json).map_err(value_error)?;
     let spec = aqmlab_emu::schedule::FlowSpec { seed, flow, start_ns, stop_ns, dscp, class_dscp };
     let s = aqmlab_emu::schedule::build(&app, &spec).map_err(value_error)?;
     let cols = PyList::empty(py);

@@ -7,7 +7,6 @@ pub mod app;
 pub mod config;
 pub mod engine;
 pub mod pcap;
-pub mod record;
 pub mod sim;
 pub mod tcp;
 pub mod topology;

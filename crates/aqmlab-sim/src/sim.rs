@@ -5,13 +5,16 @@
 //! when it finishes, the packet is scheduled to arrive at the far node after the propagation
 //! delay and the next packet is pulled from the link's discipline.
 
-use crate::app::mpeg::{Frame, MpegSink, MpegSource};
-use crate::app::rtp::{Emission, MediaSource};
 use crate::app::streaming::StreamServer;
-use crate::config::{AppConfig, FlowGroup, LinkConfig, SimConfig};
+use crate::config::{FlowGroup, LinkConfig, SimConfig};
 use crate::engine::EventList;
 use crate::pcap::PcapWriter;
-use crate::record::{event, FlowSample, FlowSamples, PacketEvents, QueueSamples, Table, Column};
+use aqmlab_model::app::mpeg::{Frame, MpegSink, MpegSource};
+use aqmlab_model::app::rtp::{Emission, MediaSource};
+use aqmlab_model::app::AppConfig;
+use aqmlab_model::headers::{RTP_UDP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES};
+use aqmlab_model::record::{event, FlowSample, FlowSamples, PacketEvents, QueueSamples, Table, Column};
+use aqmlab_model::streams;
 use crate::tcp::{AckAction, Segment, TcpReceiver, TcpSender};
 use crate::topology::{LazyTx, Link, LinkId, NodeId, Topology};
 use aqmlab_core::packet::tcp_flags;
@@ -28,12 +31,11 @@ use aqmlab_core::qdisc::pels_feedback::FeedbackLabel;
 use pels::PelsFlow;
 use stream::UdpStream;
 
-/// IPv4 + TCP headers without options.
-pub const TCP_HEADER: u32 = 40;
+use aqmlab_model::headers::TCP_IP_HEADER_BYTES as TCP_HEADER;
 pub const TCP_PORT: u16 = 5001;
 pub const UDP_PORT: u16 = 5004;
 /// A receiver report: IP + UDP headers and 12 bytes of counters.
-pub const FEEDBACK_SIZE: u32 = 40;
+pub const FEEDBACK_SIZE: u32 = UDP_IP_HEADER_BYTES + 12;
 
 /// Events carry only ids: packets wait in link queues and delay lines, never in the event
 /// list, which keeps heap entries small (24 bytes) however many packets are in flight.
@@ -119,7 +121,7 @@ impl ReceiveLog {
 struct MpegFlow {
     src: MpegSource,
     sink: MpegSink,
-    /// Frame sizes stream, `"flow/<id>/frames"`.
+    /// Frame sizes stream, `streams::flow_frames`.
     rng: SimRng,
     next_seq: u64,
     running: bool,
@@ -281,7 +283,7 @@ fn access_link(from: NodeId, to: NodeId, rate: u64, delay: u64, qdisc: &QdiscCon
         rate,
         delay: Time(delay),
         queue: build_qdisc(qdisc, rate).map_err(|e| format!("{name}: {e}"))?,
-        rng: SimRng::stream(seed, &format!("link/{name}")),
+        rng: streams::link(seed, &name),
         in_flight: None,
         pipe: Default::default(),
         lazy_tx: None,
@@ -314,7 +316,7 @@ impl Simulation {
         }
         let mut flows = Vec::new();
         for (gi, g) in cfg.flow_groups.iter().enumerate() {
-            let mut start_rng = SimRng::stream(seed, &format!("group/{}/start", g.name));
+            let mut start_rng = streams::group_start(seed, &g.name);
             for i in 0..g.count {
                 let id = flows.len() as u32;
                 let [enter, exit] = g.path_in(t);
@@ -398,7 +400,7 @@ impl Simulation {
                 Transport::Mpeg(Box::new(MpegFlow {
                     src: MpegSource::new(m.clone())?,
                     sink: MpegSink::default(),
-                    rng: SimRng::stream(seed, &format!("flow/{id}/frames")),
+                    rng: streams::flow_frames(seed, id),
                     next_seq: 0,
                     running: false,
                     feedback: Time(feedback),
@@ -410,8 +412,8 @@ impl Simulation {
             AppConfig::Rtp(r) => Transport::Rtp(Box::new(RtpFlow {
                 src: MediaSource::new(
                     r.clone(),
-                    SimRng::stream(seed, &format!("flow/{id}/media")),
-                    SimRng::stream(seed, &format!("flow/{id}/jitter")),
+                    streams::flow_media(seed, id),
+                    streams::flow_jitter(seed, id),
                 )?,
                 running: false,
                 due_at: None,
@@ -439,11 +441,11 @@ impl Simulation {
             sender_delay: Time(sender_delay),
             receiver_delay: Time(rd),
             class_weights: g.class_weights,
-            class_rng: SimRng::stream(seed, &format!("flow/{id}/class")),
+            class_rng: streams::flow_class(seed, id),
             dscp: g.dscp,
             transport,
             path_loss: g.path_loss,
-            path_rng: SimRng::stream(seed, &format!("flow/{id}/path_loss")),
+            path_rng: streams::flow_path_loss(seed, id),
         })
     }
 
@@ -887,7 +889,7 @@ impl Simulation {
             let mut p = self.new_packet(f, true);
             p.proto = Proto::Udp;
             p.size = e.size;
-            p.payload = e.size - crate::app::rtp::RTP_HEADERS;
+            p.payload = e.size - RTP_UDP_IP_HEADER_BYTES;
             p.seq = e.seq;
             p.class = class;
             self.emit(p);
@@ -932,7 +934,7 @@ impl Simulation {
             let mut p = self.new_packet(f, true);
             p.proto = Proto::Udp;
             p.size = size;
-            p.payload = size - crate::app::mpeg::UDP_IP_HEADER;
+            p.payload = size - UDP_IP_HEADER_BYTES;
             p.seq = first_seq + i as u64;
             p.class = class;
             p.frame_id = frame.id;
@@ -955,7 +957,7 @@ impl Simulation {
         let mut p = self.new_packet(f, false);
         p.proto = Proto::Udp;
         p.size = FEEDBACK_SIZE;
-        p.payload = FEEDBACK_SIZE - crate::app::mpeg::UDP_IP_HEADER;
+        p.payload = FEEDBACK_SIZE - UDP_IP_HEADER_BYTES;
         p.ack = received;
         // Encodes "nothing yet" as 0 and sequence s as s + 1.
         p.seq = highest.map_or(0, |h| h + 1);

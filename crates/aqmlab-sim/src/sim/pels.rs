@@ -4,8 +4,10 @@
 //! for the router side.
 
 use super::{Event, Simulation, Transport};
-use crate::app::pels::{account, PelsConfig, PelsReceiver, PelsSender, ACK_SIZE, UDP_IP_HEADER};
-use crate::record::{Column, Table};
+use crate::app::pels::{account, PelsReceiver, PelsSender, ACK_SIZE};
+use aqmlab_model::app::pels_config::PelsConfig;
+use aqmlab_model::headers::UDP_IP_HEADER_BYTES;
+use aqmlab_model::record::{Column, Table};
 use crate::topology::LinkId;
 use aqmlab_core::qdisc::pels_feedback::FeedbackLabel;
 use aqmlab_core::{Packet, Proto};
@@ -49,7 +51,7 @@ impl Simulation {
         let mut p = self.new_packet(f, true);
         p.proto = Proto::Udp;
         p.size = e.size;
-        p.payload = e.size - UDP_IP_HEADER;
+        p.payload = e.size - UDP_IP_HEADER_BYTES;
         p.seq = e.seq;
         p.class = e.class;
         p.frame_id = e.frame_id;
@@ -67,7 +69,7 @@ impl Simulation {
         let mut ack = self.new_packet(f, false);
         ack.proto = Proto::Udp;
         ack.size = ACK_SIZE;
-        ack.payload = ACK_SIZE - UDP_IP_HEADER;
+        ack.payload = ACK_SIZE - UDP_IP_HEADER_BYTES;
         ack.seq = p.seq;
         if let Some(label) = label {
             self.labels.insert(ack.uid, label);

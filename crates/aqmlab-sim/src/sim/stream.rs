@@ -3,7 +3,9 @@
 //! Internet part of the path.
 
 use super::{Event, ReceiveLog, Simulation, Transport, FEEDBACK_SIZE};
-use crate::app::streaming::{Report, StreamServer, StreamTransport, StreamingConfig, STREAM_HEADERS};
+use crate::app::streaming::{Report, StreamServer};
+use aqmlab_model::app::streaming_config::{StreamTransport, StreamingConfig};
+use aqmlab_model::headers::{RTP_UDP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES};
 use crate::tcp::{TcpReceiver, TcpSender, ISS_DATA};
 use aqmlab_core::{Packet, Proto, Time};
 
@@ -75,7 +77,7 @@ impl Simulation {
                 let mut p = self.new_packet(f, true);
                 p.proto = Proto::Udp;
                 p.size = size;
-                p.payload = size - STREAM_HEADERS;
+                p.payload = size - RTP_UDP_IP_HEADER_BYTES;
                 p.seq = seq;
                 self.emit(p);
                 next
@@ -119,7 +121,7 @@ impl Simulation {
         let mut r = self.new_packet(f, false);
         r.proto = Proto::Udp;
         r.size = FEEDBACK_SIZE;
-        r.payload = FEEDBACK_SIZE - 28;
+        r.payload = FEEDBACK_SIZE - UDP_IP_HEADER_BYTES;
         r.ack = received;
         r.seq = p.seq;
         self.emit(r);

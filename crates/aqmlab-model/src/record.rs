@@ -1,9 +1,14 @@
 //! Records: columnar tables the run produces, handed to Python as typed little-endian
 //! buffers and written there as Parquet. One schema serves the simulator and the emulator.
+//!
+//! Units are in the column names and stated on every field: `_ns` columns are nanoseconds
+//! since the run's t = 0 (times) or nanoseconds (durations); `size` and `_bytes` columns are
+//! bytes at the IP layer (headers included, see [`crate::headers`]) unless a field says
+//! payload; `_pkts` columns are packets.
 
 use aqmlab_core::{DropReason, Packet, Time};
 
-/// A typed column.
+/// A typed column; its numpy dtype is [`Column::dtype`].
 pub enum Column {
     U8(Vec<u8>),
     U32(Vec<u32>),
@@ -31,9 +36,11 @@ impl Column {
     }
 }
 
+/// A table: named columns of equal length, in their order on disk.
 pub type Table = Vec<(&'static str, Column)>;
 
-/// Packet events at a monitored link's queue.
+/// Packet events at a monitored link's queue: the `event` column's codes, each the index of
+/// its name in [`event::NAMES`].
 pub mod event {
     pub const ARRIVE: u8 = 0;
     pub const ENQUEUE: u8 = 1;
@@ -45,19 +52,37 @@ pub mod event {
 /// `reason` value of events that are not drops.
 pub const NO_REASON: u8 = u8::MAX;
 
+/// Names of the `reason` column's codes (`aqmlab_core::DropReason as u8`), in code order.
+pub fn drop_reason_names() -> [&'static str; DropReason::ALL.len()] {
+    DropReason::ALL.map(DropReason::name)
+}
+
+/// One row per packet event at a monitored link (the `packets` table).
 #[derive(Default)]
 pub struct PacketEvents {
+    /// When, ns.
     t_ns: Vec<u64>,
+    /// [`event`] code.
     event: Vec<u8>,
+    /// The packet's flow id.
     flow: Vec<u32>,
+    /// The packet's unique id (a retransmission is a new packet).
     uid: Vec<u64>,
+    /// IP bytes.
     size: Vec<u32>,
+    /// Priority class mark (0 unclassified, 1 lowest .. 3 highest).
     class: Vec<u8>,
+    /// 0 none, 1 I, 2 P, 3 B.
     frame_type: Vec<u8>,
+    /// `DropReason` code of drops, [`NO_REASON`] otherwise.
     reason: Vec<u8>,
+    /// 1 when the discipline ECN-marked the packet.
     marked: Vec<u8>,
+    /// Queue length after the event, packets.
     qlen_pkts: Vec<u32>,
+    /// Queue length after the event, IP bytes.
     qlen_bytes: Vec<u64>,
+    /// Time the packet spent in the queue, ns (dequeues only; 0 for other events).
     sojourn_ns: Vec<u64>,
 }
 
@@ -97,11 +122,17 @@ impl PacketEvents {
     }
 }
 
+/// The monitored queue sampled periodically (the `queue` table).
 #[derive(Default)]
 pub struct QueueSamples {
+    /// When, ns.
     t_ns: Vec<u64>,
+    /// Queue length, packets.
     qlen_pkts: Vec<u32>,
+    /// Queue length, IP bytes.
     qlen_bytes: Vec<u64>,
+    /// The discipline's own average (RED's average queue, in its limit's unit: packets or
+    /// bytes); NaN for disciplines without one.
     avg: Vec<f64>,
 }
 
@@ -122,9 +153,11 @@ impl QueueSamples {
     }
 }
 
-/// Per-flow periodic samples: cumulative delivered bytes and the sender's controller state.
+/// Per-flow periodic samples: cumulative delivered bytes and the sender's controller state
+/// (the `flow_samples` table).
 #[derive(Default)]
 pub struct FlowSamples {
+    /// When, ns.
     t_ns: Vec<u64>,
     flow: Vec<u32>,
     delivered_bytes: Vec<u64>,
@@ -135,11 +168,17 @@ pub struct FlowSamples {
     app_level: Vec<u32>,
 }
 
+/// One flow's row of [`FlowSamples`].
 pub struct FlowSample {
+    /// Payload bytes delivered in order to the receiver so far (headers excluded).
     pub delivered_bytes: u64,
+    /// TCP congestion window, bytes (0 for UDP flows).
     pub cwnd_bytes: u64,
+    /// TCP slow-start threshold, bytes (0 for UDP flows).
     pub ssthresh_bytes: u64,
+    /// TCP smoothed round-trip time, ns (0 before the first sample and for UDP flows).
     pub srtt_ns: u64,
+    /// TCP retransmission timeout, ns (0 for UDP flows).
     pub rto_ns: u64,
     /// The application's adaptation level (MPEG scaling level; 0 otherwise).
     pub app_level: u32,
@@ -167,5 +206,32 @@ impl FlowSamples {
             ("rto_ns", Column::U64(self.rto_ns)),
             ("app_level", Column::U32(self.app_level)),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Python reads the names by code (`names[code]`): each code must be its name's index.
+    #[test]
+    fn codes_index_their_names() {
+        assert_eq!(event::NAMES[event::ARRIVE as usize], "arrive");
+        assert_eq!(event::NAMES[event::ENQUEUE as usize], "enqueue");
+        assert_eq!(event::NAMES[event::DROP as usize], "drop");
+        assert_eq!(event::NAMES[event::DEQUEUE as usize], "dequeue");
+        let names = drop_reason_names();
+        for r in DropReason::ALL {
+            assert_eq!(names[r as usize], r.name());
+        }
+        assert!(names.len() < NO_REASON as usize, "NO_REASON must not be a reason's code");
+    }
+
+    #[test]
+    fn columns_encode_little_endian_with_their_dtype() {
+        let c = Column::U32(vec![1, 0x0102_0304]);
+        assert_eq!(c.dtype(), "u4");
+        assert_eq!(c.to_le_bytes(), vec![1, 0, 0, 0, 4, 3, 2, 1]);
+        assert_eq!(Column::F64(vec![1.0]).to_le_bytes(), 1.0f64.to_le_bytes().to_vec());
     }
 }
