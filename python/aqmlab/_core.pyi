@@ -2,6 +2,16 @@
 
 __version__: str
 
+#: `packets.event` code -> name, and `packets.reason` code -> name (aqmlab-model's record schema).
+PACKET_EVENT_NAMES: list[str]
+DROP_REASON_NAMES: list[str]
+#: `packets.reason` of events that are not drops.
+NO_REASON: int
+#: Header sizes in bytes (aqmlab-model's headers): IPv4 + UDP, IPv4 + TCP, IPv4 + UDP + RTP.
+UDP_IP_HEADER_BYTES: int
+TCP_IP_HEADER_BYTES: int
+RTP_UDP_IP_HEADER_BYTES: int
+
 def parse_time(text: str) -> int: ...
 def parse_rate(text: str) -> int: ...
 def parse_bytes(text: str) -> int: ...

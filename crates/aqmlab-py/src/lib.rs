@@ -241,5 +241,21 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(udp_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(start_offsets, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    add_record_names(m)?;
+    Ok(())
+}
+
+/// The record schema's names and the header sizes, so that Python spells none of them itself:
+/// `PACKET_EVENT_NAMES[code]` names a `packets.event` code, `DROP_REASON_NAMES[code]` a
+/// `packets.reason` code (`NO_REASON` when the event is not a drop), and the header sizes
+/// (bytes) turn IP sizes into payloads.
+fn add_record_names(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    use aqmlab_model::{headers, record};
+    m.add("PACKET_EVENT_NAMES", record::event::NAMES.to_vec())?;
+    m.add("DROP_REASON_NAMES", record::drop_reason_names().to_vec())?;
+    m.add("NO_REASON", record::NO_REASON)?;
+    m.add("UDP_IP_HEADER_BYTES", headers::UDP_IP_HEADER_BYTES)?;
+    m.add("TCP_IP_HEADER_BYTES", headers::TCP_IP_HEADER_BYTES)?;
+    m.add("RTP_UDP_IP_HEADER_BYTES", headers::RTP_UDP_IP_HEADER_BYTES)?;
     Ok(())
 }

@@ -977,7 +977,7 @@ impl Simulation {
         let mut p = self.new_packet(f, true);
         p.proto = Proto::Udp;
         p.size = size;
-        p.payload = size - 28;
+        p.payload = size - UDP_IP_HEADER_BYTES;
         p.seq = seq;
         p.class = class;
         self.emit(p);

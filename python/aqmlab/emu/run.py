@@ -45,8 +45,10 @@ FLOW_PORT_BASE = 5001
 # bucket of each flow (FQ-CoDel, SFQ-like keys), are the same in every run of a scenario instead
 # of depending on the ephemeral ports the kernel happens to pick.
 SENDER_PORT_BASE = 15001
+#: IPv4 + UDP headers, bytes: an emulated UDP packet's IP size minus its payload.
+UDP_IP_HEADER = _core.UDP_IP_HEADER_BYTES
 #: Smallest emulated UDP packet: IPv4 + UDP headers and the 32-byte application header.
-MIN_UDP_PACKET = 60
+MIN_UDP_PACKET = UDP_IP_HEADER + 32
 #: Time between fixing the epoch and t = 0: the sender process starts meanwhile.
 LEAD_NS = 1_000_000_000
 #: How long a process may take to say "ready".
@@ -87,7 +89,7 @@ def emulation_problems(sc: Scenario) -> list[str]:
                             f"bulk, cbr, {', '.join(schedule.KINDS)}")
         if isinstance(g.app, Cbr) and g.app.packet_size < MIN_UDP_PACKET:
             problems.append(f"flows.{g.name}.app.packet_size: {g.app.packet_size} B; emulated UDP packets "
-                            f"carry a {MIN_UDP_PACKET - 28}-byte application header, so at least {MIN_UDP_PACKET} B")
+                            f"carry a {MIN_UDP_PACKET - UDP_IP_HEADER}-byte application header, so at least {MIN_UDP_PACKET} B")
     tcp = [g.app.tcp for g in sc.flows if isinstance(g.app, Bulk)]
     for field in ("sack", "ecn"):
         if len({getattr(t, field) for t in tcp}) > 1:
@@ -435,7 +437,7 @@ def _frames_table(sc: Scenario, flows: list[dict], schedules: dict[int, dict], r
         s = schedule.packets(schedules[f["flow"]])
         gop = len(sc.flows[f["group"]].app.gop)
         frames = s.groupby("frame_id").agg(t_ns=("t_ns", "first"), frame_type=("frame_type", "first"),
-                                           size=("size", lambda x: int((x - 28).sum())), packets=("size", "size"))
+                                           size=("size", lambda x: int((x - UDP_IP_HEADER).sum())), packets=("size", "size"))
         got = received[received["flow"] == f["flow"]].groupby("frame_id").size()
         frames["packets_received"] = got.reindex(frames.index, fill_value=0).clip(upper=frames["packets"])
         frames = frames.reset_index()
@@ -458,7 +460,7 @@ def _flow_samples(sc: Scenario, tcp_rows: np.ndarray, media: pd.DataFrame, flows
         if f["proto"] != "udp":
             continue
         m = media[media["flow"] == f["flow"]].sort_values("recv_ns")
-        delivered = np.cumsum(m["size"].to_numpy(dtype=np.int64) - 28)
+        delivered = np.cumsum(m["size"].to_numpy(dtype=np.int64) - UDP_IP_HEADER)
         idx = np.searchsorted(m["recv_ns"].to_numpy(dtype=np.int64), grid, side="right")
         got = np.where(idx > 0, delivered[np.maximum(idx - 1, 0)] if len(delivered) else 0, 0)
         parts.append(pd.DataFrame({"t_ns": grid, "flow": f["flow"], "delivered_bytes": got, "cwnd_bytes": 0,
@@ -472,7 +474,7 @@ def _flows_table(sc: Scenario, flows: list[dict], raw: dict[str, Any], media: pd
     t = sc.to_sim_config()["topology"]
     totals = {int(r[0]): r for r in raw["sender"]["totals"]}
     tcp_bytes = {int(r[0]): int(r[1]) for r in raw["receiver"]["tcp_bytes"]}
-    udp_bytes = (media["size"].astype("i8") - 28).groupby(media["flow"]).sum().to_dict()
+    udp_bytes = (media["size"].astype("i8") - UDP_IP_HEADER).groupby(media["flow"]).sum().to_dict()
     rows = []
     for f in flows:
         tot = totals.get(f["flow"], (f["flow"], 0, 0, 0))
