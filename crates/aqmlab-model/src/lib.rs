@@ -6,7 +6,8 @@
 //! * [`streams`]: the named random streams, so that both engines draw the same numbers for
 //!   the same scenario and seed;
 //! * [`headers`]: header sizes on the wire;
-//! * [`record`]: the record tables and their units, one schema for both engines.
+//! * [`record`]: the record tables and their units, one schema for both engines;
+//! * [`replay`]: the tables of an emulated run, from its sender's schedule and its logs.
 //!
 //! Only data and pure sources live here: no event loop, no TCP state machine, no sockets. The
 //! TCP *configuration* ([`app::tcp_config`]) is here because a bulk flow's `app` holds it (see
@@ -15,4 +16,5 @@
 pub mod app;
 pub mod headers;
 pub mod record;
+pub mod replay;
 pub mod streams;

@@ -209,6 +209,74 @@ impl FlowSamples {
     }
 }
 
+/// One video frame of an MPEG flow (a row of the `frames` table).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrameRow {
+    pub flow: u32,
+    /// The frame's number in its flow, from 0 in display order.
+    pub frame_id: u32,
+    /// 0 none, 1 I, 2 P, 3 B.
+    pub frame_type: u8,
+    /// Position in the GOP pattern, from 0.
+    pub gop_position: u32,
+    /// When the source produced it, ns.
+    pub t_ns: u64,
+    /// Payload bytes (headers excluded).
+    pub size: u32,
+    /// False when the sender skipped it (responsive scaling).
+    pub sent: bool,
+    /// Packets it was cut into (0 when not sent).
+    pub packets: u32,
+    /// Of those, packets the receiver got.
+    pub packets_received: u32,
+}
+
+/// The `frames` table: one row per frame an MPEG source produced, in push order.
+#[derive(Default)]
+pub struct FramesTable {
+    flow: Vec<u32>,
+    frame_id: Vec<u32>,
+    frame_type: Vec<u8>,
+    gop_position: Vec<u32>,
+    t_ns: Vec<u64>,
+    size: Vec<u32>,
+    sent: Vec<u8>,
+    packets: Vec<u32>,
+    packets_received: Vec<u32>,
+}
+
+impl FramesTable {
+    pub fn push(&mut self, r: FrameRow) {
+        self.flow.push(r.flow);
+        self.frame_id.push(r.frame_id);
+        self.frame_type.push(r.frame_type);
+        self.gop_position.push(r.gop_position);
+        self.t_ns.push(r.t_ns);
+        self.size.push(r.size);
+        self.sent.push(r.sent as u8);
+        self.packets.push(r.packets);
+        self.packets_received.push(r.packets_received);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.flow.is_empty()
+    }
+
+    pub fn into_table(self) -> Table {
+        vec![
+            ("flow", Column::U32(self.flow)),
+            ("frame_id", Column::U32(self.frame_id)),
+            ("frame_type", Column::U8(self.frame_type)),
+            ("gop_position", Column::U32(self.gop_position)),
+            ("t_ns", Column::U64(self.t_ns)),
+            ("size", Column::U32(self.size)),
+            ("sent", Column::U8(self.sent)),
+            ("packets", Column::U32(self.packets)),
+            ("packets_received", Column::U32(self.packets_received)),
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
