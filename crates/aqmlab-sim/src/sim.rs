@@ -13,7 +13,7 @@ use aqmlab_model::app::mpeg::{Frame, MpegSink, MpegSource};
 use aqmlab_model::app::rtp::{Emission, MediaSource};
 use aqmlab_model::app::AppConfig;
 use aqmlab_model::headers::{RTP_UDP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES};
-use aqmlab_model::record::{event, FlowSample, FlowSamples, PacketEvents, QueueSamples, Table, Column};
+use aqmlab_model::record::{event, FlowSample, FlowSamples, FrameRow, FramesTable, PacketEvents, QueueSamples, Table, Column};
 use aqmlab_model::streams;
 use crate::tcp::{AckAction, Segment, TcpReceiver, TcpSender};
 use crate::topology::{LazyTx, Link, LinkId, NodeId, Topology};
@@ -1228,43 +1228,24 @@ impl Simulation {
     /// One row per video frame produced by any MPEG flow: sent or skipped at the sender, its
     /// packets, and how many of them the receiver got. None when the run has no video.
     pub fn frames_table(&self) -> Option<Table> {
-        let mut flow = Vec::new();
-        let mut id = Vec::new();
-        let mut ftype = Vec::new();
-        let mut pos = Vec::new();
-        let mut t = Vec::new();
-        let mut size = Vec::new();
-        let mut sent = Vec::new();
-        let mut packets = Vec::new();
-        let mut received = Vec::new();
+        let mut out = FramesTable::default();
         for (fi, f) in self.flows.iter().enumerate() {
             let Transport::Mpeg(m) = &f.transport else { continue };
             for r in &m.frames {
-                flow.push(fi as u32);
-                id.push(r.frame.id);
-                ftype.push(r.frame.frame_type as u8);
-                pos.push(r.frame.gop_position);
-                t.push(r.t.as_nanos());
-                size.push(r.frame.size);
-                sent.push(r.frame.sent as u8);
-                packets.push(r.packets as u32);
-                received.push(m.sink.received.get(r.frame.id as usize).copied().unwrap_or(0) as u32);
+                out.push(FrameRow {
+                    flow: fi as u32,
+                    frame_id: r.frame.id,
+                    frame_type: r.frame.frame_type as u8,
+                    gop_position: r.frame.gop_position,
+                    t_ns: r.t.as_nanos(),
+                    size: r.frame.size,
+                    sent: r.frame.sent,
+                    packets: r.packets as u32,
+                    packets_received: m.sink.received.get(r.frame.id as usize).copied().unwrap_or(0) as u32,
+                });
             }
         }
-        if flow.is_empty() {
-            return None;
-        }
-        Some(vec![
-            ("flow", Column::U32(flow)),
-            ("frame_id", Column::U32(id)),
-            ("frame_type", Column::U8(ftype)),
-            ("gop_position", Column::U32(pos)),
-            ("t_ns", Column::U64(t)),
-            ("size", Column::U32(size)),
-            ("sent", Column::U8(sent)),
-            ("packets", Column::U32(packets)),
-            ("packets_received", Column::U32(received)),
-        ])
+        (!out.is_empty()).then(|| out.into_table())
     }
 
     /// One row per media packet received (RTP-like and MPEG flows, as the emulator records
