@@ -261,7 +261,7 @@ fn replayed_flow_samples<'py>(
     duration_ns: u64,
 ) -> PyResult<Bound<'py, PyList>> {
     use aqmlab_model::replay::{flow_samples, Delivery, LoggedSample};
-    if tcp_rows.len() % 8 != 0 {
+    if !tcp_rows.len().is_multiple_of(8) {
         return Err(value_error("tcp_rows: must hold 8 values per row"));
     }
     let tcp: Vec<LoggedSample> = tcp_rows.chunks_exact(8).map(|r| r.try_into().expect("chunks of 8")).collect();

@@ -84,7 +84,7 @@ impl MpegConfig {
             return Err("frame_sizes: every mean size must be positive".into());
         }
         if let FrameSizes::Normal { cv } = self.sizes {
-            if !(cv >= 0.0) {
+            if cv.is_nan() || cv < 0.0 {
                 return Err("size_cv: must be >= 0".into());
             }
         }

@@ -64,7 +64,7 @@ impl RtpConfig {
                 if !(*fps > 0.0 && fps.is_finite()) {
                     return Err("fps: must be positive".into());
                 }
-                if !(*size_cv >= 0.0) {
+                if size_cv.is_nan() || *size_cv < 0.0 {
                     return Err("size_cv: must be >= 0".into());
                 }
                 if *mtu <= RTP_UDP_IP_HEADER_BYTES {
@@ -78,7 +78,7 @@ impl RtpConfig {
                 if *mean_rate_bps == 0 || *period_ns == 0 {
                     return Err("rate and period: must be positive".into());
                 }
-                if !(*size_cv >= 0.0) {
+                if size_cv.is_nan() || *size_cv < 0.0 {
                     return Err("size_cv: must be >= 0".into());
                 }
             }

@@ -77,7 +77,7 @@ impl StreamingConfig {
                 return Err(format!("{name}: must be a fraction in [0, 1]"));
             }
         }
-        if !(self.rtt_up_factor >= 1.0) {
+        if self.rtt_up_factor.is_nan() || self.rtt_up_factor < 1.0 {
             return Err("rtt_up_factor: must be >= 1".into());
         }
         if self.silence_reports == 0 {
