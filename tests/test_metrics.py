@@ -7,7 +7,9 @@ import math
 import pandas as pd
 import pytest
 
-from aqmlab.metrics import jain_index, period_metrics
+from aqmlab import _core
+from aqmlab.metrics import DROP, DROP_REASONS, EVENT_NAMES, jain_index, period_metrics
+from conftest import small_scenario
 
 
 def test_jain_index_bounds():
@@ -38,3 +40,24 @@ def test_period_metrics_by_hand():
     assert m["jain"] == pytest.approx(jain_index([3, 1]))
     assert m["qdelay_mean_ms"] == pytest.approx(5.0)
     assert m["active_flows"] == 2
+
+
+def test_record_codes_are_named_by_the_binding():
+    # A CBR flow overflowing a drop-tail buffer: the records' codes read through the names the
+    # binding exposes say what happened, and the payload the simulator delivers is the IP size
+    # minus the header size the binding exposes.
+    from aqmlab.run import simulate
+    from aqmlab.scenario import validate
+
+    s = small_scenario(duration="2s", metrics={"periods": [["0s", "2s"]]})
+    s["topology"]["bottleneck"]["qdisc"] = {"kind": "droptail", "limit": "20p"}
+    s["flows"] = [{"name": "cbr", "count": 1, "app": {"kind": "cbr", "rate": "12Mbps", "packet_size": "1000B"}}]
+    tables = simulate(validate(s), progress=False).tables
+    packets = tables["packets"]
+    assert {EVENT_NAMES[c] for c in packets["event"]} == {"arrive", "enqueue", "drop", "dequeue"}
+    drops = packets[packets["event"] == DROP]
+    assert len(drops) > 0
+    assert {DROP_REASONS[c] for c in drops["reason"]} == {"overflow"}
+    assert set(packets.loc[packets["event"] != DROP, "reason"]) == {_core.NO_REASON}
+    delivered = int(tables["flows"]["delivered_bytes"].iloc[0])
+    assert delivered > 0 and delivered % (1000 - _core.UDP_IP_HEADER_BYTES) == 0

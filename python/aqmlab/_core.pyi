@@ -2,6 +2,16 @@
 
 __version__: str
 
+#: `packets.event` code -> name, and `packets.reason` code -> name (aqmlab-model's record schema).
+PACKET_EVENT_NAMES: list[str]
+DROP_REASON_NAMES: list[str]
+#: `packets.reason` of events that are not drops.
+NO_REASON: int
+#: Header sizes in bytes (aqmlab-model's headers): IPv4 + UDP, IPv4 + TCP, IPv4 + UDP + RTP.
+UDP_IP_HEADER_BYTES: int
+TCP_IP_HEADER_BYTES: int
+RTP_UDP_IP_HEADER_BYTES: int
+
 def parse_time(text: str) -> int: ...
 def parse_rate(text: str) -> int: ...
 def parse_bytes(text: str) -> int: ...
@@ -28,4 +38,9 @@ class Router:
 def udp_schedule(app_json: str, seed: int, flow: int, start_ns: int, stop_ns: int, dscp: int,
                  class_dscp: list[int]) -> tuple[list[tuple[str, str, bytes]], bool]: ...
 def start_offsets(seed: int, group: str, count: int, jitter_ns: int) -> list[int]: ...
+def replayed_frames_table(
+    flows: list[tuple[int, int, list[int], list[int], list[int], list[int], list[int]]],
+) -> list[tuple[str, str, bytes]]: ...
+def replayed_flow_samples(tcp_rows: list[int], udp: list[tuple[int, list[int], list[int]]], sample_ns: int,
+                          duration_ns: int) -> list[tuple[str, str, bytes]]: ...
 def monotonic_ns() -> int: ...

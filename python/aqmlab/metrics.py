@@ -11,9 +11,13 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-ARRIVE, ENQUEUE, DROP, DEQUEUE = 0, 1, 2, 3
-EVENT_NAMES = ["arrive", "enqueue", "drop", "dequeue"]
-DROP_REASONS = ["overflow", "early", "forced", "evicted", "policy"]
+from aqmlab import _core
+
+#: Names of the ``packets`` table's ``event`` and ``reason`` codes (``EVENT_NAMES[code]``), from
+#: the record schema in Rust (aqmlab-model's ``record``).
+EVENT_NAMES: list[str] = list(_core.PACKET_EVENT_NAMES)
+DROP_REASONS: list[str] = list(_core.DROP_REASON_NAMES)
+ARRIVE, ENQUEUE, DROP, DEQUEUE = (EVENT_NAMES.index(n) for n in ("arrive", "enqueue", "drop", "dequeue"))
 NS = 1e9
 
 

@@ -6,7 +6,7 @@
 //! them into an `aqmlab_core::Packet` (flow id, DSCP class), [`link::Link`] runs the unchanged
 //! discipline, an absolute-clock pacer and a propagation delay line, and [`router`] moves frames
 //! between the sockets and the links, waiting in `ppoll` until the next due time. Records are
-//! the simulator's (`aqmlab_sim::record`), so one metrics pipeline serves both engines.
+//! the simulator's (`aqmlab_model::record`), so one metrics pipeline serves both engines.
 
 pub mod classify;
 pub mod config;

@@ -17,7 +17,7 @@
 use crate::config::LinkConfig;
 use crate::parse::{parse_frame, set_ce, IpInfo, Parsed};
 use aqmlab_core::{build_qdisc, DropReason, Packet, Queue, Rate, SimRng, Time, Verdict};
-use aqmlab_sim::record::{event, PacketEvents, QueueSamples};
+use aqmlab_model::record::{event, PacketEvents, QueueSamples};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 

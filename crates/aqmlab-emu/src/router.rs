@@ -11,8 +11,9 @@ use crate::classify::{Classifier, Direction};
 use crate::config::RouterConfig;
 use crate::link::{Link, LinkStats};
 use crate::parse::{parse_frame, Malformed, Parsed};
-use aqmlab_core::{QdiscStats, SimRng, Time};
-use aqmlab_sim::record::{QueueSamples, Table};
+use aqmlab_core::{QdiscStats, Time};
+use aqmlab_model::record::{QueueSamples, Table};
+use aqmlab_model::streams;
 use std::ffi::CString;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -199,9 +200,9 @@ impl Router {
     /// Opens the sockets and builds the links; errors name what is missing.
     pub fn new(cfg: RouterConfig) -> Result<Router, String> {
         cfg.validate()?;
-        let forward = Link::new(&cfg.forward, SimRng::stream(cfg.seed, "emu/forward"), cfg.records.packet_events)
+        let forward = Link::new(&cfg.forward, streams::emu_link(cfg.seed, "forward"), cfg.records.packet_events)
             .map_err(|e| format!("forward.qdisc: {e}"))?;
-        let reverse = Link::new(&cfg.reverse, SimRng::stream(cfg.seed, "emu/reverse"), false)
+        let reverse = Link::new(&cfg.reverse, streams::emu_link(cfg.seed, "reverse"), false)
             .map_err(|e| format!("reverse.qdisc: {e}"))?;
         let mut sides = [
             Side {

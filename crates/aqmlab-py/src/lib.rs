@@ -1,5 +1,6 @@
 //! `aqmlab._core`: the thin binding between Python and the Rust core and simulator.
-//! Conversions and error mapping only; all logic lives in aqmlab-core, aqmlab-sim and aqmlab-emu.
+//! Conversions and error mapping only; all logic lives in aqmlab-core, aqmlab-model, aqmlab-sim
+//! and aqmlab-emu.
 
 use aqmlab_core::units::{self, Limit};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
@@ -183,8 +184,8 @@ fn udp_schedule<'py>(
     dscp: u8,
     class_dscp: [u8; 4],
 ) -> PyResult<(Bound<'py, PyList>, bool, Bound<'py, PyList>)> {
-    use aqmlab_sim::record::Column;
-    let app: aqmlab_sim::config::AppConfig = serde_json::from_str(app_json).map_err(value_error)?;
+    use aqmlab_model::record::Column;
+    let app: aqmlab_model::app::AppConfig = serde_json::from_str(app_json).map_err(value_error)?;
     let spec = aqmlab_emu::schedule::FlowSpec { seed, flow, start_ns, stop_ns, dscp, class_dscp };
     let s = aqmlab_emu::schedule::build(&app, &spec).map_err(value_error)?;
     let cols = PyList::empty(py);
@@ -215,6 +216,66 @@ fn udp_schedule<'py>(
     Ok((cols, s.rtp, frames))
 }
 
+/// A record table as [(column, numpy dtype, little-endian bytes)], the form `take_records` uses.
+fn table_to_py<'py>(py: Python<'py>, table: aqmlab_model::record::Table) -> PyResult<Bound<'py, PyList>> {
+    let cols = PyList::empty(py);
+    for (col, data) in table {
+        cols.append((col, data.dtype(), PyBytes::new(py, &data.to_le_bytes())))?;
+    }
+    Ok(cols)
+}
+
+/// The `frames` table of an emulated run's MPEG flows (aqmlab-model's `replay::mpeg_frames`).
+/// One entry per flow: (flow, GOP length, the schedule's t_ns, frame_id, frame_type and size
+/// columns, the frame ids of the packets its receiver logged).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn replayed_frames_table<'py>(
+    py: Python<'py>,
+    flows: Vec<(u32, u32, Vec<u64>, Vec<u32>, Vec<u8>, Vec<u32>, Vec<u32>)>,
+) -> PyResult<Bound<'py, PyList>> {
+    use aqmlab_model::replay::{mpeg_frames, ScheduledPacket};
+    let mut out = aqmlab_model::record::FramesTable::default();
+    for (flow, gop_len, t_ns, frame_id, frame_type, size, received) in flows {
+        let n = t_ns.len();
+        if frame_id.len() != n || frame_type.len() != n || size.len() != n {
+            return Err(value_error(format!("flow {flow}: schedule columns differ in length")));
+        }
+        let schedule: Vec<ScheduledPacket> = (0..n)
+            .map(|i| ScheduledPacket { t_ns: t_ns[i], frame_id: frame_id[i], frame_type: frame_type[i], size: size[i] })
+            .collect();
+        mpeg_frames(flow, gop_len, &schedule, &received, &mut out).map_err(|e| value_error(format!("flow {flow}: {e}")))?;
+    }
+    table_to_py(py, out.into_table())
+}
+
+/// The `flow_samples` table of an emulated run (aqmlab-model's `replay::flow_samples`): the
+/// TCP senders' rows flattened (8 values a row), and per UDP flow (flow, its receiver's recv_ns
+/// and size columns).
+#[pyfunction]
+fn replayed_flow_samples<'py>(
+    py: Python<'py>,
+    tcp_rows: Vec<i64>,
+    udp: Vec<(u32, Vec<u64>, Vec<u32>)>,
+    sample_ns: u64,
+    duration_ns: u64,
+) -> PyResult<Bound<'py, PyList>> {
+    use aqmlab_model::replay::{flow_samples, Delivery, LoggedSample};
+    if !tcp_rows.len().is_multiple_of(8) {
+        return Err(value_error("tcp_rows: must hold 8 values per row"));
+    }
+    let tcp: Vec<LoggedSample> = tcp_rows.chunks_exact(8).map(|r| r.try_into().expect("chunks of 8")).collect();
+    let mut logs = Vec::with_capacity(udp.len());
+    for (flow, recv_ns, size) in udp {
+        if recv_ns.len() != size.len() {
+            return Err(value_error(format!("flow {flow}: recv_ns and size differ in length")));
+        }
+        logs.push((flow, recv_ns.into_iter().zip(size).map(|(recv_ns, size)| Delivery { recv_ns, size }).collect()));
+    }
+    let table = flow_samples(&tcp, &logs, sample_ns, duration_ns).map_err(value_error)?.into_table();
+    table_to_py(py, table)
+}
+
 /// Start offsets of a flow group's flows, drawn as the simulator draws them.
 #[pyfunction]
 fn start_offsets(seed: u64, group: &str, count: u32, jitter_ns: u64) -> Vec<u64> {
@@ -239,6 +300,24 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(monotonic_ns, m)?)?;
     m.add_function(wrap_pyfunction!(udp_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(start_offsets, m)?)?;
+    m.add_function(wrap_pyfunction!(replayed_frames_table, m)?)?;
+    m.add_function(wrap_pyfunction!(replayed_flow_samples, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    add_record_names(m)?;
+    Ok(())
+}
+
+/// The record schema's names and the header sizes, so that Python spells none of them itself:
+/// `PACKET_EVENT_NAMES[code]` names a `packets.event` code, `DROP_REASON_NAMES[code]` a
+/// `packets.reason` code (`NO_REASON` when the event is not a drop), and the header sizes
+/// (bytes) turn IP sizes into payloads.
+fn add_record_names(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    use aqmlab_model::{headers, record};
+    m.add("PACKET_EVENT_NAMES", record::event::NAMES.to_vec())?;
+    m.add("DROP_REASON_NAMES", record::drop_reason_names().to_vec())?;
+    m.add("NO_REASON", record::NO_REASON)?;
+    m.add("UDP_IP_HEADER_BYTES", headers::UDP_IP_HEADER_BYTES)?;
+    m.add("TCP_IP_HEADER_BYTES", headers::TCP_IP_HEADER_BYTES)?;
+    m.add("RTP_UDP_IP_HEADER_BYTES", headers::RTP_UDP_IP_HEADER_BYTES)?;
     Ok(())
 }

@@ -5,6 +5,8 @@
 //! `deny_unknown_fields` everywhere makes a mismatch between the two layers loud.
 
 use aqmlab_core::QdiscConfig;
+use aqmlab_model::app::AppConfig;
+use aqmlab_model::headers::UDP_IP_HEADER_BYTES;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -102,60 +104,6 @@ impl FlowGroup {
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum AppConfig {
-    /// An FTP-like bulk transfer over TCP NewReno with unlimited data.
-    Bulk { tcp: TcpConfig },
-    /// Constant-bit-rate UDP.
-    Cbr { rate_bps: u64, packet_size: u32 },
-    /// MPEG-1 video over UDP (see `app::mpeg`).
-    Mpeg(crate::app::mpeg::MpegConfig),
-    /// RTP-like VBR video, audio or Poisson packets over UDP (see `app::rtp`).
-    Rtp(crate::app::rtp::RtpConfig),
-    /// An adaptive streaming server and player over UDP or TCP (see `app::streaming`).
-    Stream(crate::app::streaming::StreamingConfig),
-    /// PELS FGS video with MKC over UDP (see `app::pels`).
-    Pels(crate::app::pels::PelsConfig),
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct TcpConfig {
-    /// Payload bytes per segment; packets on the wire are `mss + 40` bytes.
-    pub mss: u32,
-    pub initial_cwnd_segments: u32,
-    pub initial_rto_ns: u64,
-    pub min_rto_ns: u64,
-    pub max_rto_ns: u64,
-    /// RFC 6298's clock granularity G.
-    pub clock_granularity_ns: u64,
-    pub delayed_ack: bool,
-    pub delayed_ack_timeout_ns: u64,
-    /// Receiver window in bytes (also caps the congestion window).
-    pub rwnd: u64,
-    /// Send ECN-capable packets and react to ECN-Echo (RFC 3168).
-    pub ecn: bool,
-    /// Selective acknowledgments (RFC 2018) and SACK-based loss recovery (RFC 6675).
-    #[serde(default)]
-    pub sack: bool,
-    /// F-RTO detection of spurious retransmission timeouts (RFC 5682 section 2).
-    #[serde(default)]
-    pub frto: bool,
-    /// The window rules: NewReno (RFC 5681) or CUBIC (RFC 9438).
-    #[serde(default)]
-    pub congestion_control: CongestionControl,
-}
-
-/// Which congestion controller a TCP sender uses (see `tcp::cc`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CongestionControl {
-    #[default]
-    NewReno,
-    Cubic,
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecordsConfig {
     /// Log every arrive/enqueue/drop/dequeue at the bottleneck.
@@ -216,8 +164,8 @@ impl SimConfig {
                 AppConfig::Cbr { rate_bps: 0, .. } => {
                     return Err(format!("flows.{}.rate: must be positive", g.name))
                 }
-                AppConfig::Cbr { packet_size, .. } if *packet_size < 28 => {
-                    return Err(format!("flows.{}.packet_size: must be at least 28 bytes (IP+UDP headers)", g.name))
+                AppConfig::Cbr { packet_size, .. } if *packet_size < UDP_IP_HEADER_BYTES => {
+                    return Err(format!("flows.{}.packet_size: must be at least {UDP_IP_HEADER_BYTES} bytes (IP+UDP headers)", g.name))
                 }
                 AppConfig::Mpeg(m) => m.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,
                 AppConfig::Rtp(r) => r.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,

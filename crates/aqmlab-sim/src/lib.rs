@@ -8,7 +8,6 @@ pub mod config;
 pub mod engine;
 pub mod link;
 pub mod pcap;
-pub mod record;
 pub mod sim;
 pub mod tcp;
 pub mod topology;

@@ -9,7 +9,7 @@
 //! packet is pulled from the discipline; a transmission with nothing queued behind it needs
 //! no event of its own (`end_needs_no_event`).
 
-use crate::record::{event, PacketEvents};
+use aqmlab_model::record::{event, PacketEvents};
 use crate::sim::network::Network;
 use crate::sim::Event;
 use crate::topology::{LinkId, NodeId};

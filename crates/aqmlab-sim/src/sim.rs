@@ -11,7 +11,7 @@ mod build;
 pub(crate) mod network;
 mod tables;
 
-use crate::record::FlowSamples;
+use aqmlab_model::record::FlowSamples;
 use crate::tcp::TcpSender;
 use crate::topology::LinkId;
 use apps::Application;

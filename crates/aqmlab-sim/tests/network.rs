@@ -332,7 +332,7 @@ fn idle_links_passing_packets_through_change_no_result() {
             let (slow_tables, slow_pcap) = slow.take_records();
             assert_eq!(fast_tables.len(), slow_tables.len());
             for ((name, a), (_, b)) in fast_tables.into_iter().zip(slow_tables) {
-                let bytes = |t: aqmlab_sim::record::Table| t.into_iter().flat_map(|(_, c)| c.to_le_bytes()).collect::<Vec<u8>>();
+                let bytes = |t: aqmlab_model::record::Table| t.into_iter().flat_map(|(_, c)| c.to_le_bytes()).collect::<Vec<u8>>();
                 assert!(bytes(a) == bytes(b), "table {name} differs, {case}");
             }
             assert_eq!(fast_pcap.is_some(), !packet_events);
@@ -370,7 +370,7 @@ fn application_tables_join_their_flows_rows_in_flow_order() {
     let flows_of = |table: &str| -> Vec<u32> {
         let (_, t) = tables.iter().find(|(n, _)| *n == table).expect("the table");
         match &t[0] {
-            ("flow", aqmlab_sim::record::Column::U32(f)) => f.clone(),
+            ("flow", aqmlab_model::record::Column::U32(f)) => f.clone(),
             _ => panic!("{table} must start with its flow column"),
         }
     };

@@ -1,7 +1,7 @@
 //! PELS in the simulator without the Python front end: labels go out with data packets, come
 //! back in ACKs and drive MKC; the parking lot's path validation.
 
-use aqmlab_sim::record::Column;
+use aqmlab_model::record::Column;
 use aqmlab_sim::{config, Simulation};
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, AtomicU64};

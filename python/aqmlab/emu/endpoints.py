@@ -37,10 +37,12 @@ from typing import Any
 
 import numpy as np
 
+from aqmlab import _core
+
 APP_MAGIC = b"AQML"
 #: magic, seq, frame_id, frame_type, pad, frag_index, frag_count, pad, sent_ns, flow (32 bytes)
 APP_HEADER = struct.Struct("!4sIIBBHHHQI")
-IP_UDP_HEADERS = 28
+IP_UDP_HEADERS = _core.UDP_IP_HEADER_BYTES
 TCP_INFO_LEN = 232
 CHUNK = 256 * 1024
 #: Linux SO_TIMESTAMPNS (asm-generic/socket.h; also the control message type): Python's socket

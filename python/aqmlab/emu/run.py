@@ -33,7 +33,7 @@ from aqmlab import _core
 from aqmlab.emu import netns, schedule
 from aqmlab.emu.netns import EmulationUnavailable, Testbed
 from aqmlab.metrics import DROP_REASONS, EVENT_NAMES, flow_period_metrics, period_metrics
-from aqmlab.run import RunResult
+from aqmlab.run import RunResult, _to_frame
 from aqmlab.video import annotate_frames
 from aqmlab.scenario import KERNEL_CONGESTION_CONTROL, Bulk, Cbr, Scenario, ScenarioError
 
@@ -45,8 +45,10 @@ FLOW_PORT_BASE = 5001
 # bucket of each flow (FQ-CoDel, SFQ-like keys), are the same in every run of a scenario instead
 # of depending on the ephemeral ports the kernel happens to pick.
 SENDER_PORT_BASE = 15001
+#: IPv4 + UDP headers, bytes: an emulated UDP packet's IP size minus its payload.
+UDP_IP_HEADER = _core.UDP_IP_HEADER_BYTES
 #: Smallest emulated UDP packet: IPv4 + UDP headers and the 32-byte application header.
-MIN_UDP_PACKET = 60
+MIN_UDP_PACKET = UDP_IP_HEADER + 32
 #: Time between fixing the epoch and t = 0: the sender process starts meanwhile.
 LEAD_NS = 1_000_000_000
 #: How long a process may take to say "ready".
@@ -87,7 +89,7 @@ def emulation_problems(sc: Scenario) -> list[str]:
                             f"bulk, cbr, {', '.join(schedule.KINDS)}")
         if isinstance(g.app, Cbr) and g.app.packet_size < MIN_UDP_PACKET:
             problems.append(f"flows.{g.name}.app.packet_size: {g.app.packet_size} B; emulated UDP packets "
-                            f"carry a {MIN_UDP_PACKET - 28}-byte application header, so at least {MIN_UDP_PACKET} B")
+                            f"carry a {MIN_UDP_PACKET - UDP_IP_HEADER}-byte application header, so at least {MIN_UDP_PACKET} B")
     tcp = [g.app.tcp for g in sc.flows if isinstance(g.app, Bulk)]
     for field in ("sack", "ecn"):
         if len({getattr(t, field) for t in tcp}) > 1:
@@ -428,51 +430,35 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
 
 
 def _frames_table(sc: Scenario, flows: list[dict], schedules: dict[int, dict], received: pd.DataFrame) -> pd.DataFrame:
-    """The simulator's frames table for MPEG flows: the schedule says what was sent, the
-    receiver log what arrived (every frame of a non-responsive source is sent)."""
-    parts = []
+    """The simulator's frames table for MPEG flows, built by the simulator's table code in
+    Rust (aqmlab-model's ``replay.mpeg_frames``): the schedule says what was sent, the receiver
+    log what arrived (every frame of a non-responsive source is sent)."""
+    entries = []
     for f in flows:
-        s = schedule.packets(schedules[f["flow"]])
-        gop = len(sc.flows[f["group"]].app.gop)
-        frames = s.groupby("frame_id").agg(t_ns=("t_ns", "first"), frame_type=("frame_type", "first"),
-                                           size=("size", lambda x: int((x - 28).sum())), packets=("size", "size"))
-        got = received[received["flow"] == f["flow"]].groupby("frame_id").size()
-        frames["packets_received"] = got.reindex(frames.index, fill_value=0).clip(upper=frames["packets"])
-        frames = frames.reset_index()
-        frames.insert(0, "flow", f["flow"])
-        frames["gop_position"] = frames["frame_id"] % gop
-        frames["sent"] = 1
-        parts.append(frames)
-    out = pd.concat(parts, ignore_index=True)
-    out = out[["flow", "frame_id", "frame_type", "gop_position", "t_ns", "size", "sent", "packets", "packets_received"]]
-    return out.astype({"flow": "u4", "frame_id": "u4", "frame_type": "u1", "gop_position": "u4", "t_ns": "u8",
-                       "size": "u4", "sent": "u1", "packets": "u4", "packets_received": "u4"})
+        s = schedules[f["flow"]]
+        got = received.loc[received["flow"] == f["flow"], "frame_id"]
+        entries.append((f["flow"], len(sc.flows[f["group"]].app.gop), s["t_ns"].tolist(), s["frame_id"].tolist(),
+                        s["frame_type"].tolist(), s["size"].tolist(), got.tolist()))
+    return _to_frame(_core.replayed_frames_table(entries))
 
 
 def _flow_samples(sc: Scenario, tcp_rows: np.ndarray, media: pd.DataFrame, flows: list[dict]) -> pd.DataFrame:
-    cols = ["t_ns", "flow", "delivered_bytes", "cwnd_bytes", "ssthresh_bytes", "srtt_ns", "rto_ns", "app_level"]
-    tcp = pd.DataFrame(tcp_rows, columns=cols)
-    parts = [tcp]
-    grid = np.arange(0, sc.duration + 1, sc.records.flow_sample, dtype=np.int64)
+    """The simulator's flow_samples table: the TCP senders' rows, and each UDP flow's payload
+    delivered by every sample time (aqmlab-model's ``replay.flow_samples``)."""
+    udp = []
     for f in flows:
-        if f["proto"] != "udp":
-            continue
-        m = media[media["flow"] == f["flow"]].sort_values("recv_ns")
-        delivered = np.cumsum(m["size"].to_numpy(dtype=np.int64) - 28)
-        idx = np.searchsorted(m["recv_ns"].to_numpy(dtype=np.int64), grid, side="right")
-        got = np.where(idx > 0, delivered[np.maximum(idx - 1, 0)] if len(delivered) else 0, 0)
-        parts.append(pd.DataFrame({"t_ns": grid, "flow": f["flow"], "delivered_bytes": got, "cwnd_bytes": 0,
-                                   "ssthresh_bytes": 0, "srtt_ns": 0, "rto_ns": 0, "app_level": 0}))
-    out = pd.concat(parts, ignore_index=True).sort_values(["t_ns", "flow"], kind="stable").reset_index(drop=True)
-    return out.astype({"t_ns": "u8", "flow": "u4", "delivered_bytes": "u8", "cwnd_bytes": "u8",
-                       "ssthresh_bytes": "u8", "srtt_ns": "u8", "rto_ns": "u8", "app_level": "u4"})
+        if f["proto"] == "udp":
+            m = media[media["flow"] == f["flow"]]
+            udp.append((f["flow"], m["recv_ns"].tolist(), m["size"].tolist()))
+    tcp = np.asarray(tcp_rows, dtype=np.int64).reshape(-1).tolist()
+    return _to_frame(_core.replayed_flow_samples(tcp, udp, sc.records.flow_sample, sc.duration))
 
 
 def _flows_table(sc: Scenario, flows: list[dict], raw: dict[str, Any], media: pd.DataFrame) -> pd.DataFrame:
     t = sc.to_sim_config()["topology"]
     totals = {int(r[0]): r for r in raw["sender"]["totals"]}
     tcp_bytes = {int(r[0]): int(r[1]) for r in raw["receiver"]["tcp_bytes"]}
-    udp_bytes = (media["size"].astype("i8") - 28).groupby(media["flow"]).sum().to_dict()
+    udp_bytes = (media["size"].astype("i8") - UDP_IP_HEADER).groupby(media["flow"]).sum().to_dict()
     rows = []
     for f in flows:
         tot = totals.get(f["flow"], (f["flow"], 0, 0, 0))

@@ -79,7 +79,7 @@ def run_simulation(job: tuple[str, tuple[str, ...], int, bool]) -> dict[str, pd.
     out = {k: t[k] for k in ("pels_frames", "pels_control", "pels_packets", "flows")}
     out["duration_s"] = pd.DataFrame({"s": [sc.duration / 1e9]})
     app = next(g.app for g in sc.flows if g.app.kind == "pels")
-    out["pels_app"] = pd.DataFrame({"fps": [app.fps], "payload_bytes": [app.packet_size - 28]})
+    out["pels_app"] = pd.DataFrame({"fps": [app.fps], "payload_bytes": [app.packet_size - _core.UDP_IP_HEADER_BYTES]})
     return out
 
 

@@ -8,7 +8,8 @@ use crate::config::{FlowGroup, LinkConfig, SimConfig};
 use crate::engine::EventList;
 use crate::link::Link;
 use crate::pcap::PcapWriter;
-use crate::record::{FlowSamples, PacketEvents, QueueSamples};
+use aqmlab_model::record::{FlowSamples, PacketEvents, QueueSamples};
+use aqmlab_model::streams;
 use crate::topology::{NodeId, Topology};
 use aqmlab_core::qdisc::build_qdisc;
 use aqmlab_core::{Proto, QdiscConfig, Rate, SimRng, Time};
@@ -16,7 +17,7 @@ use aqmlab_core::{Proto, QdiscConfig, Rate, SimRng, Time};
 fn access_link(from: NodeId, to: NodeId, rate: u64, delay: u64, qdisc: &QdiscConfig, seed: u64, name: String) -> Result<Link, String> {
     let rate = Rate(rate);
     let queue = build_qdisc(qdisc, rate).map_err(|e| format!("{name}: {e}"))?;
-    let rng = SimRng::stream(seed, &format!("link/{name}"));
+    let rng = streams::link(seed, &name);
     Ok(Link::new(from, to, rate, Time(delay), queue, rng, name))
 }
 
@@ -45,7 +46,7 @@ impl Simulation {
         let mut flows = Vec::new();
         let mut apps = Vec::new();
         for (gi, g) in cfg.flow_groups.iter().enumerate() {
-            let mut start_rng = SimRng::stream(seed, &format!("group/{}/start", g.name));
+            let mut start_rng = streams::group_start(seed, &g.name);
             for i in 0..g.count {
                 let id = flows.len() as u32;
                 let [enter, exit] = g.path_in(t);
@@ -133,11 +134,11 @@ fn build_flow(
         sender_delay: Time(sender_delay),
         receiver_delay: Time(rd),
         class_weights: g.class_weights,
-        class_rng: SimRng::stream(seed, &format!("flow/{id}/class")),
+        class_rng: streams::flow_class(seed, id),
         dscp: g.dscp,
         labelled: app.carries_labels(),
         path_loss: g.path_loss,
-        path_rng: SimRng::stream(seed, &format!("flow/{id}/path_loss")),
+        path_rng: streams::flow_path_loss(seed, id),
     };
     Ok((flow, app))
 }

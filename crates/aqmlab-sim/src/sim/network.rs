@@ -7,7 +7,8 @@ use super::{Event, RunCounters};
 use crate::config::SimConfig;
 use crate::engine::EventList;
 use crate::pcap::PcapWriter;
-use crate::record::QueueSamples;
+use aqmlab_model::headers::{TCP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES};
+use aqmlab_model::record::QueueSamples;
 use crate::tcp::Segment;
 use crate::topology::{LinkId, NodeId, Topology};
 use aqmlab_core::qdisc::pels_feedback::FeedbackLabel;
@@ -16,11 +17,11 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// IPv4 + TCP headers without options.
-pub const TCP_HEADER: u32 = 40;
+pub const TCP_HEADER: u32 = TCP_IP_HEADER_BYTES;
 pub const TCP_PORT: u16 = 5001;
 pub const UDP_PORT: u16 = 5004;
 /// A receiver report: IP + UDP headers and 12 bytes of counters.
-pub const FEEDBACK_SIZE: u32 = 40;
+pub const FEEDBACK_SIZE: u32 = UDP_IP_HEADER_BYTES + 12;
 
 /// A flow as the network sees it: its two hosts, their ports and its path's properties. Its
 /// application is beside it, in the engine.

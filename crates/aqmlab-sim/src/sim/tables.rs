@@ -5,7 +5,7 @@
 use super::network::Network;
 use super::{Event, Simulation};
 use crate::pcap::PcapWriter;
-use crate::record::{Column, Table};
+use aqmlab_model::record::{Column, Table};
 use aqmlab_core::{Proto, Time};
 
 /// Where the applications' tables go among the records, as before they came through

@@ -14,7 +14,7 @@
 //! 9438 section 4.6 intends: CUBIC changes only the reduction factor and the growth function.
 //! The receiver-window cap is applied by the sender too.
 
-use crate::config::CongestionControl;
+use aqmlab_model::app::tcp_config::CongestionControl;
 use aqmlab_core::Time;
 
 /// RFC 9438 section 5.1: C = 0.4 (segments / s^3).

@@ -34,7 +34,7 @@ pub mod cc;
 pub mod rtt;
 pub mod sack;
 
-use crate::config::TcpConfig;
+use aqmlab_model::app::tcp_config::TcpConfig;
 use aqmlab_core::{SackBlocks, Time};
 use cc::Controller;
 use rtt::RttEstimator;

@@ -781,7 +781,7 @@ fn frto_off_sends_exactly_as_before() {
 
 /// A CUBIC sender with `n` segments in flight.
 fn cubic_sender_with_window(n: u64, c: TcpConfig) -> TcpSender {
-    sender_with_window_of(n, &TcpConfig { congestion_control: crate::config::CongestionControl::Cubic, ..c })
+    sender_with_window_of(n, &TcpConfig { congestion_control: aqmlab_model::app::tcp_config::CongestionControl::Cubic, ..c })
 }
 
 #[test]

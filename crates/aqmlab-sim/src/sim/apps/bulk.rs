@@ -3,8 +3,8 @@
 use super::super::network::Network;
 use super::tcp::TcpConnection;
 use super::{Application, FlowTotals};
-use crate::config::TcpConfig;
-use crate::record::FlowSample;
+use aqmlab_model::app::tcp_config::TcpConfig;
+use aqmlab_model::record::FlowSample;
 use crate::tcp::TcpSender;
 use aqmlab_core::{Packet, Proto};
 

@@ -2,7 +2,8 @@
 
 use super::super::network::Network;
 use super::{sample_without_window, Application, FlowTotals};
-use crate::record::FlowSample;
+use aqmlab_model::headers::UDP_IP_HEADER_BYTES;
+use aqmlab_model::record::FlowSample;
 use aqmlab_core::{Packet, Proto, Rate, Time};
 
 /// The only timer: the next packet is due.
@@ -32,7 +33,7 @@ impl Cbr {
         let mut p = net.new_packet(f, true);
         p.proto = Proto::Udp;
         p.size = size;
-        p.payload = size - 28;
+        p.payload = size - UDP_IP_HEADER_BYTES;
         p.seq = seq;
         p.class = class;
         net.emit(p);

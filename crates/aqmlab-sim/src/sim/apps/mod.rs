@@ -26,8 +26,8 @@ mod stream;
 mod tcp;
 
 use super::network::Network;
-use crate::config::AppConfig;
-use crate::record::{FlowSample, Table};
+use aqmlab_model::app::AppConfig;
+use aqmlab_model::record::{FlowSample, Table};
 use crate::tcp::TcpSender;
 use aqmlab_core::{Packet, Proto, Time};
 

@@ -5,8 +5,10 @@
 use super::super::network::Network;
 use super::receive_log::ReceiveLog;
 use super::{sample_without_window, AppSetup, Application, FlowTotals};
-use crate::app::mpeg::{Frame, MpegConfig, MpegSink, MpegSource};
-use crate::record::{Column, FlowSample, Table};
+use aqmlab_model::app::mpeg::{Frame, MpegConfig, MpegSink, MpegSource};
+use aqmlab_model::headers::UDP_IP_HEADER_BYTES;
+use aqmlab_model::streams;
+use aqmlab_model::record::{FlowSample, FrameRow, FramesTable, Table};
 use crate::sim::FEEDBACK_SIZE;
 use aqmlab_core::{Packet, Proto, SimRng, Time};
 
@@ -43,7 +45,7 @@ impl Mpeg {
         Ok(Mpeg {
             src: MpegSource::new(m.clone())?,
             sink: MpegSink::default(),
-            rng: SimRng::stream(setup.seed, &format!("flow/{}/frames", setup.id)),
+            rng: streams::flow_frames(setup.seed, setup.id),
             next_seq: 0,
             running: false,
             feedback: Time(feedback),
@@ -74,7 +76,7 @@ impl Mpeg {
             let mut p = net.new_packet(f, true);
             p.proto = Proto::Udp;
             p.size = size;
-            p.payload = size - crate::app::mpeg::UDP_IP_HEADER;
+            p.payload = size - UDP_IP_HEADER_BYTES;
             p.seq = first_seq + i as u64;
             p.class = class;
             p.frame_id = frame.id;
@@ -96,7 +98,7 @@ impl Mpeg {
         let mut p = net.new_packet(f, false);
         p.proto = Proto::Udp;
         p.size = FEEDBACK_SIZE;
-        p.payload = FEEDBACK_SIZE - crate::app::mpeg::UDP_IP_HEADER;
+        p.payload = FEEDBACK_SIZE - UDP_IP_HEADER_BYTES;
         p.ack = received;
         // Encodes "nothing yet" as 0 and sequence s as s + 1.
         p.seq = highest.map_or(0, |h| h + 1);
@@ -104,33 +106,24 @@ impl Mpeg {
     }
 
     /// Flow `f`'s rows of the `frames` table: one per video frame produced, sent or skipped
-    /// at the sender, its packets, and how many of them the receiver got.
+    /// at the sender, its packets, and how many of them the receiver got. Built by the
+    /// model's `FramesTable`, the builder the emulator's frames table uses too.
     fn frames_table(&self, f: u32) -> Table {
-        let n = self.frames.len();
-        let (mut id, mut ftype, mut pos, mut t) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut size, mut sent, mut packets, mut received) =
-            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut table = FramesTable::default();
         for r in &self.frames {
-            id.push(r.frame.id);
-            ftype.push(r.frame.frame_type as u8);
-            pos.push(r.frame.gop_position);
-            t.push(r.t.as_nanos());
-            size.push(r.frame.size);
-            sent.push(r.frame.sent as u8);
-            packets.push(r.packets as u32);
-            received.push(self.sink.received.get(r.frame.id as usize).copied().unwrap_or(0) as u32);
+            table.push(FrameRow {
+                flow: f,
+                frame_id: r.frame.id,
+                frame_type: r.frame.frame_type as u8,
+                gop_position: r.frame.gop_position,
+                t_ns: r.t.as_nanos(),
+                size: r.frame.size,
+                sent: r.frame.sent,
+                packets: r.packets as u32,
+                packets_received: self.sink.received.get(r.frame.id as usize).copied().unwrap_or(0) as u32,
+            });
         }
-        vec![
-            ("flow", Column::U32(vec![f; n])),
-            ("frame_id", Column::U32(id)),
-            ("frame_type", Column::U8(ftype)),
-            ("gop_position", Column::U32(pos)),
-            ("t_ns", Column::U64(t)),
-            ("size", Column::U32(size)),
-            ("sent", Column::U8(sent)),
-            ("packets", Column::U32(packets)),
-            ("packets_received", Column::U32(received)),
-        ]
+        table.into_table()
     }
 }
 

@@ -5,8 +5,10 @@
 
 use super::super::network::Network;
 use super::{sample_without_window, Application, FlowTotals};
-use crate::app::pels::{account, PelsConfig, PelsReceiver, PelsSender, ACK_SIZE, UDP_IP_HEADER};
-use crate::record::{Column, FlowSample, Table};
+use crate::app::pels::{account, PelsReceiver, PelsSender, ACK_SIZE};
+use aqmlab_model::app::pels_config::PelsConfig;
+use aqmlab_model::headers::UDP_IP_HEADER_BYTES;
+use aqmlab_model::record::{Column, FlowSample, Table};
 use aqmlab_core::{Packet, Proto};
 
 /// The only timer: the source's next packet is due.
@@ -35,7 +37,7 @@ impl Pels {
         let mut p = net.new_packet(f, true);
         p.proto = Proto::Udp;
         p.size = e.size;
-        p.payload = e.size - UDP_IP_HEADER;
+        p.payload = e.size - UDP_IP_HEADER_BYTES;
         p.seq = e.seq;
         p.class = e.class;
         p.frame_id = e.frame_id;
@@ -52,7 +54,7 @@ impl Pels {
         let mut ack = net.new_packet(f, false);
         ack.proto = Proto::Udp;
         ack.size = ACK_SIZE;
-        ack.payload = ACK_SIZE - UDP_IP_HEADER;
+        ack.payload = ACK_SIZE - UDP_IP_HEADER_BYTES;
         ack.seq = p.seq;
         if let Some(label) = label {
             net.labels.insert(ack.uid, label);

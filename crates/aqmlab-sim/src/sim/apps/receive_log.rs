@@ -1,7 +1,7 @@
 //! The receiver's log of a media flow (RTP-like, MPEG, adaptive stream over UDP): one row per
 //! packet received, which becomes that flow's rows of the `media` table.
 
-use crate::record::{Column, Table};
+use aqmlab_model::record::{Column, Table};
 use aqmlab_core::{Packet, Time};
 
 /// One row per packet the receiver got: sequence number, size, send and receive times.

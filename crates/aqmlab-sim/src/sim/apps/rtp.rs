@@ -4,9 +4,11 @@
 use super::super::network::Network;
 use super::receive_log::ReceiveLog;
 use super::{sample_without_window, AppSetup, Application, FlowTotals};
-use crate::app::rtp::{Emission, MediaSource, RtpConfig, RTP_HEADERS};
-use crate::record::{Column, FlowSample, Table};
-use aqmlab_core::{Packet, Proto, SimRng, Time};
+use aqmlab_model::app::rtp::{Emission, MediaSource, RtpConfig};
+use aqmlab_model::headers::RTP_UDP_IP_HEADER_BYTES;
+use aqmlab_model::streams;
+use aqmlab_model::record::{Column, FlowSample, Table};
+use aqmlab_core::{Packet, Proto, Time};
 
 /// The source produces its next frame or packet.
 const GENERATE: u8 = 0;
@@ -28,8 +30,8 @@ impl Rtp {
         let (seed, id) = (setup.seed, setup.id);
         let src = MediaSource::new(
             r.clone(),
-            SimRng::stream(seed, &format!("flow/{id}/media")),
-            SimRng::stream(seed, &format!("flow/{id}/jitter")),
+            streams::flow_media(seed, id),
+            streams::flow_jitter(seed, id),
         )?;
         Ok(Rtp { src, running: false, due_at: None, log: ReceiveLog::default(), due: Vec::new() })
     }
@@ -69,7 +71,7 @@ impl Rtp {
             let mut p = net.new_packet(f, true);
             p.proto = Proto::Udp;
             p.size = e.size;
-            p.payload = e.size - RTP_HEADERS;
+            p.payload = e.size - RTP_UDP_IP_HEADER_BYTES;
             p.seq = e.seq;
             p.class = class;
             net.emit(p);

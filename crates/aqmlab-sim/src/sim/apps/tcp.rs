@@ -4,8 +4,8 @@
 
 use super::super::network::Network;
 use super::FlowTotals;
-use crate::config::TcpConfig;
-use crate::record::FlowSample;
+use aqmlab_model::app::tcp_config::TcpConfig;
+use aqmlab_model::record::FlowSample;
 use crate::sim::TCP_HEADER;
 use crate::tcp::{AckAction, Segment, TcpReceiver, TcpSender};
 use aqmlab_core::packet::tcp_flags;

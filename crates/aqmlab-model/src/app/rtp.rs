@@ -20,13 +20,11 @@
 //! `|N(0, jitter_sd)|` after its nominal time (a half-normal delay, so no packet leaves early),
 //! which reorders packets and makes them leave in bursts.
 
+use crate::headers::RTP_UDP_IP_HEADER_BYTES;
 use aqmlab_core::{SimRng, Time};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-
-/// IPv4 (20) + UDP (8) + RTP (12) headers.
-pub const RTP_HEADERS: u32 = 40;
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -66,11 +64,11 @@ impl RtpConfig {
                 if !(*fps > 0.0 && fps.is_finite()) {
                     return Err("fps: must be positive".into());
                 }
-                if !(*size_cv >= 0.0) {
+                if size_cv.is_nan() || *size_cv < 0.0 {
                     return Err("size_cv: must be >= 0".into());
                 }
-                if *mtu <= RTP_HEADERS {
-                    return Err(format!("mtu: must exceed the {RTP_HEADERS} B of IP/UDP/RTP headers"));
+                if *mtu <= RTP_UDP_IP_HEADER_BYTES {
+                    return Err(format!("mtu: must exceed the {RTP_UDP_IP_HEADER_BYTES} B of IP/UDP/RTP headers"));
                 }
                 if trace.as_ref().is_some_and(|t| t.is_empty() || t.contains(&0)) {
                     return Err("trace: needs positive frame sizes".into());
@@ -80,7 +78,7 @@ impl RtpConfig {
                 if *mean_rate_bps == 0 || *period_ns == 0 {
                     return Err("rate and period: must be positive".into());
                 }
-                if !(*size_cv >= 0.0) {
+                if size_cv.is_nan() || *size_cv < 0.0 {
                     return Err("size_cv: must be >= 0".into());
                 }
             }
@@ -88,8 +86,8 @@ impl RtpConfig {
                 if *rate_bps == 0 {
                     return Err("rate: must be positive".into());
                 }
-                if *packet_size <= RTP_HEADERS {
-                    return Err(format!("packet_size: must exceed {RTP_HEADERS} B of headers"));
+                if *packet_size <= RTP_UDP_IP_HEADER_BYTES {
+                    return Err(format!("packet_size: must exceed {RTP_UDP_IP_HEADER_BYTES} B of headers"));
                 }
             }
         }
@@ -129,9 +127,9 @@ fn lognormal(rng: &mut SimRng, mean: f64, cv: f64) -> f64 {
 
 pub struct MediaSource {
     cfg: RtpConfig,
-    /// Sizes and gaps, `"flow/<id>/media"`.
+    /// Sizes and gaps ([`crate::streams::flow_media`]).
     rng: SimRng,
-    /// Source jitter, `"flow/<id>/jitter"`.
+    /// Source jitter ([`crate::streams::flow_jitter`]).
     jitter_rng: SimRng,
     next_seq: u64,
     trace_pos: usize,
@@ -184,9 +182,9 @@ impl MediaSource {
                 (packets, now + Time::from_secs_f64(window))
             }
             MediaConfig::Audio { mean_rate_bps, period_ns, size_cv } => {
-                let payload_mean = mean_rate_bps as f64 / 8.0 * period_ns as f64 * 1e-9 - RTP_HEADERS as f64;
+                let payload_mean = mean_rate_bps as f64 / 8.0 * period_ns as f64 * 1e-9 - RTP_UDP_IP_HEADER_BYTES as f64;
                 let payload = lognormal(&mut self.rng, payload_mean.max(1.0), size_cv).round().max(1.0) as u32;
-                (vec![payload + RTP_HEADERS], now + Time(period_ns))
+                (vec![payload + RTP_UDP_IP_HEADER_BYTES], now + Time(period_ns))
             }
             MediaConfig::Poisson { rate_bps, packet_size } => {
                 let mean_gap = packet_size as f64 * 8.0 / rate_bps as f64;
@@ -234,10 +232,10 @@ fn frames_per_window(shaping_ns: u64, fps: f64) -> u32 {
 
 /// IP sizes of the packets of a `frame`-byte payload with at most `mtu`-byte packets.
 pub fn packetize(frame: u64, mtu: u32) -> Vec<u32> {
-    let payload = (mtu - RTP_HEADERS) as u64;
+    let payload = (mtu - RTP_UDP_IP_HEADER_BYTES) as u64;
     let n = frame.div_ceil(payload).max(1);
     (0..n)
-        .map(|i| (if i + 1 < n { payload } else { frame - payload * (n - 1) }) as u32 + RTP_HEADERS)
+        .map(|i| (if i + 1 < n { payload } else { frame - payload * (n - 1) }) as u32 + RTP_UDP_IP_HEADER_BYTES)
         .collect()
 }
 
@@ -266,7 +264,7 @@ mod tests {
     fn vbr_video_meets_its_mean_rate_with_mtu_packets() {
         let mut s = source(MediaConfig::Video { mean_rate_bps: 5_000_000, fps: 25.0, size_cv: 0.5, trace: None, mtu: 1500, burst: false, shaping_ns: 0 }, 0);
         let (bytes, pkts) = drive(&mut s, 200);
-        let payload_rate = (bytes - pkts.len() as u64 * RTP_HEADERS as u64) as f64 * 8.0 / 200.0;
+        let payload_rate = (bytes - pkts.len() as u64 * RTP_UDP_IP_HEADER_BYTES as u64) as f64 * 8.0 / 200.0;
         assert!((payload_rate / 5e6 - 1.0).abs() < 0.03, "{payload_rate}");
         assert!(pkts.iter().all(|p| p.size <= 1500));
         // Sequence numbers are consecutive.

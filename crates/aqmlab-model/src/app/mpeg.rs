@@ -21,6 +21,7 @@
 //! loss-free reports lower L by one. Multiplicative decrease is impossible with so few levels;
 //! this additive step per RTT both ways is the MPEG_APP-like rule, and its steps are unit tested.
 
+use crate::headers::UDP_IP_HEADER_BYTES;
 use aqmlab_core::{FrameType, SimRng};
 use serde::{Deserialize, Serialize};
 
@@ -45,7 +46,7 @@ pub struct MpegConfig {
     /// Mean sizes of I, P and B frames in bytes.
     pub mean_sizes: [u32; 3],
     pub sizes: FrameSizes,
-    /// Largest IP packet; payload per packet is `max_packet - 28`.
+    /// Largest IP packet, bytes; payload per packet is `max_packet - 28` (IP + UDP headers).
     pub max_packet: u32,
     /// Class marks of I, P and B packets.
     pub classes: [u8; 3],
@@ -55,8 +56,6 @@ pub struct MpegConfig {
     /// Loss-free reports needed before the level is lowered by one.
     pub up_after: u32,
 }
-
-pub const UDP_IP_HEADER: u32 = 28;
 
 pub fn parse_gop(gop: &str) -> Result<Vec<FrameType>, String> {
     if !gop.starts_with('I') {
@@ -78,14 +77,14 @@ impl MpegConfig {
         if !(self.fps > 0.0 && self.fps.is_finite()) {
             return Err("fps: must be positive".into());
         }
-        if self.max_packet <= UDP_IP_HEADER {
-            return Err(format!("max_packet: must exceed the {UDP_IP_HEADER} B of IP/UDP headers"));
+        if self.max_packet <= UDP_IP_HEADER_BYTES {
+            return Err(format!("max_packet: must exceed the {UDP_IP_HEADER_BYTES} B of IP/UDP headers"));
         }
         if self.mean_sizes.contains(&0) {
             return Err("frame_sizes: every mean size must be positive".into());
         }
         if let FrameSizes::Normal { cv } = self.sizes {
-            if !(cv >= 0.0) {
+            if cv.is_nan() || cv < 0.0 {
                 return Err("size_cv: must be >= 0".into());
             }
         }
@@ -210,12 +209,12 @@ impl MpegSource {
 
     /// Packet sizes (IP bytes) of a frame of `size` payload bytes.
     pub fn fragments(&self, size: u32) -> Vec<u32> {
-        let payload = self.cfg.max_packet - UDP_IP_HEADER;
+        let payload = self.cfg.max_packet - UDP_IP_HEADER_BYTES;
         let n = size.div_ceil(payload).max(1);
         (0..n)
             .map(|i| {
                 let chunk = if i + 1 < n { payload } else { size - payload * (n - 1) };
-                chunk + UDP_IP_HEADER
+                chunk + UDP_IP_HEADER_BYTES
             })
             .collect()
     }
@@ -335,7 +334,7 @@ mod tests {
         let f = s.fragments(11_000);
         assert_eq!(f.len(), 12); // 972 B of payload per 1000 B packet
         assert!(f.iter().all(|p| *p <= 1000));
-        assert_eq!(f.iter().map(|p| p - UDP_IP_HEADER).sum::<u32>(), 11_000);
+        assert_eq!(f.iter().map(|p| p - UDP_IP_HEADER_BYTES).sum::<u32>(), 11_000);
         assert_eq!(s.fragments(2_000).len(), 3);
     }
 
