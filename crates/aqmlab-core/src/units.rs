@@ -11,6 +11,15 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
 /// A point in time or a duration, in integer nanoseconds since the start of a run.
+///
+/// One type serves both, as in htsim and ns-3's `Time`, so the arithmetic is spelled out:
+/// - `+` saturates at [`Time::MAX`], which stands for "never" (a timer that is not armed, a
+///   shaper with no next packet): "never" plus a delay is still never.
+/// - `-` is checked: `a - b` with `b > a` is a bug in the caller (an instant before the run
+///   started, a sojourn that ends before it began) and panics naming both operands, in every
+///   build. Where a clamp at zero is the meaning (time left until a deadline that may have
+///   passed), the caller says so with [`Time::saturating_sub`]; [`Time::checked_sub`] gives
+///   `None` instead.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Time(pub u64);
@@ -45,8 +54,13 @@ impl Time {
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 * 1e-9
     }
+    /// `self - other`, or zero when `other` is later: for "time left" that may have run out.
     pub fn saturating_sub(self, other: Time) -> Time {
         Time(self.0.saturating_sub(other.0))
+    }
+    /// `self - other`, or `None` when `other` is later.
+    pub fn checked_sub(self, other: Time) -> Option<Time> {
+        self.0.checked_sub(other.0).map(Time)
     }
     pub fn mul_f64(self, k: f64) -> Time {
         Time::from_secs_f64(self.as_secs_f64() * k)
@@ -64,11 +78,23 @@ impl AddAssign for Time {
         self.0 = self.0.saturating_add(rhs.0);
     }
 }
+/// Checked: panics when `rhs` is later than `self` (see [`Time`]).
 impl Sub for Time {
     type Output = Time;
+    #[inline]
     fn sub(self, rhs: Time) -> Time {
-        Time(self.0.saturating_sub(rhs.0))
+        match self.checked_sub(rhs) {
+            Some(d) => d,
+            None => negative_time(self, rhs),
+        }
     }
+}
+
+/// Out of line, so that the checked subtraction inlines to a compare and a branch.
+#[cold]
+#[inline(never)]
+fn negative_time(a: Time, b: Time) -> ! {
+    panic!("Time subtraction went negative: {} ns - {} ns (use saturating_sub where a clamp at zero is meant)", a.0, b.0)
 }
 impl fmt::Display for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -265,6 +291,17 @@ pub fn parse_limit(text: &str) -> Result<Limit, UnitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_subtraction_is_checked_and_the_clamp_is_explicit() {
+        assert_eq!(Time(5) - Time(3), Time(2));
+        assert_eq!(Time(3).checked_sub(Time(5)), None);
+        assert_eq!(Time(3).saturating_sub(Time(5)), Time::ZERO);
+        assert_eq!(Time::MAX + Time(1), Time::MAX, "never plus a delay is still never");
+        let negative = std::panic::catch_unwind(|| Time(3) - Time(5));
+        let message = *negative.expect_err("3 ns - 5 ns must panic").downcast::<String>().unwrap();
+        assert!(message.contains("3 ns - 5 ns"), "{message}");
+    }
 
     #[test]
     fn parses_times() {
