@@ -68,17 +68,18 @@ class Red(Strict):
 
     kind: Literal["red"]
     limit: Limit = Field("100p", description="physical capacity, packets or bytes")
-    min_th: float = Field(20.0, ge=0, description="lower average-queue threshold, packets")
-    max_th: float = Field(60.0, gt=0, description="upper average-queue threshold, packets")
+    min_th: float = Field(20.0, ge=0, json_schema_extra={"unit": "packets"}, description="lower average-queue threshold")
+    max_th: float = Field(60.0, gt=0, json_schema_extra={"unit": "packets"}, description="upper average-queue threshold")
     w_q: float = Field(0.002, gt=0, le=1, description="EWMA weight of the average queue")
     max_p: float = Field(0.1, gt=0, le=1, description="drop probability at max_th")
     gentle: bool = Field(True, description="ramp to 1 between max_th and 2*max_th")
     mode: Literal["packets", "bytes"] = Field("packets", description="measure the queue in packets or bytes")
     ecn: bool = Field(False, description="mark ECN-capable packets instead of dropping")
-    mean_pkt_size: Size = Field("1000B", description="typical packet size: byte-mode unit and idle decay")
+    mean_pkt_size: Size = Field("1000B", ge=1, description="typical packet size: byte-mode unit and idle decay")
 
     @model_validator(mode="after")
     def _thresholds_ordered(self) -> "Red":
+        """min_th < max_th."""
         if self.min_th >= self.max_th:
             raise ValueError(f"min_th ({self.min_th:g}) must be smaller than max_th ({self.max_th:g})")
         return self
@@ -90,11 +91,20 @@ class RbRed(Strict):
 
     kind: Literal["rb_red"]
     limit: Limit = Field("100p", description="physical capacity, packets or bytes")
-    time_constant: Duration = Field("100ms", description="time constant of the arrival-rate estimator")
+    time_constant: Duration = Field("100ms", gt=0, description="time constant of the arrival-rate estimator")
     aggressiveness: float = Field(2.0, gt=0, description="AP: the average queue settles near 2*target/AP")
-    target_queue: float | None = Field(None, gt=0, description="target average queue, packets; default half the limit")
+    target_queue: float | None = Field(None, gt=0, json_schema_extra={"unit": "packets"}, description="target average queue; default half the limit")
     w_q: float = Field(0.002, gt=0, le=1, description="EWMA weight of the average queue")
-    mean_pkt_size: Size = Field("1000B", description="typical packet size (byte-mode unit)")
+    mean_pkt_size: Size = Field("1000B", ge=1, description="typical packet size (byte-mode unit)")
+
+    @model_validator(mode="after")
+    def _target_within_limit(self) -> "RbRed":
+        """target_queue, if given, at most the limit (in packets, or mean_pkt_size packets)."""
+        limit = self.limit.get("packets") or self.limit["bytes"] / self.mean_pkt_size
+        if self.target_queue is not None and self.target_queue > limit:
+            raise ValueError(f"target_queue ({self.target_queue:g}) must not exceed the limit "
+                             f"({limit:g} packets)")
+        return self
 
 
 class RbRio(RbRed):
@@ -105,12 +115,15 @@ class RbRio(RbRed):
 
 
 class RioCurve(Strict):
-    min_th: float = Field(..., ge=0, description="packets")
-    max_th: float = Field(..., gt=0, description="packets")
-    max_p: float = Field(..., gt=0, le=1)
+    """One drop-precedence class's RED curve."""
+
+    min_th: float = Field(..., ge=0, json_schema_extra={"unit": "packets"}, description="lower average-queue threshold")
+    max_th: float = Field(..., gt=0, json_schema_extra={"unit": "packets"}, description="upper average-queue threshold")
+    max_p: float = Field(..., gt=0, le=1, description="drop probability at max_th")
 
     @model_validator(mode="after")
     def _ordered(self) -> "RioCurve":
+        """min_th < max_th."""
         if self.min_th >= self.max_th:
             raise ValueError(f"min_th ({self.min_th:g}) must be smaller than max_th ({self.max_th:g})")
         return self
@@ -124,11 +137,12 @@ class Rio(Strict):
     limit: Limit = Field("100p", description="physical capacity, packets or bytes")
     class1: RioCurve = Field(default_factory=lambda: RioCurve(min_th=10, max_th=30, max_p=0.2),
                              description="RED curve of the lowest class")
-    class2: RioCurve = Field(default_factory=lambda: RioCurve(min_th=20, max_th=50, max_p=0.1))
+    class2: RioCurve = Field(default_factory=lambda: RioCurve(min_th=20, max_th=50, max_p=0.1),
+                             description="RED curve of the middle class")
     class3: RioCurve = Field(default_factory=lambda: RioCurve(min_th=30, max_th=70, max_p=0.05),
                              description="RED curve of the highest class")
     w_q: float = Field(0.002, gt=0, le=1, description="EWMA weight of the averages")
-    mean_pkt_size: Size = Field("1000B", description="typical packet size")
+    mean_pkt_size: Size = Field("1000B", ge=1, description="typical packet size")
 
 
 FLOW_FIELDS = ("src", "dst", "sport", "dport", "proto", "flow")
@@ -143,6 +157,7 @@ class FlowKey(Strict):
 
     @model_validator(mode="after")
     def _distinct(self) -> "FlowKey":
+        """fields is non-empty and has no repeats."""
         if not self.fields or len(set(self.fields)) != len(self.fields):
             raise ValueError(f"fields must be a non-empty list without repeats of: {', '.join(FLOW_FIELDS)}")
         return self
@@ -161,7 +176,7 @@ class Drr(Strict):
 
     kind: Literal["drr", "fq"]
     limit: Limit = Field("100p", description="shared buffer, packets or bytes")
-    quantum: int = Field(1500, ge=1, lt=U32, description="bytes per round (one MTU)")
+    quantum: int = Field(1500, ge=1, lt=U32, json_schema_extra={"unit": "bytes"}, description="DRR bytes per round (one MTU)")
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification")
 
 
@@ -171,8 +186,8 @@ class Pfq(Strict):
 
     kind: Literal["pfq"]
     limit: Limit = Field("100p", description="shared buffer, packets or bytes")
-    quantum: int = Field(1500, ge=1, lt=U32, description="DRR bytes per round")
-    priority_threshold: int = Field(1500, ge=0, lt=U32, description="bytes queued below which a flow has priority")
+    quantum: int = Field(1500, ge=1, lt=U32, json_schema_extra={"unit": "bytes"}, description="DRR bytes per round")
+    priority_threshold: int = Field(1500, ge=0, lt=U32, json_schema_extra={"unit": "bytes"}, description="bytes queued below which a flow has priority")
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification")
 
 
@@ -202,6 +217,7 @@ class Codel(Strict):
 
     @model_validator(mode="after")
     def _ordered(self) -> "Codel":
+        """0 < target < interval (RFC 8289 suggests target 5-10 % of interval)."""
         _target_below_interval(self)
         return self
 
@@ -213,17 +229,18 @@ class FqCodel(Strict):
     kind: Literal["fq_codel"]
     limit: Limit = Field("10240p", description="capacity over all queues, packets or bytes (RFC 8290 5.1)")
     memory_limit: Size | None = Field(None, description="optional cap on bytes queued (Linux memory_limit); none by default")
-    flows: int = Field(1024, ge=1, le=65536, description="hash buckets, i.e. flow queues (RFC 8290 5.1)")
+    flows: int = Field(1024, ge=1, le=65536, json_schema_extra={"unit": "queues"}, description="hash buckets, i.e. flow queues (RFC 8290 5.1)")
     quantum: Size = Field("1514B", description="DRR bytes per round per queue (Linux: one Ethernet frame)")
     target: Duration = Field("5ms", description="CoDel target per queue")
     interval: Duration = Field("100ms", description="CoDel interval per queue")
     mtu: Size = Field("1500B", description="CoDel's one-MTU no-drop test (on the whole backlog, as Linux)")
     ecn: bool = Field(True, description="CE-mark ECN-capable packets instead of dropping (RFC 8290 default on)")
-    drop_batch: int = Field(64, ge=1, description="most packets dropped from the fattest queue per overflow (Linux)")
+    drop_batch: int = Field(64, ge=1, json_schema_extra={"unit": "packets"}, description="most packets dropped from the fattest queue per overflow (Linux)")
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification for the hash")
 
     @model_validator(mode="after")
     def _sane(self) -> "FqCodel":
+        """0 < target < interval; quantum and memory_limit (if given) at least 1 byte."""
         _target_below_interval(self)
         if self.quantum <= 0:
             raise ValueError("quantum must be at least 1 byte (default 1514B)")
@@ -241,8 +258,8 @@ class Pie(Strict):
     limit: Limit = Field("1000p", description="physical capacity, packets or bytes (Linux default 1000p)")
     target: Duration = Field("15ms", description="target queue delay QDELAY_REF (RFC 8033 4.2)")
     t_update: Duration = Field("15ms", description="drop-probability update period (RFC 8033 4.2)")
-    alpha: float = Field(0.125, ge=0, description="weight of the delay error, 1/s (RFC 8033 4.2)")
-    beta: float = Field(1.25, ge=0, description="weight of the delay trend, 1/s (RFC 8033 4.2)")
+    alpha: float = Field(0.125, ge=0, json_schema_extra={"unit": "1/s"}, description="weight of the delay error (RFC 8033 4.2)")
+    beta: float = Field(1.25, ge=0, json_schema_extra={"unit": "1/s"}, description="weight of the delay trend (RFC 8033 4.2)")
     max_burst: Duration = Field("150ms", description="burst allowance (RFC 8033 4.4)")
     ecn: bool = Field(False, description="CE-mark ECN-capable packets while drop_prob <= mark_ecn_threshold")
     mark_ecn_threshold: float = Field(0.1, ge=0, le=1, description="highest drop probability that marks (RFC 8033 5.1)")
@@ -255,6 +272,7 @@ class Pie(Strict):
 
     @model_validator(mode="after")
     def _sane(self) -> "Pie":
+        """target and t_update positive; mtu and dq_threshold at least 1 byte."""
         _positive_durations(self, "target", "t_update")
         if self.mtu <= 0 or self.dq_threshold <= 0:
             raise ValueError("mtu and dq_threshold must be at least 1 byte")
@@ -272,6 +290,7 @@ class Tbf(Strict):
 
     @model_validator(mode="after")
     def _sane(self) -> "Tbf":
+        """rate and burst positive."""
         if self.rate <= 0:
             raise ValueError("rate must be positive")
         if self.burst <= 0:
@@ -289,30 +308,63 @@ class Classifier(Strict):
 
     @model_validator(mode="after")
     def _dscp_needs_map(self) -> "Classifier":
+        """by = "dscp" needs a map; map keys are classes 0..3 (by class or color) or DSCPs 0..63,
+        each listed once; bands and default_band name existing bands (checked by the parent)."""
         if self.by == "dscp" and not self.map:
             raise ValueError("by = \"dscp\" needs a map of [dscp, band] pairs")
+        key, key_max = ("dscp", 63) if self.by == "dscp" else ("class", 3)
+        for i, (k, _) in enumerate(self.map or []):
+            if not 0 <= k <= key_max:
+                raise ValueError(f"map.{i}: {key} {k} is out of range 0..={key_max}")
+            if any(k == k2 for k2, _ in (self.map or [])[:i]):
+                raise ValueError(f"map.{i}: {key} {k} is listed twice")
         return self
+
+    def check_bands(self, bands: int) -> None:
+        """Every band the classifier names exists among the parent's `bands` children."""
+        if self.default_band is not None and self.default_band >= bands:
+            raise ValueError(f"classifier.default_band: band {self.default_band} does not exist "
+                             f"(there are {bands} bands, 0..={bands - 1})")
+        for i, (_, band) in enumerate(self.map or []):
+            if not 0 <= band < bands:
+                raise ValueError(f"classifier.map.{i}: band {band} does not exist (there are {bands} bands)")
 
 
 class Prio(Strict):
     """Strict priority over child disciplines (band 0 first), as Linux prio."""
 
     kind: Literal["prio"]
-    bands: list["Qdisc"] = Field(..., min_length=1, description="child disciplines, highest priority first")
+    bands: list["Qdisc"] = Field(..., min_length=1, max_length=MAX_BANDS,
+                                 description="child disciplines, highest priority first")
     classifier: Classifier = Field(default_factory=Classifier, description="packet to band")
+
+    @model_validator(mode="after")
+    def _bands_exist(self) -> "Prio":
+        """The classifier names existing bands only."""
+        self.classifier.check_bands(len(self.bands))
+        return self
 
 
 class WrrBand(Strict):
-    weight: int = Field(..., ge=1, lt=U32, description="bytes per round")
-    qdisc: "Qdisc"
+    """One weighted child of WRR."""
+
+    weight: int = Field(..., ge=1, lt=U32, json_schema_extra={"unit": "bytes"},
+                        description="bytes served per round")
+    qdisc: "Qdisc" = Field(..., description="the child discipline")
 
 
 class Wrr(Strict):
     """Weighted round robin (deficit-based, weights in bytes per round) over child disciplines."""
 
     kind: Literal["wrr"]
-    bands: list[WrrBand] = Field(..., min_length=1, description="weighted child disciplines")
+    bands: list[WrrBand] = Field(..., min_length=1, max_length=MAX_BANDS, description="weighted child disciplines")
     classifier: Classifier = Field(default_factory=Classifier, description="packet to band")
+
+    @model_validator(mode="after")
+    def _bands_exist(self) -> "Wrr":
+        """The classifier names existing bands only."""
+        self.classifier.check_bands(len(self.bands))
+        return self
 
 
 class PelsFeedback(Strict):
@@ -328,6 +380,7 @@ class PelsFeedback(Strict):
 
     @model_validator(mode="after")
     def _positive_interval(self) -> "PelsFeedback":
+        """interval positive."""
         if self.interval <= 0:
             raise ValueError("interval must be positive")
         return self
@@ -349,6 +402,8 @@ QDISC_MODELS: dict[str, type[Strict]] = {"droptail": DropTail, "red": Red, "rb_r
 
 
 class Link(Strict):
+    """One direction of a point-to-point link."""
+
     rate: Rate = Field(..., description="link rate, e.g. \"25Mbps\"")
     delay: Duration = Field(..., description="one-way propagation delay, e.g. \"20ms\"")
     qdisc: Qdisc = Field(default_factory=lambda: DropTail(kind="droptail", limit="1000p"),
@@ -356,6 +411,7 @@ class Link(Strict):
 
     @model_validator(mode="after")
     def _positive_rate(self) -> "Link":
+        """rate positive."""
         if self.rate <= 0:
             raise ValueError("rate must be positive")
         return self
@@ -364,7 +420,7 @@ class Link(Strict):
 class Hop(Strict):
     """One router-to-router hop of a parking lot."""
 
-    forward: Link
+    forward: Link = Field(..., description="the way away from R1")
     reverse: Link | None = Field(None, description="the way back; default: the forward rate and delay, FIFO 1000p")
 
 
@@ -374,8 +430,8 @@ class Dumbbell(Strict):
     of the chain leads to router i + 2), and flow groups enter and leave at routers of their
     `path`."""
 
-    kind: Literal["dumbbell"] = "dumbbell"
-    bottleneck: Link
+    kind: Literal["dumbbell"] = Field("dumbbell", description="the only topology")
+    bottleneck: Link = Field(..., description="R1->R2, where the discipline under study sits")
     reverse: Link | None = Field(None, description="R2->R1; default: the bottleneck's rate and delay, FIFO 1000p")
     access_qdisc: Qdisc = Field(default_factory=lambda: DropTail(kind="droptail", limit="10000p"),
                                 description="discipline of every host access link")
@@ -396,7 +452,7 @@ class Tcp(Strict):
     """TCP with NewReno or CUBIC window rules (RFC 5681, RFC 6582, RFC 6298; RFC 9438)."""
 
     mss: Size = Field("1460B", description="payload per segment; packets are mss + 40 B")
-    initial_cwnd: int = Field(2, ge=1, le=100, description="initial window, segments")
+    initial_cwnd: int = Field(2, ge=1, le=100, json_schema_extra={"unit": "segments"}, description="initial congestion window")
     initial_rto: Duration = Field("1s", description="RTO before the first RTT sample (RFC 6298 2.1)")
     min_rto: Duration = Field("1s", description="lower bound on the RTO (RFC 6298 2.4)")
     max_rto: Duration = Field("60s", description="upper bound on the RTO")
@@ -413,6 +469,7 @@ class Tcp(Strict):
 
     @model_validator(mode="after")
     def _sane(self) -> "Tcp":
+        """mss positive; min_rto <= max_rto."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
         if self.min_rto > self.max_rto:
@@ -424,7 +481,7 @@ class Bulk(Strict):
     """FTP-like bulk transfer with unlimited data over TCP."""
 
     kind: Literal["bulk"]
-    tcp: Tcp = Field(default_factory=Tcp)
+    tcp: Tcp = Field(default_factory=Tcp, description="TCP settings")
 
 
 class Cbr(Strict):
@@ -436,6 +493,7 @@ class Cbr(Strict):
 
     @model_validator(mode="after")
     def _sane(self) -> "Cbr":
+        """rate positive; packet_size at least 28 B (IPv4 + UDP headers)."""
         if self.rate <= 0:
             raise ValueError("rate must be positive")
         if self.packet_size < 28:
@@ -444,15 +502,19 @@ class Cbr(Strict):
 
 
 class FrameSizesByType(Strict):
+    """Mean frame size per MPEG frame type."""
+
     I: Size = Field("11KB", description="mean I-frame size")
     P: Size = Field("8KB", description="mean P-frame size")
     B: Size = Field("2KB", description="mean B-frame size")
 
 
 class FrameClasses(Strict):
-    I: int = Field(3, ge=0, le=3)
-    P: int = Field(2, ge=0, le=3)
-    B: int = Field(1, ge=0, le=3)
+    """Class mark (0 = unclassified, 1 = dropped first .. 3 = dropped last) per MPEG frame type."""
+
+    I: int = Field(3, ge=0, le=3, description="class of I-frame packets")
+    P: int = Field(2, ge=0, le=3, description="class of P-frame packets")
+    B: int = Field(1, ge=0, le=3, description="class of B-frame packets")
 
 
 class Mpeg(Strict):
@@ -461,7 +523,7 @@ class Mpeg(Strict):
 
     kind: Literal["mpeg"]
     gop: str = Field("IBBPBBPBB", description="GOP pattern of I, P, B starting with I")
-    fps: float = Field(30.0, gt=0, le=1000, description="frames per second")
+    fps: float = Field(30.0, gt=0, le=1000, json_schema_extra={"unit": "frames/s"}, description="frames per second")
     frame_sizes: FrameSizesByType = Field(default_factory=FrameSizesByType, description="mean size per type")
     size_model: Literal["constant", "normal"] = Field("constant", description="constant means or normal spread")
     size_cv: float = Field(0.0, ge=0, description="coefficient of variation for size_model = normal")
@@ -470,10 +532,11 @@ class Mpeg(Strict):
     classes: FrameClasses = Field(default_factory=FrameClasses, description="class mark per frame type")
     responsive: bool = Field(False, description="scale down on receiver-reported loss")
     feedback_interval: Duration | None = Field(None, description="receiver report period; default: base RTT")
-    up_after: int = Field(2, ge=1, lt=U32, description="loss-free reports before scaling up one level")
+    up_after: int = Field(2, ge=1, lt=U32, json_schema_extra={"unit": "reports"}, description="loss-free reports before scaling up one level")
 
     @model_validator(mode="after")
     def _sane(self) -> "Mpeg":
+        """gop of I, P, B starting with I; max_packet above 28 B; frame sizes positive."""
         bad = sorted(set(self.gop) - set("IPB"))
         if bad:
             raise ValueError(f"gop {self.gop!r}: letters must be I, P or B, found {', '.join(bad)}")
@@ -498,7 +561,7 @@ class Video(Strict):
 
     kind: Literal["video"]
     rate: Rate = Field("5Mbps", description="mean payload rate")
-    fps: float = Field(25.0, gt=0, le=1000, description="frames per second")
+    fps: float = Field(25.0, gt=0, le=1000, json_schema_extra={"unit": "frames/s"}, description="frames per second")
     size_cv: float = Field(0.5, ge=0, description="coefficient of variation of frame sizes (log-normal)")
     trace: str | None = Field(None, description="file of frame sizes in bytes, one per line (overrides rate)")
     mtu: Size = Field("1500B", description="largest IP packet")
@@ -509,6 +572,7 @@ class Video(Strict):
 
     @model_validator(mode="after")
     def _sane(self) -> "Video":
+        """mtu above 40 B; rate positive unless a trace is given; burst and shaping exclude each other."""
         if self.mtu <= 40:
             raise ValueError("mtu must exceed the 40 B of IP, UDP and RTP headers")
         if self.rate <= 0 and not self.trace:
@@ -529,6 +593,7 @@ class Audio(Strict):
 
     @model_validator(mode="after")
     def _sane(self) -> "Audio":
+        """rate and period positive; rate x period above 40 B of headers."""
         if self.rate <= 0 or self.period <= 0:
             raise ValueError("rate and period must be positive")
         if self.rate / 8 * self.period / 1e9 <= 40:
@@ -546,6 +611,7 @@ class Poisson(Strict):
 
     @model_validator(mode="after")
     def _sane(self) -> "Poisson":
+        """rate positive; packet_size above 40 B."""
         if self.rate <= 0:
             raise ValueError("rate must be positive")
         if self.packet_size <= 40:
@@ -568,14 +634,15 @@ class Stream(Strict):
     loss_down: float = Field(0.05, ge=0.0, le=1.0, description="UDP: step down above this report loss")
     loss_up: float = Field(0.01, ge=0.0, le=1.0, description="UDP: step up only at or below this loss")
     rtt_up_factor: float = Field(2.0, ge=1.0, description="UDP: step up only with RTT <= this x min RTT")
-    silence_reports: int = Field(3, ge=1, lt=U32, description="UDP: step down after this many silent intervals")
+    silence_reports: int = Field(3, ge=1, lt=U32, json_schema_extra={"unit": "report intervals"}, description="UDP: step down after this many silent intervals")
     up_after: Duration = Field("10s", description="time in good conditions before a step up")
     tcp_check: Duration = Field("5s", description="TCP: how often the server looks at its backlog")
     tcp_backlog_down: Duration = Field("5s", description="TCP: backlog (content time) that scales down")
-    tcp: Tcp = Field(default_factory=Tcp)
+    tcp: Tcp = Field(default_factory=Tcp, description="TCP settings")
 
     @model_validator(mode="after")
     def _sane(self) -> "Stream":
+        """levels positive and strictly ascending; clip, report_interval and tcp_check positive; packet_size above 40 B."""
         if any(r <= 0 for r in self.levels) or any(a >= b for a, b in zip(self.levels, self.levels[1:])):
             raise ValueError("levels must be positive and strictly ascending")
         if self.clip <= 0:
@@ -596,10 +663,10 @@ class Pels(Strict):
     21 green packets per frame cannot be both a 128 kb/s base and leave room for 1 mb/s flows."""
 
     kind: Literal["pels"]
-    fps: float = Field(10.0, gt=0, description="frames per second (our choice; not in the paper)")
+    fps: float = Field(10.0, gt=0, json_schema_extra={"unit": "frames/s"}, description="frames per second (our choice; not in the paper)")
     packet_size: Size = Field("500B", description="IP size of every packet (section 6.1)")
-    base_packets: int = Field(3, ge=1, le=128, description="green packets per frame (base layer)")
-    max_packets: int = Field(126, ge=1, le=128, description="packets of a full-rate frame (section 6.1)")
+    base_packets: int = Field(3, ge=1, le=128, json_schema_extra={"unit": "packets"}, description="green packets per frame (base layer)")
+    max_packets: int = Field(126, ge=1, le=128, json_schema_extra={"unit": "packets"}, description="packets of a full-rate frame (section 6.1)")
     initial_rate: Rate = Field("128kbps", description="MKC initial rate r0 (section 6.3)")
     alpha: Rate = Field("20kbps", description="MKC additive gain per control step (section 6.4)")
     beta: float = Field(0.5, gt=0, description="MKC multiplicative gain (stable for 0 < beta < 2)")
@@ -611,6 +678,7 @@ class Pels(Strict):
 
     @model_validator(mode="after")
     def _sane(self) -> "Pels":
+        """base_packets <= max_packets; packet_size above 28 B; gamma_low <= gamma_init; initial_rate between the base layer's and the full frame's rate."""
         if self.max_packets < self.base_packets:
             raise ValueError(f"max_packets {self.max_packets} must be at least base_packets {self.base_packets}")
         if self.packet_size <= 28:
@@ -634,8 +702,8 @@ class FlowGroup(Strict):
     """`count` identical flows, each between its own sender and receiver host."""
 
     name: str = Field(..., min_length=1, description="label used in tables and RNG stream names")
-    count: int = Field(..., ge=1, le=100_000, description="number of flows")
-    app: App
+    count: int = Field(..., ge=1, le=100_000, json_schema_extra={"unit": "flows"}, description="number of flows")
+    app: App = Field(..., description="what each flow sends (see Applications)")
     start: Duration = Field("0s", description="start time")
     start_jitter: Duration = Field("0s", description="each flow starts at start + U[0, start_jitter)")
     stop: Duration | None = Field(None, description="stop time; default: the end of the run")
@@ -654,6 +722,7 @@ class FlowGroup(Strict):
 
     @model_validator(mode="after")
     def _sane(self) -> "FlowGroup":
+        """stop not before start; class_weights >= 0 with a positive sum; access_rate positive."""
         if self.stop is not None and self.stop < self.start:
             raise ValueError("stop must not be before start")
         if self.class_weights is not None and (
@@ -675,6 +744,8 @@ class FlowGroup(Strict):
 
 
 class Records(Strict):
+    """What the simulator records besides the summary."""
+
     packet_events: bool = Field(True, description="log arrive/enqueue/drop/dequeue at the bottleneck")
     queue_sample: Duration = Field("10ms", gt=0, description="bottleneck queue sampling interval")
     flow_sample: Duration = Field("100ms", gt=0, description="per-flow sampling interval")
@@ -682,23 +753,29 @@ class Records(Strict):
 
 
 class Metrics(Strict):
+    """How results are summarised."""
+
     periods: list[tuple[Duration, Duration]] | None = Field(
         None, description="measurement periods [start, end]; default: the whole run")
 
 
 class ReferencePeriod(Strict):
-    start: Duration
-    end: Duration
-    utilization_mbps: float | None = Field(None, ge=0)
-    drop_rate_pct: float | None = Field(None, ge=0, le=100)
-    jain: float | None = Field(None, ge=0, le=1)
+    """One measurement period's published values."""
+
+    start: Duration = Field(..., description="period start")
+    end: Duration = Field(..., description="period end")
+    utilization_mbps: float | None = Field(None, ge=0, json_schema_extra={"unit": "Mb/s"},
+                                           description="bottleneck utilization")
+    drop_rate_pct: float | None = Field(None, ge=0, le=100, json_schema_extra={"unit": "%"},
+                                        description="bottleneck drop rate")
+    jain: float | None = Field(None, ge=0, le=1, description="Jain's fairness index over the flows")
 
 
 class Reference(Strict):
     """Published values to print beside ours."""
 
-    source: str
-    periods: list[ReferencePeriod] = []
+    source: str = Field(..., description="where the values come from (paper, figure)")
+    periods: list[ReferencePeriod] = Field(default_factory=list, description="published values per period")
 
 
 class Emulation(Strict):
@@ -715,6 +792,7 @@ class Emulation(Strict):
 
     @model_validator(mode="after")
     def _ranges(self) -> "Emulation":
+        """dscp_classes pairs are DSCP 0..63 and class 0..3."""
         for dscp, cls in self.dscp_classes or []:
             if not (0 <= dscp <= 63 and 0 <= cls <= 3):
                 raise ValueError(f"dscp_classes: [{dscp}, {cls}]: DSCP must be 0..63 and class 0..3")
@@ -722,19 +800,22 @@ class Emulation(Strict):
 
 
 class Scenario(Strict):
-    name: str = Field(..., min_length=1)
-    description: str = ""
-    seed: int = Field(1, ge=0, lt=2**64)
-    duration: Duration
-    topology: Dumbbell
-    flows: list[FlowGroup] = Field(..., min_length=1)
-    records: Records = Field(default_factory=Records)
-    metrics: Metrics = Field(default_factory=Metrics)
-    reference: Reference | None = None
+    """A scenario file: one run of the simulator (or the emulator)."""
+
+    name: str = Field(..., min_length=1, description="label of the run in results and tables")
+    description: str = Field("", description="free text")
+    seed: int = Field(1, ge=0, lt=2**64, description="seed of every random stream of the run")
+    duration: Duration = Field(..., description="simulated time")
+    topology: Dumbbell = Field(..., description="routers, links and disciplines")
+    flows: list[FlowGroup] = Field(..., min_length=1, description="groups of identical flows")
+    records: Records = Field(default_factory=Records, description="what is recorded")
+    metrics: Metrics = Field(default_factory=Metrics, description="how results are summarised")
+    reference: Reference | None = Field(None, description="published values to print beside ours")
     emulation: Emulation | None = Field(None, description="settings of `aqmlab emulate` only")
 
     @model_validator(mode="after")
     def _consistent(self) -> "Scenario":
+        """duration positive; flow group names unique; sender_delay ranges [lo, hi] with lo <= hi; a flow path within the routers (0 <= enter < exit <= last); metrics periods within the run; an MPEG frame fits the bottleneck buffer."""
         if self.duration <= 0:
             raise ValueError("duration must be positive")
         names = [g.name for g in self.flows]
