@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -25,12 +27,29 @@ U32 = 2**32
 MAX_BANDS = 16
 
 
-class ScenarioError(ValueError):
-    """A scenario that cannot be run; `lines` holds one message per problem."""
+@dataclass(frozen=True)
+class Problem:
+    """One reason a scenario cannot run, as data: where it was read (a file, "--set"), the field
+    (dotted, as the file spells it; "" for the file as a whole), the kind (pydantic's error
+    type, "value_error" for a model's own check, "engine:<kind>" when the simulator refused)
+    and the message."""
 
-    def __init__(self, lines: list[str]):
-        super().__init__("\n".join(lines))
-        self.lines = lines
+    origin: str
+    path: str
+    kind: str
+    message: str
+
+    def __str__(self) -> str:
+        return ": ".join(part for part in (self.origin, self.path, self.message) if part)
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be run: `problems` as data, `lines` one message per problem."""
+
+    def __init__(self, lines: Sequence[str | Problem]):
+        self.problems = [p if isinstance(p, Problem) else Problem("", "", "other", p) for p in lines]
+        self.lines = [str(p) for p in self.problems]
+        super().__init__("\n".join(self.lines))
 
 
 class Strict(BaseModel):
@@ -1041,7 +1060,7 @@ def set_path(data: dict[str, Any], key: str, value: Any) -> None:
         elif isinstance(node, dict):
             node = node.setdefault(part, {})
         else:
-            raise ScenarioError([f"--set {key}: {where} is a value, not a table"])
+            raise ScenarioError([Problem("--set", key, "override", f"{where} is a value, not a table")])
     last = parts[-1]
     if isinstance(node, list):
         idx = _list_index(node, last, key)
@@ -1049,7 +1068,7 @@ def set_path(data: dict[str, Any], key: str, value: Any) -> None:
     elif isinstance(node, dict):
         node[last] = value
     else:
-        raise ScenarioError([f"--set {key}: cannot set a key inside a value"])
+        raise ScenarioError([Problem("--set", key, "override", "cannot set a key inside a value")])
 
 
 def _list_index(items: list[Any], part: str, where: str) -> int:
@@ -1060,7 +1079,8 @@ def _list_index(items: list[Any], part: str, where: str) -> int:
             return i
     names = [str(i) for i in range(len(items))] + [
         str(it["name"]) for it in items if isinstance(it, dict) and "name" in it]
-    raise ScenarioError([f"--set {where}: no item {part!r}; use an index or a name: {', '.join(names)}"])
+    raise ScenarioError([Problem("--set", where, "override",
+                                 f"no item {part!r}; use an index or a name: {', '.join(names)}")])
 
 
 def _list_item(items: list[Any], part: str, where: str) -> Any:
@@ -1068,7 +1088,12 @@ def _list_item(items: list[Any], part: str, where: str) -> Any:
 
 
 def _format_errors(err: ValidationError) -> list[str]:
-    lines = []
+    return [str(p) for p in _problems(err)]
+
+
+def _problems(err: ValidationError, origin: str = "") -> list[Problem]:
+    """pydantic's errors as problems at the fields the user wrote, one per problem."""
+    problems = []
     seen_unions = set()
     for e in err.errors():
         union = _union_field(e["loc"])
@@ -1086,8 +1111,8 @@ def _format_errors(err: ValidationError) -> list[str]:
         elif e["type"] == "union_tag_not_found":
             msg = "missing 'kind'; allowed: " + ", ".join(
                 QDISC_MODELS if loc.endswith("qdisc") else APP_MODELS)
-        lines.append(f"{loc}: {msg}" if loc else msg)
-    return lines
+        problems.append(Problem(origin, loc, e["type"], msg))
+    return problems
 
 
 _UNION_FIELDS = {"qdisc": QDISC_MODELS, "access_qdisc": QDISC_MODELS, "app": APP_MODELS}
@@ -1146,20 +1171,28 @@ def validate(data: dict[str, Any], origin: str = "scenario") -> Scenario:
     try:
         sc = Scenario.model_validate(data)
     except ValidationError as e:
-        raise ScenarioError([f"{origin}: {line}" for line in _format_errors(e)]) from None
+        raise ScenarioError(_problems(e, origin)) from None
     try:
         config = sc.to_sim_config()  # reads trace files
-        _core.check_sim_config(json.dumps(config))
     except ValueError as e:
-        raise ScenarioError([f"{origin}: {_engine_location(str(e))}"]) from None
+        raise ScenarioError([Problem(origin, "", "trace", str(e))]) from None
+    try:
+        # The simulator's guard: the models above hold every user-facing check, so this only
+        # fires when one is missing there (tests/test_schema.py proves it does not).
+        _core.check_sim_config(json.dumps(config))
+    except _core.ConfigError as e:
+        raise ScenarioError([Problem(origin, _scenario_path(e.path), f"engine:{e.kind}", e.message)]) from None
     return sc
 
 
-def _engine_location(message: str) -> str:
-    """The simulator names topology fields without their `topology.` table."""
-    if message.startswith(("bottleneck.", "reverse.", "access_qdisc.", "chain.")):
-        return "topology." + message
-    return message
+#: The simulator's config keeps the topology's tables at its top level.
+_ENGINE_TOPOLOGY_KEYS = ("bottleneck", "reverse", "access_qdisc", "chain")
+
+
+def _scenario_path(engine_path: str) -> str:
+    """A location in the simulator's config as the scenario file spells it."""
+    first = engine_path.split(".", 1)[0]
+    return f"topology.{engine_path}" if first in _ENGINE_TOPOLOGY_KEYS else engine_path
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
