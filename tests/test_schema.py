@@ -12,7 +12,7 @@ import aqmlab.scenario as sc
 from aqmlab import _core, schema
 from aqmlab.scenario import ScenarioError, validate
 from conftest import REPO, small_scenario
-from mutations import Case, corpus
+from mutations import corpus
 
 DOCS = REPO / "docs"
 
@@ -151,3 +151,12 @@ def test_list_is_derived_from_the_models(monkeypatch):
     for row in schema.field_docs(sc.Pie):
         assert row.path in out and row.default in out and row.description in out, row
     assert "[0, 1]" in out  # mark_ecn_threshold's range, from its Field(ge=0, le=1)
+
+
+def test_the_schema_command_prints_the_generated_files():
+    from click.testing import CliRunner
+
+    from aqmlab.cli import main
+
+    assert CliRunner().invoke(main, ["schema"]).output == schema.reference_markdown()
+    assert json.loads(CliRunner().invoke(main, ["schema", "--json"]).output) == schema.json_schema()

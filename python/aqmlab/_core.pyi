@@ -1,6 +1,21 @@
-"""Type stubs of the Rust extension module (crates/aqmlab-py)."""
+"""Type stubs of the Rust extension module (crates/aqmlab-py/src/lib.rs).
+
+Written by hand; tests/test_binding.py checks them against the built module (names, parameter
+names, and the return types of every call that is cheap to make)."""
 
 __version__: str
+
+class ConfigError(ValueError):
+    """The simulator refused its config (aqmlab-sim config.rs `ConfigError`)."""
+
+    #: "shape" (the JSON does not fit the config) or "invalid" (a value out of range).
+    kind: str
+    #: Dotted location in the simulator's config; "" for the whole document.
+    path: str
+    message: str
+
+class Cancelled(KeyboardInterrupt):
+    """A run stopped by `cancel()` before its end."""
 
 def parse_time(text: str) -> int: ...
 def parse_rate(text: str) -> int: ...
@@ -25,7 +40,8 @@ class Router:
     def summary_json(self) -> str: ...
     def take_records(self) -> dict[str, list[tuple[str, str, bytes]]]: ...
 
-def udp_schedule(app_json: str, seed: int, flow: int, start_ns: int, stop_ns: int, dscp: int,
-                 class_dscp: list[int]) -> tuple[list[tuple[str, str, bytes]], bool]: ...
+def udp_schedule(
+    app_json: str, seed: int, flow: int, start_ns: int, stop_ns: int, dscp: int, class_dscp: list[int]
+) -> tuple[list[tuple[str, str, bytes]], bool, list[tuple[str, str, bytes]]]: ...
 def start_offsets(seed: int, group: str, count: int, jitter_ns: int) -> list[int]: ...
 def monotonic_ns() -> int: ...

@@ -534,6 +534,15 @@ def list_components() -> None:
             out.print(t)
 
 
+@main.command(name="schema")
+@click.option("--json", "as_json", is_flag=True, help="the JSON Schema of a scenario file (for editors)")
+def schema_command(as_json: bool) -> None:
+    """Print the scenario file reference (Markdown) or its JSON Schema, from the models."""
+    from aqmlab.schema import json_schema_text, reference_markdown
+
+    sys.stdout.write(json_schema_text() if as_json else reference_markdown())
+
+
 def entry() -> None:
     """The `aqmlab` executable: click in non-standalone mode so that an interrupt at any point
     after start-up (even while the data libraries import) ends like one during a run."""

@@ -6,7 +6,7 @@ field's type, unit (:class:`aqmlab.units.Unit` in the type, or ``json_schema_ext
 values), description, and the cross-field checks (the docstrings of the models' validators).
 `aqmlab list`, docs/scenario-reference.md and docs/scenario.schema.json are all derived here.
 
-Regenerate both files after changing a model::
+Regenerate both files after changing a model (`aqmlab schema [--json]` prints them)::
 
     python -m aqmlab.schema --write docs
 """
