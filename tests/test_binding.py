@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+import aqmlab
 import aqmlab.scenario as sc
 from aqmlab import _core
 from aqmlab.scenario import Problem, ScenarioError, validate
@@ -89,7 +90,7 @@ def test_a_cancelled_run_raises_cancelled_a_keyboard_interrupt():
 
 # ---- the stubs ------------------------------------------------------------------------------
 
-STUB = Path(sc.__file__).parent / "_core.pyi"
+STUB = Path(aqmlab.__file__).parent / "_core.pyi"
 
 
 def _stub() -> dict[str, ast.AST]:

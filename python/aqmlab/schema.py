@@ -1,6 +1,6 @@
 """What the scenario models say about each field, read back from their pydantic metadata.
 
-The models in :mod:`aqmlab.scenario` are the single definition of the scenario file: each
+The models in the package :mod:`aqmlab.scenario` are the single definition of the scenario file: each
 field's type, unit (:class:`aqmlab.units.Unit` in the type, or ``json_schema_extra={"unit":
 ...}`` on a plain number), default, range (``ge``/``gt``/``le``/``lt``, lengths, ``Literal``
 values), description, and the cross-field checks (the docstrings of the models' validators).
@@ -18,6 +18,7 @@ import json
 import sys
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -280,7 +281,7 @@ def _nested_models(model: type[BaseModel]) -> list[type[BaseModel]]:
     return found
 
 
-def _distinct_models(models: dict[str, type[BaseModel]]) -> dict[type[BaseModel], list[str]]:
+def _distinct_models(models: Mapping[str, type[BaseModel]]) -> dict[type[BaseModel], list[str]]:
     """Model -> the kinds that select it ("drr" and its alias "fq")."""
     by_model: dict[type[BaseModel], list[str]] = {}
     for kind, model in models.items():
@@ -292,7 +293,7 @@ def reference_markdown() -> str:
     lines = [
         "# Scenario file reference",
         "",
-        f"Generated from the pydantic models in `python/aqmlab/scenario.py` by `{REGENERATE}`;",
+        f"Generated from the pydantic models in `python/aqmlab/scenario/` by `{REGENERATE}`;",
         "do not edit by hand (tests/test_schema.py fails when this file is out of date).",
         "The same models give `aqmlab list` and the JSON Schema docs/scenario.schema.json.",
         "",
@@ -306,6 +307,14 @@ def reference_markdown() -> str:
         "simulator (crates/aqmlab-sim config.rs) reads the normalized JSON the models produce and",
         "re-checks only what guards its own invariants; a test (tests/test_schema.py) proves that",
         "every scenario the simulator would refuse is refused here first.",
+        "",
+        "Why the Python side is the source: the file a user writes has units as strings, defaults",
+        "that depend on other fields and names (`flows.<group>`), and its errors must name the field as",
+        "written; the models hold all of that already and report there. The simulator's serde types",
+        "describe a different document, the normalized one (integer ns, bit/s, bytes), so a JSON",
+        "Schema generated from them could not document or check the file. The emulator and sweeps",
+        "validate with the same models. The Rust types keep `deny_unknown_fields`, so a mismatch",
+        "between the two layers fails loudly (`ConfigError.kind == \"shape\"`).",
         "",
     ]
     lines += _section("Scenario (top level)", sc.Scenario)
