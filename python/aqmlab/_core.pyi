@@ -1,4 +1,7 @@
-"""Type stubs of the Rust extension module (crates/aqmlab-py)."""
+"""Type stubs of the Rust extension module (crates/aqmlab-py/src/lib.rs).
+
+Written by hand; tests/test_binding.py checks them against the built module (names, parameter
+names, and the return types of every call that is cheap to make)."""
 
 __version__: str
 
@@ -11,6 +14,18 @@ NO_REASON: int
 UDP_IP_HEADER_BYTES: int
 TCP_IP_HEADER_BYTES: int
 RTP_UDP_IP_HEADER_BYTES: int
+
+class ConfigError(ValueError):
+    """The simulator refused its config (aqmlab-sim config.rs `ConfigError`)."""
+
+    #: "shape" (the JSON does not fit the config) or "invalid" (a value out of range).
+    kind: str
+    #: Dotted location in the simulator's config; "" for the whole document.
+    path: str
+    message: str
+
+class Cancelled(KeyboardInterrupt):
+    """A run stopped by `cancel()` before its end."""
 
 def parse_time(text: str) -> int: ...
 def parse_rate(text: str) -> int: ...
@@ -35,8 +50,9 @@ class Router:
     def summary_json(self) -> str: ...
     def take_records(self) -> dict[str, list[tuple[str, str, bytes]]]: ...
 
-def udp_schedule(app_json: str, seed: int, flow: int, start_ns: int, stop_ns: int, dscp: int,
-                 class_dscp: list[int]) -> tuple[list[tuple[str, str, bytes]], bool]: ...
+def udp_schedule(
+    app_json: str, seed: int, flow: int, start_ns: int, stop_ns: int, dscp: int, class_dscp: list[int]
+) -> tuple[list[tuple[str, str, bytes]], bool, list[tuple[str, str, bytes]]]: ...
 def start_offsets(seed: int, group: str, count: int, jitter_ns: int) -> list[int]: ...
 def replayed_frames_table(
     flows: list[tuple[int, int, list[int], list[int], list[int], list[int], list[int]]],

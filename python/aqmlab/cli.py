@@ -517,6 +517,8 @@ def _emulate_one(sc: Scenario, raw: dict, target: Path, force: bool) -> Any:
 @main.command(name="list")
 def list_components() -> None:
     """Show the queue disciplines and applications with their parameters."""
+    from aqmlab.schema import field_docs
+
     disciplines = {k: m for k, m in QDISC_MODELS.items() if k != "fq"}  # "fq" is an alias of drr
     for title, models in (("queue disciplines (qdisc.kind)", disciplines),
                           ("applications (flows.app.kind)", APP_MODELS),
@@ -524,20 +526,21 @@ def list_components() -> None:
         for kind, model in models.items():
             t = Table(title=f"{title + ': ' if title else ''}[bold]{kind}[/] - {(model.__doc__ or '').strip()}",
                       title_justify="left", header_style="bold")
-            for col in ("parameter", "default", "meaning"):
+            t.add_column("parameter", no_wrap=True)  # names must stay whole to be searchable
+            for col in ("default", "unit", "allowed", "meaning"):
                 t.add_column(col)
-            for name, f in model.model_fields.items():
-                if name == "kind":
-                    continue
-                default = "required" if f.is_required() else _default_text(f)
-                t.add_row(name, default, f.description or "")
+            for row in field_docs(model):
+                t.add_row(row.path, row.default, row.unit.split(" (e.g.")[0], row.allowed, row.description)
             out.print(t)
 
 
-def _default_text(f: Any) -> str:
-    if f.default_factory is not None:
-        return "(nested)"
-    return str(f.default)
+@main.command(name="schema")
+@click.option("--json", "as_json", is_flag=True, help="the JSON Schema of a scenario file (for editors)")
+def schema_command(as_json: bool) -> None:
+    """Print the scenario file reference (Markdown) or its JSON Schema, from the models."""
+    from aqmlab.schema import json_schema_text, reference_markdown
+
+    sys.stdout.write(json_schema_text() if as_json else reference_markdown())
 
 
 def entry() -> None:

@@ -32,7 +32,7 @@ from typing import Any
 import tomli_w
 from pydantic import Field, ValidationError, model_validator
 
-from aqmlab.scenario import (Scenario, ScenarioError, Strict, _format_errors, apply_override, read_scenario_file,
+from aqmlab.scenario import (Problem, Scenario, ScenarioError, Strict, _format_errors, apply_override, read_scenario_file,
                              read_toml, resolve_path, set_path, validate)
 
 #: Period metrics every run has (columns of periods.parquet, see aqmlab.metrics.period_metrics).
@@ -238,7 +238,7 @@ def _resolve(base: dict[str, Any], axes: list[Axis], values: tuple[Any, ...], se
         try:
             set_path(raw, axis.path, copy.deepcopy(value))
         except ScenarioError as e:
-            raise ScenarioError([f"axis {axis.path}: {e.lines[0].removeprefix('--set ')}"]) from None
+            raise ScenarioError([Problem(f"axis {axis.path}", p.path, p.kind, p.message) for p in e.problems]) from None
     raw["seed"] = seed
     return raw
 

@@ -7,9 +7,10 @@ the same spellings; these pydantic types call it and keep the parsed integer.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, PlainSerializer
+from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
 
 from aqmlab import _core
 
@@ -47,11 +48,42 @@ def format_ns(ns: int) -> str:
     return f"{ns}ns"
 
 
+@dataclass(frozen=True)
+class Unit:
+    """How a unit-bearing field is written in a scenario file and what it holds once parsed;
+    carried in the type's metadata so that the reference and `aqmlab list` read it from there."""
+
+    #: What the quantity is ("duration").
+    quantity: str
+    #: The spellings a file may use.
+    written: str
+    #: The integer the model holds after parsing.
+    held: str
+    example: str
+
+
+DURATION = Unit("duration", "s, ms, us, ns", "integer ns", "20ms")
+RATE = Unit("rate", "bps, kbps, Mbps, Gbps", "integer bit/s", "25Mbps")
+SIZE = Unit("size", "B, KB, MB, GB (SI), KiB, MiB, GiB", "integer bytes", "1500B")
+LIMIT = Unit("queue limit", "p (packets) or a size", "{packets = n} or {bytes = n}", "100p")
+
+
+def _string_schema(unit: Unit) -> dict[str, Any]:
+    return {"type": "string", "description": f"a {unit.quantity} with a unit ({unit.written})",
+            "examples": [unit.example]}
+
+
 #: Integer nanoseconds, written "20ms".
-Duration = Annotated[int, BeforeValidator(_parser(_core.parse_time, "duration"))]
+Duration = Annotated[int, BeforeValidator(_parser(_core.parse_time, "duration")), DURATION,
+                     WithJsonSchema(_string_schema(DURATION))]
 #: Integer bits per second, written "25Mbps".
-Rate = Annotated[int, BeforeValidator(_parser(_core.parse_rate, "rate"))]
+Rate = Annotated[int, BeforeValidator(_parser(_core.parse_rate, "rate")), RATE, WithJsonSchema(_string_schema(RATE))]
 #: Integer bytes, written "1500B" or "150KB".
-Size = Annotated[int, BeforeValidator(_parser(_core.parse_bytes, "size"))]
+Size = Annotated[int, BeforeValidator(_parser(_core.parse_bytes, "size")), SIZE, WithJsonSchema(_string_schema(SIZE))]
 #: {"packets": n} or {"bytes": n}, written "100p" or "150KB".
-Limit = Annotated[dict[str, int], BeforeValidator(_limit), PlainSerializer(lambda v: v)]
+Limit = Annotated[dict[str, int], BeforeValidator(_limit), PlainSerializer(lambda v: v), LIMIT,
+                  WithJsonSchema({"anyOf": [
+                      _string_schema(LIMIT),
+                      {"type": "object", "minProperties": 1, "maxProperties": 1, "additionalProperties": False,
+                       "properties": {"packets": {"type": "integer", "minimum": 1},
+                                      "bytes": {"type": "integer", "minimum": 1}}}]})]

@@ -3,6 +3,8 @@
 //! and aqmlab-emu.
 
 use aqmlab_core::units::{self, Limit};
+use aqmlab_sim::config::ConfigError as SimConfigError;
+use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -11,6 +13,29 @@ use std::sync::{Arc, Mutex};
 
 fn value_error(e: impl ToString) -> PyErr {
     PyValueError::new_err(e.to_string())
+}
+
+create_exception!(
+    _core,
+    ConfigError,
+    PyValueError,
+    "The simulator refused its config. `.kind` is \"shape\" (the JSON does not fit the config) or \"invalid\" (a value out of range), `.path` the dotted location in the config (\"\" for the whole), `.message` what is wrong there."
+);
+create_exception!(_core, Cancelled, PyKeyboardInterrupt, "A run stopped by `cancel()` before its end.");
+
+/// The simulator's error as a `ConfigError` carrying its parts as attributes.
+fn config_error(py: Python<'_>, e: SimConfigError) -> PyErr {
+    let err = ConfigError::new_err(e.to_string());
+    let value = err.value(py);
+    let set = || -> PyResult<()> {
+        value.setattr("kind", e.kind.name())?;
+        value.setattr("path", &e.path)?;
+        value.setattr("message", &e.message)
+    };
+    match set() {
+        Ok(()) => err,
+        Err(failed) => failed,
+    }
 }
 
 /// Parses a duration such as "20ms" into integer nanoseconds.
@@ -43,8 +68,8 @@ fn parse_limit(text: &str) -> PyResult<(&'static str, u64)> {
 /// Checks a simulator config (the JSON `Simulation` takes) without building anything: the
 /// same parsing and range checks, so that a scenario is refused at load, never mid-run.
 #[pyfunction]
-fn check_sim_config(config_json: &str) -> PyResult<()> {
-    aqmlab_sim::config::parse(config_json).map(|_| ()).map_err(value_error)
+fn check_sim_config(py: Python<'_>, config_json: &str) -> PyResult<()> {
+    aqmlab_sim::config::parse(config_json).map(|_| ()).map_err(|e| config_error(py, e))
 }
 
 /// One simulation run. `run()` releases the GIL; `progress_ns()` and `cancel()` may be called
@@ -59,13 +84,13 @@ struct Simulation {
 #[pymethods]
 impl Simulation {
     #[new]
-    fn new(config_json: &str) -> PyResult<Simulation> {
-        let cfg = aqmlab_sim::config::parse(config_json).map_err(value_error)?;
+    fn new(py: Python<'_>, config_json: &str) -> PyResult<Simulation> {
+        let cfg = aqmlab_sim::config::parse(config_json).map_err(|e| config_error(py, e))?;
         let sim = aqmlab_sim::Simulation::new(cfg).map_err(value_error)?;
         Ok(Simulation { inner: Mutex::new(Some(sim)), cancel: Arc::default(), progress: Arc::default() })
     }
 
-    /// Runs to the end. Raises KeyboardInterrupt if `cancel()` was called meanwhile.
+    /// Runs to the end. Raises `Cancelled` (a KeyboardInterrupt) if `cancel()` was called meanwhile.
     fn run(&self, py: Python<'_>) -> PyResult<()> {
         let cancel = self.cancel.clone();
         let progress = self.progress.clone();
@@ -76,7 +101,9 @@ impl Simulation {
         });
         match result {
             Ok(()) => Ok(()),
-            Err(e) if e == "cancelled" => Err(PyKeyboardInterrupt::new_err("simulation cancelled")),
+            // The engine reports a cancel as this string (aqmlab-sim's `Simulation::run`); the
+            // match lives here alone so that Python sees a type, never the string.
+            Err(e) if e == "cancelled" => Err(Cancelled::new_err("simulation cancelled")),
             Err(e) => Err(PyRuntimeError::new_err(e)),
         }
     }
@@ -297,6 +324,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_sim_config, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<Router>()?;
+    m.add("ConfigError", m.py().get_type::<ConfigError>())?;
+    m.add("Cancelled", m.py().get_type::<Cancelled>())?;
     m.add_function(wrap_pyfunction!(monotonic_ns, m)?)?;
     m.add_function(wrap_pyfunction!(udp_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(start_offsets, m)?)?;

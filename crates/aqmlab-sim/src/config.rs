@@ -114,63 +114,132 @@ pub struct RecordsConfig {
     pub pcap: bool,
 }
 
-pub fn parse(json: &str) -> Result<SimConfig, String> {
-    let cfg: SimConfig = serde_json::from_str(json).map_err(|e| format!("simulator config: {e}"))?;
+/// Why the simulator refused a config, with where and what kept apart so that the Python
+/// binding hands them over as data (`aqmlab._core.ConfigError`), not as one string to re-parse.
+///
+/// The Python scenario models are the user-facing definition of every field and check; the
+/// checks here guard the engine's own invariants against a caller that skips them, so a
+/// `ConfigError` reaching a user means a check is missing from the models.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub kind: ConfigErrorKind,
+    /// Dotted location in this config (`bottleneck.qdisc`, `flows.<group name>.app`); empty
+    /// for the document as a whole.
+    pub path: String,
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigErrorKind {
+    /// The JSON does not have the config's shape (a field missing, unknown or mistyped): the
+    /// front end and the engine disagree about the schema.
+    Shape,
+    /// A value outside what the engine supports.
+    Invalid,
+}
+
+impl ConfigErrorKind {
+    /// The name Python sees in `ConfigError.kind`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConfigErrorKind::Shape => "shape",
+            ConfigErrorKind::Invalid => "invalid",
+        }
+    }
+}
+
+impl ConfigError {
+    fn invalid(path: impl Into<String>, message: impl Into<String>) -> ConfigError {
+        ConfigError { kind: ConfigErrorKind::Invalid, path: path.into(), message: message.into() }
+    }
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Callers that report errors as text (`Simulation::new`) keep using `?`.
+impl From<ConfigError> for String {
+    fn from(e: ConfigError) -> String {
+        e.to_string()
+    }
+}
+
+pub fn parse(json: &str) -> Result<SimConfig, ConfigError> {
+    let cfg: SimConfig = serde_json::from_str(json).map_err(|e| ConfigError {
+        kind: ConfigErrorKind::Shape,
+        path: String::new(),
+        message: format!("simulator config: {e}"),
+    })?;
     cfg.validate()?;
     Ok(cfg)
 }
 
 impl SimConfig {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         let t = &self.topology;
-        t.bottleneck.qdisc.validate().map_err(|e| format!("bottleneck.qdisc.{e}"))?;
-        t.reverse.qdisc.validate().map_err(|e| format!("reverse.qdisc.{e}"))?;
-        t.access_qdisc.validate().map_err(|e| format!("access_qdisc.{e}"))?;
+        let at = |path: String| move |e: String| ConfigError::invalid(path, e);
+        t.bottleneck.qdisc.validate().map_err(at("bottleneck.qdisc".into()))?;
+        t.reverse.qdisc.validate().map_err(at("reverse.qdisc".into()))?;
+        t.access_qdisc.validate().map_err(at("access_qdisc".into()))?;
         if t.bottleneck.rate_bps == 0 {
-            return Err("bottleneck.rate: must be positive".into());
+            return Err(ConfigError::invalid("bottleneck.rate", "must be positive"));
         }
         for (i, hop) in t.chain.iter().enumerate() {
-            hop.forward.qdisc.validate().map_err(|e| format!("chain.{i}.forward.qdisc.{e}"))?;
-            hop.reverse.qdisc.validate().map_err(|e| format!("chain.{i}.reverse.qdisc.{e}"))?;
+            hop.forward.qdisc.validate().map_err(at(format!("chain.{i}.forward.qdisc")))?;
+            hop.reverse.qdisc.validate().map_err(at(format!("chain.{i}.reverse.qdisc")))?;
             if hop.forward.rate_bps == 0 || hop.reverse.rate_bps == 0 {
-                return Err(format!("chain.{i}: link rates must be positive"));
+                return Err(ConfigError::invalid(format!("chain.{i}"), "link rates must be positive"));
             }
         }
         for g in &self.flow_groups {
+            let group = format!("flows.{}", g.name);
             if g.stop_ns < g.start_ns {
-                return Err(format!("flows.{}: stop must not be before start", g.name));
+                return Err(ConfigError::invalid(group, "stop must not be before start"));
             }
             if let Some([enter, exit]) = g.path {
                 if enter >= exit || exit >= t.routers() {
-                    return Err(format!(
-                        "flows.{}.path: [{enter}, {exit}] must satisfy enter < exit <= {} (routers 0..={})",
-                        g.name, t.routers() - 1, t.routers() - 1
+                    let last = t.routers() - 1;
+                    return Err(ConfigError::invalid(
+                        format!("{group}.path"),
+                        format!("[{enter}, {exit}] must satisfy enter < exit <= {last} (routers 0..={last})"),
                     ));
                 }
             }
             if g.sender_delay_ns[0] > g.sender_delay_ns[1] {
-                return Err(format!("flows.{}: sender_delay range is reversed", g.name));
+                return Err(ConfigError::invalid(group, "sender_delay range is reversed"));
             }
             if g.class_weights.iter().any(|w| !(*w >= 0.0) || !w.is_finite()) {
-                return Err(format!("flows.{}: class_weights must be finite and >= 0", g.name));
+                return Err(ConfigError::invalid(group, "class_weights must be finite and >= 0"));
             }
             if !(0.0..1.0).contains(&g.path_loss) {
-                return Err(format!("flows.{}.path_loss: must be a fraction in [0, 1)", g.name));
+                return Err(ConfigError::invalid(format!("{group}.path_loss"), "must be a fraction in [0, 1)"));
             }
             match &g.app {
                 AppConfig::Bulk { tcp } if tcp.mss == 0 => {
-                    return Err(format!("flows.{}.tcp.mss: must be positive", g.name))
+                    return Err(ConfigError::invalid(format!("{group}.app.tcp.mss"), "must be positive"))
                 }
                 AppConfig::Cbr { rate_bps: 0, .. } => {
-                    return Err(format!("flows.{}.rate: must be positive", g.name))
+                    return Err(ConfigError::invalid(format!("{group}.app.rate"), "must be positive"))
                 }
                 AppConfig::Cbr { packet_size, .. } if *packet_size < UDP_IP_HEADER_BYTES => {
-                    return Err(format!("flows.{}.packet_size: must be at least {UDP_IP_HEADER_BYTES} bytes (IP+UDP headers)", g.name))
+                    return Err(ConfigError::invalid(
+                        format!("{group}.app.packet_size"),
+                        format!("must be at least {UDP_IP_HEADER_BYTES} bytes (IP+UDP headers)"),
+                    ))
                 }
-                AppConfig::Mpeg(m) => m.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,
-                AppConfig::Rtp(r) => r.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,
-                AppConfig::Stream(s) => s.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,
-                AppConfig::Pels(p) => p.validate().map_err(|e| format!("flows.{}.app.{e}", g.name))?,
+                AppConfig::Mpeg(m) => m.validate().map_err(at(format!("{group}.app")))?,
+                AppConfig::Rtp(r) => r.validate().map_err(at(format!("{group}.app")))?,
+                AppConfig::Stream(s) => s.validate().map_err(at(format!("{group}.app")))?,
+                AppConfig::Pels(p) => p.validate().map_err(at(format!("{group}.app")))?,
                 _ => {}
             }
         }

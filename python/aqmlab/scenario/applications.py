@@ -1,0 +1,265 @@
+"""Applications: one model per `flows.app.kind`, TCP's settings, the `App` union and
+`APP_MODELS`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import Field, model_validator
+
+from aqmlab.scenario.base import U32, Strict
+from aqmlab.units import Duration, Rate, Size
+
+
+# The simulator's congestion controllers and the Linux module `aqmlab emulate` loads for each.
+KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic"}
+
+
+class Tcp(Strict):
+    """TCP with NewReno or CUBIC window rules (RFC 5681, RFC 6582, RFC 6298; RFC 9438)."""
+
+    mss: Size = Field("1460B", description="payload per segment; packets are mss + 40 B")
+    initial_cwnd: int = Field(2, ge=1, le=100, json_schema_extra={"unit": "segments"}, description="initial congestion window")
+    initial_rto: Duration = Field("1s", description="RTO before the first RTT sample (RFC 6298 2.1)")
+    min_rto: Duration = Field("1s", description="lower bound on the RTO (RFC 6298 2.4)")
+    max_rto: Duration = Field("60s", description="upper bound on the RTO")
+    clock_granularity: Duration = Field("1ms", description="RFC 6298's G")
+    delayed_ack: bool = Field(False, description="ACK every second segment or after the timeout")
+    delayed_ack_timeout: Duration = Field("200ms", description="delayed-ACK timer")
+    rwnd: Size = Field("1MB", description="receiver window (caps cwnd)")
+    ecn: bool = Field(False, description="negotiate ECN (RFC 3168)")
+    sack: bool = Field(False, description="selective acknowledgments (RFC 2018, RFC 6675 recovery)")
+    frto: bool = Field(False, description="F-RTO spurious-timeout detection (RFC 5682)")
+    congestion_control: Literal["newreno", "cubic"] = Field(
+        "newreno", description="window rules: newreno (RFC 5681) or cubic (RFC 9438); emulated as "
+                               "kernel reno or cubic")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Tcp":
+        """mss positive; min_rto <= max_rto."""
+        if self.mss <= 0:
+            raise ValueError("mss must be positive")
+        if self.min_rto > self.max_rto:
+            raise ValueError("min_rto must not exceed max_rto")
+        return self
+
+
+class Bulk(Strict):
+    """FTP-like bulk transfer with unlimited data over TCP."""
+
+    kind: Literal["bulk"]
+    tcp: Tcp = Field(default_factory=Tcp, description="TCP settings")
+
+
+class Cbr(Strict):
+    """Constant-bit-rate UDP, the simplest unresponsive source."""
+
+    kind: Literal["cbr"]
+    rate: Rate = Field(..., description="sending rate at the IP layer")
+    packet_size: Size = Field("1000B", description="IP packet size")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Cbr":
+        """rate positive; packet_size at least 28 B (IPv4 + UDP headers)."""
+        if self.rate <= 0:
+            raise ValueError("rate must be positive")
+        if self.packet_size < 28:
+            raise ValueError("packet_size must be at least 28 B (IPv4 + UDP headers)")
+        return self
+
+
+class FrameSizesByType(Strict):
+    """Mean frame size per MPEG frame type."""
+
+    I: Size = Field("11KB", description="mean I-frame size")  # noqa: E741 - the key as files spell it
+    P: Size = Field("8KB", description="mean P-frame size")
+    B: Size = Field("2KB", description="mean B-frame size")
+
+
+class FrameClasses(Strict):
+    """Class mark (0 = unclassified, 1 = dropped first .. 3 = dropped last) per MPEG frame type."""
+
+    I: int = Field(3, ge=0, le=3, description="class of I-frame packets")  # noqa: E741 - as files spell it
+    P: int = Field(2, ge=0, le=3, description="class of P-frame packets")
+    B: int = Field(1, ge=0, le=3, description="class of B-frame packets")
+
+
+class Mpeg(Strict):
+    """MPEG-1 video over UDP (the Rb-RIO paper's MPEG_APP): GOP frames fragmented into packets
+    marked by frame type; unresponsive, or responsive by skipping B then P frames at the sender."""
+
+    kind: Literal["mpeg"]
+    gop: str = Field("IBBPBBPBB", description="GOP pattern of I, P, B starting with I")
+    fps: float = Field(30.0, gt=0, le=1000, json_schema_extra={"unit": "frames/s"}, description="frames per second")
+    frame_sizes: FrameSizesByType = Field(default_factory=FrameSizesByType, description="mean size per type")
+    size_model: Literal["constant", "normal"] = Field("constant", description="constant means or normal spread")
+    size_cv: float = Field(0.0, ge=0, description="coefficient of variation for size_model = normal")
+    trace: str | None = Field(None, description="file of frame sizes in bytes, one per line, in GOP order")
+    max_packet: Size = Field("1000B", description="largest IP packet of a fragment")
+    classes: FrameClasses = Field(default_factory=FrameClasses, description="class mark per frame type")
+    responsive: bool = Field(False, description="scale down on receiver-reported loss")
+    feedback_interval: Duration | None = Field(None, description="receiver report period; default: base RTT")
+    up_after: int = Field(2, ge=1, lt=U32, json_schema_extra={"unit": "reports"}, description="loss-free reports before scaling up one level")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Mpeg":
+        """gop of I, P, B starting with I; max_packet above 28 B; frame sizes positive."""
+        bad = sorted(set(self.gop) - set("IPB"))
+        if bad:
+            raise ValueError(f"gop {self.gop!r}: letters must be I, P or B, found {', '.join(bad)}")
+        if not self.gop.startswith("I"):
+            raise ValueError(f"gop {self.gop!r} must start with I")
+        if self.max_packet <= 28:
+            raise ValueError("max_packet must exceed the 28 B of IP and UDP headers")
+        if min(self.frame_sizes.I, self.frame_sizes.P, self.frame_sizes.B) <= 0:
+            raise ValueError("frame_sizes must be positive")
+        return self
+
+    def largest_frame(self) -> int:
+        s = self.frame_sizes
+        return max(s.I, s.P, s.B)
+
+    def packets_per_frame(self, size: int) -> int:
+        return -(-size // (self.max_packet - 28))
+
+
+class Video(Strict):
+    """VBR video over RTP/UDP: frames at a frame rate, sizes around rate/fps, packets up to the MTU."""
+
+    kind: Literal["video"]
+    rate: Rate = Field("5Mbps", description="mean payload rate")
+    fps: float = Field(25.0, gt=0, le=1000, json_schema_extra={"unit": "frames/s"}, description="frames per second")
+    size_cv: float = Field(0.5, ge=0, description="coefficient of variation of frame sizes (log-normal)")
+    trace: str | None = Field(None, description="file of frame sizes in bytes, one per line (overrides rate)")
+    mtu: Size = Field("1500B", description="largest IP packet")
+    burst: bool = Field(False, description="send a frame's packets back to back instead of paced over the frame interval")
+    shaping: Duration = Field("0s", description="pace the frames of each window of this length at one rate, "
+                                                 "as VLC's TS muxer (200 ms there); 0 = pace each frame alone")
+    jitter: Duration = Field("0s", description="source jitter: s.d. of a half-normal delay per packet")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Video":
+        """mtu above 40 B; rate positive unless a trace is given; burst and shaping exclude each other."""
+        if self.mtu <= 40:
+            raise ValueError("mtu must exceed the 40 B of IP, UDP and RTP headers")
+        if self.rate <= 0 and not self.trace:
+            raise ValueError("rate must be positive")
+        if self.burst and self.shaping > 0:
+            raise ValueError("burst and shaping exclude each other: a shaped stream is paced")
+        return self
+
+
+class Audio(Strict):
+    """Audio over RTP/UDP: one packet per period, sizes around rate*period."""
+
+    kind: Literal["audio"]
+    rate: Rate = Field("64kbps", description="mean rate at the IP layer")
+    period: Duration = Field("20ms", description="packet interval")
+    size_cv: float = Field(0.1, ge=0, description="coefficient of variation of packet sizes (VBR)")
+    jitter: Duration = Field("0s", description="source jitter: s.d. of a half-normal delay per packet")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Audio":
+        """rate and period positive; rate x period above 40 B of headers."""
+        if self.rate <= 0 or self.period <= 0:
+            raise ValueError("rate and period must be positive")
+        if self.rate / 8 * self.period / 1e9 <= 40:
+            raise ValueError("rate x period must exceed the 40 B of headers per packet")
+        return self
+
+
+class Poisson(Strict):
+    """Fixed-size packets with exponential gaps at a peak rate (the SQF paper's section IV)."""
+
+    kind: Literal["poisson"]
+    rate: Rate = Field(..., description="mean rate lambda at the IP layer")
+    packet_size: Size = Field("1250B", description="IP packet size")
+    jitter: Duration = Field("0s", description="source jitter: s.d. of a half-normal delay per packet")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Poisson":
+        """rate positive; packet_size above 40 B."""
+        if self.rate <= 0:
+            raise ValueError("rate must be positive")
+        if self.packet_size <= 40:
+            raise ValueError("packet_size must exceed the 40 B of headers")
+        return self
+
+
+class Stream(Strict):
+    """Adaptive streaming server and player (RealPlayer-like; see aqmlab-sim app/streaming.rs)."""
+
+    kind: Literal["stream"]
+    transport: Literal["udp", "tcp"] = Field(..., description="udp or tcp")
+    levels: list[Rate] = Field(..., min_length=1, description="encoded rates, ascending")
+    clip: Duration = Field(..., description="length of the content")
+    preroll: Duration = Field("10s", description="content lead built before steady playout")
+    buffer_multiple: float = Field(2.0, ge=1.0, description="buffering send rate / level rate")
+    buffer_rate_cap: Rate = Field("0bps", description="cap on the buffering send rate (0: none)")
+    packet_size: Size = Field("1000B", description="UDP packet IP size; TCP write size")
+    report_interval: Duration = Field("1s", description="UDP receiver report spacing")
+    loss_down: float = Field(0.05, ge=0.0, le=1.0, description="UDP: step down above this report loss")
+    loss_up: float = Field(0.01, ge=0.0, le=1.0, description="UDP: step up only at or below this loss")
+    rtt_up_factor: float = Field(2.0, ge=1.0, description="UDP: step up only with RTT <= this x min RTT")
+    silence_reports: int = Field(3, ge=1, lt=U32, json_schema_extra={"unit": "report intervals"}, description="UDP: step down after this many silent intervals")
+    up_after: Duration = Field("10s", description="time in good conditions before a step up")
+    tcp_check: Duration = Field("5s", description="TCP: how often the server looks at its backlog")
+    tcp_backlog_down: Duration = Field("5s", description="TCP: backlog (content time) that scales down")
+    tcp: Tcp = Field(default_factory=Tcp, description="TCP settings")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Stream":
+        """levels positive and strictly ascending; clip, report_interval and tcp_check positive; packet_size above 40 B."""
+        if any(r <= 0 for r in self.levels) or any(a >= b for a, b in zip(self.levels, self.levels[1:])):
+            raise ValueError("levels must be positive and strictly ascending")
+        if self.clip <= 0:
+            raise ValueError("clip must be positive")
+        if self.packet_size <= 40:
+            raise ValueError("packet_size must exceed the 40 B of IP/UDP/RTP headers")
+        if self.report_interval <= 0 or self.tcp_check <= 0:
+            raise ValueError("report_interval and tcp_check must be positive")
+        return self
+
+
+class Pels(Strict):
+    """PELS FGS video (Kang et al. 2004): per frame `base_packets` green packets plus the
+    enhancement layer cut to the MKC rate, its lower 1 - gamma yellow and upper gamma red; MKC
+    (eq. 8) and the gamma controller (eq. 5) act once per fresh router epoch echoed in ACKs.
+    Defaults: the paper's 500 B packets, 126-packet full frame, MKC and gamma gains; 10 fps and
+    3 green packets (120 kb/s, the paper's 128 kb/s base rate) are our choice, since the paper's
+    21 green packets per frame cannot be both a 128 kb/s base and leave room for 1 mb/s flows."""
+
+    kind: Literal["pels"]
+    fps: float = Field(10.0, gt=0, json_schema_extra={"unit": "frames/s"}, description="frames per second (our choice; not in the paper)")
+    packet_size: Size = Field("500B", description="IP size of every packet (section 6.1)")
+    base_packets: int = Field(3, ge=1, le=128, json_schema_extra={"unit": "packets"}, description="green packets per frame (base layer)")
+    max_packets: int = Field(126, ge=1, le=128, json_schema_extra={"unit": "packets"}, description="packets of a full-rate frame (section 6.1)")
+    initial_rate: Rate = Field("128kbps", description="MKC initial rate r0 (section 6.3)")
+    alpha: Rate = Field("20kbps", description="MKC additive gain per control step (section 6.4)")
+    beta: float = Field(0.5, gt=0, description="MKC multiplicative gain (stable for 0 < beta < 2)")
+    sigma: float = Field(0.5, gt=0, description="gamma controller gain (stable for 0 < sigma < 2)")
+    p_thr: float = Field(0.75, gt=0, le=1, description="target red loss")
+    gamma_low: float = Field(0.05, ge=0, le=1, description="lowest gamma")
+    gamma_init: float = Field(0.5, ge=0, le=1, description="initial gamma")
+    partition: bool = Field(True, description="false: best-effort, every enhancement packet yellow (section 6.5)")
+
+    @model_validator(mode="after")
+    def _sane(self) -> "Pels":
+        """base_packets <= max_packets; packet_size above 28 B; gamma_low <= gamma_init; initial_rate between the base layer's and the full frame's rate."""
+        if self.max_packets < self.base_packets:
+            raise ValueError(f"max_packets {self.max_packets} must be at least base_packets {self.base_packets}")
+        if self.packet_size <= 28:
+            raise ValueError("packet_size must exceed the 28 B of IP + UDP headers")
+        if self.gamma_init < self.gamma_low:
+            raise ValueError(f"gamma_init {self.gamma_init} must be at least gamma_low {self.gamma_low}")
+        lo, hi = (n * self.packet_size * 8 * self.fps for n in (self.base_packets, self.max_packets))
+        if not lo <= self.initial_rate <= hi:
+            raise ValueError(f"initial_rate {self.initial_rate} b/s must lie between the base layer's "
+                             f"{lo:.0f} and the full frame's {hi:.0f} b/s (MKC's rate bounds)")
+        return self
+
+
+MEDIA = (Video, Audio, Poisson)
+App = Annotated[Union[Bulk, Cbr, Mpeg, Video, Audio, Poisson, Stream, Pels], Field(discriminator="kind")]
+APP_MODELS: dict[str, type[Strict]] = {"bulk": Bulk, "cbr": Cbr, "mpeg": Mpeg, "video": Video,
+                                       "audio": Audio, "poisson": Poisson, "stream": Stream, "pels": Pels}

@@ -1,0 +1,112 @@
+"""Reading scenario files: built-in names, `extends`, trace paths, and validation by the models
+then by the simulator's own guard."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from aqmlab import _core
+from aqmlab.scenario.errors import Problem, ScenarioError, _problems
+from aqmlab.scenario.model import Scenario
+from aqmlab.scenario.overrides import apply_override
+
+BUILTIN_DIR = Path(__file__).resolve().parent.parent / "scenarios"
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise ScenarioError([f"{path}: no such scenario file"]) from None
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError([f"{path}: not valid TOML: {e}"]) from None
+
+
+def resolve_path(name: str) -> Path:
+    """A file path, or a built-in scenario name such as `rb-rio/tcp-red`."""
+    p = Path(name)
+    if p.exists():
+        return p
+    builtin = BUILTIN_DIR / (name if name.endswith(".toml") else f"{name}.toml")
+    if builtin.exists():
+        return builtin
+    return p
+
+
+def validate(data: dict[str, Any], origin: str = "scenario") -> Scenario:
+    """The scenario model, after pydantic's checks and the simulator's own (aqmlab-sim
+    config.rs), so that whatever either refuses is refused here, before anything runs."""
+    try:
+        sc = Scenario.model_validate(data)
+    except ValidationError as e:
+        raise ScenarioError(_problems(e, origin)) from None
+    try:
+        config = sc.to_sim_config()  # reads trace files
+    except ValueError as e:
+        raise ScenarioError([Problem(origin, "", "trace", str(e))]) from None
+    try:
+        # The simulator's guard: the models above hold every user-facing check, so this only
+        # fires when one is missing there (tests/test_schema.py proves it does not).
+        _core.check_sim_config(json.dumps(config))
+    except _core.ConfigError as e:
+        raise ScenarioError([Problem(origin, _scenario_path(e.path), f"engine:{e.kind}", e.message)]) from None
+    return sc
+
+
+#: The simulator's config keeps the topology's tables at its top level.
+_ENGINE_TOPOLOGY_KEYS = ("bottleneck", "reverse", "access_qdisc", "chain")
+
+
+def _scenario_path(engine_path: str) -> str:
+    """A location in the simulator's config as the scenario file spells it."""
+    first = engine_path.split(".", 1)[0]
+    return f"topology.{engine_path}" if first in _ENGINE_TOPOLOGY_KEYS else engine_path
+
+
+def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` on top of `base`: tables merge key by key, everything else (arrays too) replaces."""
+    merged = dict(base)
+    for k, v in over.items():
+        merged[k] = deep_merge(merged[k], v) if isinstance(v, dict) and isinstance(merged.get(k), dict) else v
+    return merged
+
+
+def _anchor_traces(data: dict[str, Any], folder: Path) -> None:
+    """Trace files are named relative to the scenario file that names them."""
+    for g in data.get("flows", []) if isinstance(data.get("flows"), list) else []:
+        app = g.get("app") if isinstance(g, dict) else None
+        if isinstance(app, dict) and isinstance(app.get("trace"), str):
+            app["trace"] = str((folder / app["trace"]).resolve())
+
+
+def read_scenario_file(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """Reads a scenario, resolving `extends = "other.toml"` (relative to the file) recursively."""
+    data = read_toml(path)
+    _anchor_traces(data, path.parent)
+    parent = data.pop("extends", None)
+    if parent is None:
+        return data
+    if not isinstance(parent, str):
+        raise ScenarioError([f"{path}: extends must be a file name"])
+    base_path = (path.parent / parent).resolve()
+    if base_path in seen:
+        raise ScenarioError([f"{path}: extends forms a cycle through {base_path.name}"])
+    return deep_merge(read_scenario_file(base_path, seen + (base_path,)), data)
+
+
+def load(name: str, overrides: Sequence[str] = (), seed: int | None = None) -> tuple[Scenario, dict[str, Any]]:
+    """Reads, overrides and validates a scenario. Returns the model and the raw merged data."""
+    path = resolve_path(name)
+    data = read_scenario_file(path)
+    for assignment in overrides:
+        apply_override(data, assignment)
+    if seed is not None:
+        data["seed"] = seed
+    return validate(data, str(path)), data

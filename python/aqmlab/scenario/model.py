@@ -1,0 +1,130 @@
+"""The top level of a scenario file: records, metrics, reference, emulation and `Scenario`."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from aqmlab.scenario.applications import Mpeg
+from aqmlab.scenario.base import Strict
+from aqmlab.scenario.flows import FlowGroup
+from aqmlab.scenario.topology import Dumbbell
+from aqmlab.units import Duration, format_ns
+
+
+class Records(Strict):
+    """What the simulator records besides the summary."""
+
+    packet_events: bool = Field(True, description="log arrive/enqueue/drop/dequeue at the bottleneck")
+    queue_sample: Duration = Field("10ms", gt=0, description="bottleneck queue sampling interval")
+    flow_sample: Duration = Field("100ms", gt=0, description="per-flow sampling interval")
+    pcap: bool = Field(False, description="write bottleneck.pcap (headers only)")
+
+
+class Metrics(Strict):
+    """How results are summarised."""
+
+    periods: list[tuple[Duration, Duration]] | None = Field(
+        None, description="measurement periods [start, end]; default: the whole run")
+
+
+class ReferencePeriod(Strict):
+    """One measurement period's published values."""
+
+    start: Duration = Field(..., description="period start")
+    end: Duration = Field(..., description="period end")
+    utilization_mbps: float | None = Field(None, ge=0, json_schema_extra={"unit": "Mb/s"},
+                                           description="bottleneck utilization")
+    drop_rate_pct: float | None = Field(None, ge=0, le=100, json_schema_extra={"unit": "%"},
+                                        description="bottleneck drop rate")
+    jain: float | None = Field(None, ge=0, le=1, description="Jain's fairness index over the flows")
+
+
+class Reference(Strict):
+    """Published values to print beside ours."""
+
+    source: str = Field(..., description="where the values come from (paper, figure)")
+    periods: list[ReferencePeriod] = Field(default_factory=list, description="published values per period")
+
+
+class Emulation(Strict):
+    """Settings only `aqmlab emulate` reads (the simulator ignores them)."""
+
+    congestion_control: dict[str, Literal["reno", "cubic"]] = Field(
+        default_factory=dict, description='kernel TCP congestion control per flow group name, over the '
+                                          'group\'s tcp.congestion_control (newreno -> reno, cubic -> '
+                                          'cubic); "default" for groups that set neither (else reno)')
+    dscp_classes: list[tuple[int, int]] | None = Field(
+        None, description="[dscp, class] pairs for the router's classifier; default AF11->3, AF12->2, AF13->1")
+    default_class: int = Field(0, ge=0, le=3, description="class of packets whose DSCP is not listed")
+    busy_poll: bool = Field(False, description="router polls without sleeping: lowest latency, costs a core")
+
+    @model_validator(mode="after")
+    def _ranges(self) -> "Emulation":
+        """dscp_classes pairs are DSCP 0..63 and class 0..3."""
+        for dscp, cls in self.dscp_classes or []:
+            if not (0 <= dscp <= 63 and 0 <= cls <= 3):
+                raise ValueError(f"dscp_classes: [{dscp}, {cls}]: DSCP must be 0..63 and class 0..3")
+        return self
+
+
+class Scenario(Strict):
+    """A scenario file: one run of the simulator (or the emulator)."""
+
+    name: str = Field(..., min_length=1, description="label of the run in results and tables")
+    description: str = Field("", description="free text")
+    seed: int = Field(1, ge=0, lt=2**64, description="seed of every random stream of the run")
+    duration: Duration = Field(..., description="simulated time")
+    topology: Dumbbell = Field(..., description="routers, links and disciplines")
+    flows: list[FlowGroup] = Field(..., min_length=1, description="groups of identical flows")
+    records: Records = Field(default_factory=Records, description="what is recorded")
+    metrics: Metrics = Field(default_factory=Metrics, description="how results are summarised")
+    reference: Reference | None = Field(None, description="published values to print beside ours")
+    emulation: Emulation | None = Field(None, description="settings of `aqmlab emulate` only")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Scenario":
+        """duration positive; flow group names unique; sender_delay ranges [lo, hi] with lo <= hi; a flow path within the routers (0 <= enter < exit <= last); metrics periods within the run; an MPEG frame fits the bottleneck buffer."""
+        if self.duration <= 0:
+            raise ValueError("duration must be positive")
+        names = [g.name for g in self.flows]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ValueError(f"flow group names must be unique, repeated: {', '.join(sorted(dup))}")
+        for g in self.flows:
+            g.sender_delay_range()
+            last = self.topology.routers() - 1
+            if g.path is not None and not (0 <= g.path[0] < g.path[1] <= last):
+                raise ValueError(f"flows.{g.name}.path: {list(g.path)} must satisfy 0 <= enter < exit <= {last} "
+                                 f"(routers 0..{last})")
+            if isinstance(g.app, Mpeg):
+                self._frames_fit_the_buffer(g.name, g.app)
+        for a, b in self.periods():
+            if not (0 <= a < b <= self.duration):
+                raise ValueError(f"metrics.periods: [{format_ns(a)}, {format_ns(b)}] must satisfy "
+                                 f"0 <= start < end <= duration ({format_ns(self.duration)})")
+        return self
+
+    def _frames_fit_the_buffer(self, group: str, m: Mpeg) -> None:
+        """A frame larger than the bottleneck buffer could never be delivered whole."""
+        limit = getattr(self.topology.bottleneck.qdisc, "limit", None)
+        if limit is None:
+            return  # classful: each band has its own limit; the check is per single buffer
+        biggest = m.largest_frame()
+        if "bytes" in limit and biggest > limit["bytes"]:
+            raise ValueError(f"flows.{group}.app.frame_sizes: a {biggest} B frame exceeds the "
+                             f"bottleneck buffer of {limit['bytes']} B")
+        if "packets" in limit and m.packets_per_frame(biggest) > limit["packets"]:
+            raise ValueError(f"flows.{group}.app.frame_sizes: a {biggest} B frame needs "
+                             f"{m.packets_per_frame(biggest)} packets, more than the bottleneck buffer "
+                             f"of {limit['packets']} packets")
+
+    def periods(self) -> list[tuple[int, int]]:
+        return list(self.metrics.periods) if self.metrics.periods else [(0, self.duration)]
+
+    def to_sim_config(self) -> dict[str, Any]:
+        """The normalized form `aqmlab._core.Simulation` takes (see aqmlab-sim's config.rs)."""
+        from aqmlab.scenario.normalize import sim_config
+
+        return sim_config(self)

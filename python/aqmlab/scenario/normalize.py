@@ -1,0 +1,174 @@
+"""The scenario model turned into the simulator's config (aqmlab-sim config.rs): the renaming to
+`*_ns`/`*_bps` keys and the defaults that depend on other fields."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aqmlab.scenario.applications import MEDIA, Audio, Cbr, Mpeg, Pels, Stream, Tcp, Video
+from aqmlab.scenario.disciplines import Classifier, PelsFeedback, Prio, Wrr
+from aqmlab.scenario.flows import FlowGroup
+from aqmlab.scenario.topology import Hop, Link
+
+if TYPE_CHECKING:
+    from aqmlab.scenario.model import Scenario
+
+
+def sim_config(sc: Scenario) -> dict[str, Any]:
+    """The normalized form `aqmlab._core.Simulation` takes (see aqmlab-sim's config.rs):
+    nanoseconds, bits per second and bytes, every default filled in."""
+    t = sc.topology
+    reverse = t.reverse or Link(rate=f"{t.bottleneck.rate}bps", delay=f"{t.bottleneck.delay}ns")
+    return {
+        "seed": sc.seed,
+        "duration_ns": sc.duration,
+        "topology": {
+            "bottleneck": _link(t.bottleneck),
+            "reverse": _link(reverse),
+            "access_qdisc": _qdisc(t.access_qdisc),
+            "chain": [_hop(h) for h in t.chain],
+        },
+        "flow_groups": [_group(g, sc.duration) for g in sc.flows],
+        "records": {
+            "packet_events": sc.records.packet_events,
+            "queue_sample_ns": sc.records.queue_sample,
+            "flow_sample_ns": sc.records.flow_sample,
+            "pcap": sc.records.pcap,
+        },
+    }
+
+
+def _qdisc(q: Any) -> dict[str, Any]:
+    if isinstance(q, Prio):
+        return {"kind": "prio", "bands": [_qdisc(b) for b in q.bands], "classifier": _classifier(q.classifier)}
+    if isinstance(q, Wrr):
+        return {"kind": "wrr", "classifier": _classifier(q.classifier),
+                "bands": [{"weight": b.weight, "qdisc": _qdisc(b.qdisc)} for b in q.bands]}
+    if isinstance(q, PelsFeedback):
+        return {"kind": "pels_feedback", "router_id": q.router_id, "interval_ns": q.interval,
+                "share": q.share, "qdisc": _qdisc(q.qdisc)}
+    d = q.model_dump()
+    if d["kind"] == "fq":
+        d["kind"] = "drr"
+    for key in _DURATION_KEYS & d.keys():
+        d[f"{key}_ns"] = d.pop(key)
+    return d
+
+
+#: Duration fields of single disciplines, which the core takes in nanoseconds as `<name>_ns`.
+_DURATION_KEYS = {"time_constant", "target", "interval", "t_update", "max_burst"}
+
+
+def _classifier(c: Classifier) -> dict[str, Any]:
+    d: dict[str, Any] = {"by": "class" if c.by == "color" else c.by}
+    if c.map is not None:
+        d["map"] = [list(p) for p in c.map]
+    if c.default_band is not None:
+        d["default_band"] = c.default_band
+    return d
+
+
+def _link(link: Link) -> dict[str, Any]:
+    return {"rate_bps": link.rate, "delay_ns": link.delay, "qdisc": _qdisc(link.qdisc)}
+
+
+def _hop(hop: Hop) -> dict[str, Any]:
+    back = hop.reverse or Link(rate=f"{hop.forward.rate}bps", delay=f"{hop.forward.delay}ns")
+    return {"forward": _link(hop.forward), "reverse": _link(back)}
+
+
+def _app(app: Any) -> dict[str, Any]:
+    if isinstance(app, Cbr):
+        return {"kind": "cbr", "rate_bps": app.rate, "packet_size": app.packet_size}
+    if isinstance(app, Mpeg):
+        return _mpeg(app)
+    if isinstance(app, Pels):
+        return {"kind": "pels", "fps": app.fps, "packet_size": app.packet_size,
+                "base_packets": app.base_packets, "max_packets": app.max_packets,
+                "initial_rate_bps": float(app.initial_rate), "alpha_bps": float(app.alpha),
+                "beta": app.beta, "sigma": app.sigma, "p_thr": app.p_thr, "gamma_low": app.gamma_low,
+                "gamma_init": app.gamma_init, "partition": app.partition}
+    if isinstance(app, MEDIA):
+        return {"kind": "rtp", "media": _media(app), "jitter_sd_ns": app.jitter}
+    if isinstance(app, Stream):
+        return _stream(app)
+    return {"kind": "bulk", "tcp": _tcp(app.tcp)}
+
+
+def _tcp(t: Tcp) -> dict[str, Any]:
+    return {
+        "mss": t.mss, "initial_cwnd_segments": t.initial_cwnd, "initial_rto_ns": t.initial_rto,
+        "min_rto_ns": t.min_rto, "max_rto_ns": t.max_rto, "clock_granularity_ns": t.clock_granularity,
+        "delayed_ack": t.delayed_ack, "delayed_ack_timeout_ns": t.delayed_ack_timeout,
+        "rwnd": t.rwnd, "ecn": t.ecn, "sack": t.sack, "frto": t.frto,
+        "congestion_control": t.congestion_control,
+    }
+
+
+def _stream(s: Stream) -> dict[str, Any]:
+    return {
+        "kind": "stream", "transport": s.transport, "levels_bps": list(s.levels), "clip_ns": s.clip,
+        "preroll_ns": s.preroll, "buffer_multiple": s.buffer_multiple,
+        "buffer_rate_cap_bps": s.buffer_rate_cap, "packet_size": s.packet_size,
+        "report_interval_ns": s.report_interval, "loss_down": s.loss_down, "loss_up": s.loss_up,
+        "rtt_up_factor": s.rtt_up_factor, "silence_reports": s.silence_reports,
+        "up_after_ns": s.up_after, "tcp_check_ns": s.tcp_check,
+        "tcp_backlog_down_ns": s.tcp_backlog_down, "tcp": _tcp(s.tcp),
+    }
+
+
+def _media(m: Any) -> dict[str, Any]:
+    if isinstance(m, Video):
+        return {"kind": "video", "mean_rate_bps": m.rate, "fps": m.fps, "size_cv": m.size_cv,
+                "trace": read_trace(m.trace) if m.trace else None, "mtu": m.mtu, "burst": m.burst,
+                "shaping_ns": m.shaping}
+    if isinstance(m, Audio):
+        return {"kind": "audio", "mean_rate_bps": m.rate, "period_ns": m.period, "size_cv": m.size_cv}
+    return {"kind": "poisson", "rate_bps": m.rate, "packet_size": m.packet_size}
+
+
+def _mpeg(m: Mpeg) -> dict[str, Any]:
+    if m.trace:
+        sizes: dict[str, Any] = {"kind": "trace", "sizes": read_trace(m.trace)}
+    elif m.size_model == "normal":
+        sizes = {"kind": "normal", "cv": m.size_cv}
+    else:
+        sizes = {"kind": "constant"}
+    fs, cl = m.frame_sizes, m.classes
+    return {
+        "kind": "mpeg", "gop": m.gop, "fps": m.fps, "mean_sizes": [fs.I, fs.P, fs.B], "sizes": sizes,
+        "max_packet": m.max_packet, "classes": [cl.I, cl.P, cl.B], "responsive": m.responsive,
+        "feedback_interval_ns": m.feedback_interval or 0, "up_after": m.up_after,
+    }
+
+
+def read_trace(path: str) -> list[int]:
+    """Frame sizes in bytes, one per line; blank lines and '#' comments are skipped."""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as e:
+        raise ValueError(f"trace {path!r}: {e.strerror}") from None
+    sizes = []
+    for n, line in enumerate(lines, 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        if not text.isdigit() or int(text) == 0:
+            raise ValueError(f"trace {path!r} line {n}: {text!r} is not a positive whole number of bytes")
+        sizes.append(int(text))
+    if not sizes:
+        raise ValueError(f"trace {path!r}: no frame sizes")
+    return sizes
+
+
+def _group(g: FlowGroup, duration: int) -> dict[str, Any]:
+    lo, hi = g.sender_delay_range()
+    return {
+        "name": g.name, "count": g.count, "start_ns": g.start, "start_jitter_ns": g.start_jitter,
+        "stop_ns": duration if g.stop is None else min(g.stop, duration),
+        "access_rate_bps": g.access_rate, "sender_delay_ns": [lo, hi],
+        "receiver_delay_ns": g.receiver_delay, "class_weights": list(g.class_weights or (0.0, 0.0, 0.0)),
+        "dscp": g.dscp, "app": _app(g.app), "path_loss": g.path_loss,
+        **({"path": list(g.path)} if g.path is not None else {}),
+    }

@@ -1,0 +1,51 @@
+"""The topology: links, parking-lot hops and the dumbbell."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from aqmlab.scenario.base import Strict
+from aqmlab.scenario.disciplines import DropTail, Qdisc
+from aqmlab.units import Duration, Rate
+
+
+class Link(Strict):
+    """One direction of a point-to-point link."""
+
+    rate: Rate = Field(..., description="link rate, e.g. \"25Mbps\"")
+    delay: Duration = Field(..., description="one-way propagation delay, e.g. \"20ms\"")
+    qdisc: Qdisc = Field(default_factory=lambda: DropTail(kind="droptail", limit="1000p"),
+                         description="egress discipline")
+
+    @model_validator(mode="after")
+    def _positive_rate(self) -> "Link":
+        """rate positive."""
+        if self.rate <= 0:
+            raise ValueError("rate must be positive")
+        return self
+
+
+class Hop(Strict):
+    """One router-to-router hop of a parking lot."""
+
+    forward: Link = Field(..., description="the way away from R1")
+    reverse: Link | None = Field(None, description="the way back; default: the forward rate and delay, FIFO 1000p")
+
+
+class Dumbbell(Strict):
+    """Senders -- R1 == bottleneck ==> R2 -- receivers; the reverse direction carries ACKs.
+    With `chain`, a parking lot: more routers in a row after R2 (router 0 is R1, 1 is R2, hop i
+    of the chain leads to router i + 2), and flow groups enter and leave at routers of their
+    `path`."""
+
+    kind: Literal["dumbbell"] = Field("dumbbell", description="the only topology")
+    bottleneck: Link = Field(..., description="R1->R2, where the discipline under study sits")
+    reverse: Link | None = Field(None, description="R2->R1; default: the bottleneck's rate and delay, FIFO 1000p")
+    access_qdisc: Qdisc = Field(default_factory=lambda: DropTail(kind="droptail", limit="10000p"),
+                                description="discipline of every host access link")
+    chain: list[Hop] = Field(default_factory=list, description="further router hops after R2 (a parking lot)")
+
+    def routers(self) -> int:
+        return 2 + len(self.chain)
