@@ -26,14 +26,15 @@
 
 use crate::packet::{Ecn, FrameType, Packet, Proto};
 use crate::qdisc::drr::DrrConfig;
-use crate::qdisc::fifo::DropTailConfig;
-use crate::qdisc::flowid::{FlowField, FlowKeyConfig};
+use crate::qdisc::droptail::DropTailConfig;
+use crate::qdisc::shared::flow_key::{FlowField, FlowKeyConfig};
 use crate::qdisc::pels_feedback::PelsFeedbackConfig;
 use crate::qdisc::codel::CodelConfig;
 use crate::qdisc::fq_codel::FqCodelConfig;
 use crate::qdisc::pie::{PieConfig, PieEstimator};
 use crate::qdisc::pfq::PfqConfig;
-use crate::qdisc::prio::{Classifier, PrioConfig};
+use crate::qdisc::classful::classifier::Classifier;
+use crate::qdisc::prio::PrioConfig;
 use crate::qdisc::rb_red::RbRedConfig;
 use crate::qdisc::rb_rio::RbRioConfig;
 use crate::qdisc::red::{RedConfig, RedMode};
@@ -382,7 +383,7 @@ pub fn run_episode(cfg: &QdiscConfig, seed: u64, operations: u64) -> Result<Tall
 
 /// The seed of episode `i` of a run seeded `seed` (SplitMix64, so neighbours differ).
 pub fn episode_seed(seed: u64, i: u64) -> u64 {
-    crate::qdisc::flowid::splitmix64(seed ^ crate::qdisc::flowid::splitmix64(i))
+    crate::qdisc::shared::flow_key::splitmix64(seed ^ crate::qdisc::shared::flow_key::splitmix64(i))
 }
 
 /// Episodes of random length (1 to `max_episode` operations) until `operations` are done.

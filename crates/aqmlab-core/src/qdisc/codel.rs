@@ -21,7 +21,7 @@
 //! [`CodelVars`] is the per-queue state machine, shared with [`super::fq_codel`], which runs one
 //! per flow queue.
 
-use super::fifo::PacketFifo;
+use super::shared::packet_fifo::PacketFifo;
 use super::{DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::{Ecn, Packet};
 use crate::rng::SimRng;

@@ -4,7 +4,7 @@
 //! V-A) compare SQF with.
 //!
 //! * **Flows**: one FIFO per active flow, keyed by [`FlowKeyConfig`] (default the 5-tuple);
-//!   state exists only while a flow has packets queued (see [`super::flowid`]).
+//!   state exists only while a flow has packets queued (see [`super::shared::flow_table`]).
 //! * **Scheduler** (S&V): active flows form a round-robin *active list*; a flow that
 //!   becomes active joins its tail. Each flow has a deficit counter. When its turn comes it
 //!   receives `quantum` bytes of credit and sends head packets while the head fits in the
@@ -20,7 +20,7 @@
 //!   quantum is allowed: after one full pass in which no flow could send, the rounds in
 //!   which none could send either are credited at once, so a dequeue costs at most two
 //!   passes of the list whatever `max packet / quantum`.
-//! * **Buffer management**: longest queue drop on the shared buffer ([`super::flowid`] module
+//! * **Buffer management**: longest queue drop on the shared buffer ([`super::shared::flow_table`] module
 //!   docs): the flow with the most bytes queued loses its tail; if that is the arrival's flow,
 //!   the arrival is refused (`Overflow`), otherwise the pushed-out packets are `Evicted`.
 //!   As BMO (section II) put it after Suter, Lakshman, Stiliadis and Choudhury (INFOCOM
@@ -29,9 +29,10 @@
 //!
 //! The active list is intrusive (links in the per-flow state), so a flow emptied by LQD leaves
 //! it in O(1). Every operation is also O(log n) in the number n of active flows for the heaps
-//! that find the longest flow for LQD (see [`super::flowid`]).
+//! that find the longest flow for LQD (see [`super::shared::flow_table`]).
 
-use super::flowid::{never_fits, Entry, FlowKeyConfig, FlowKeyer, FlowTable, Slot, NIL};
+use super::shared::flow_key::{FlowKeyConfig, FlowKeyer};
+use super::shared::flow_table::{never_fits, Entry, FlowTable, Slot, NIL};
 use super::{DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
@@ -336,7 +337,7 @@ impl Qdisc for Drr {
 }
 
 #[cfg(test)]
-impl super::flowid::tests::Inspect for Drr {
+impl super::per_flow_tests::Inspect for Drr {
     fn active_flows(&self) -> usize {
         self.flows.active_flows()
     }
@@ -349,7 +350,7 @@ impl super::flowid::tests::Inspect for Drr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::flowid::FlowField;
+    use crate::qdisc::shared::flow_key::FlowField;
     use crate::qdisc::testutil::pkt;
     use crate::qdisc::Queue;
 

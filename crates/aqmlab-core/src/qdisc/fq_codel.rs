@@ -29,8 +29,8 @@
 //!   among them (its queue emptied), the arrival is refused as `Overflow`.
 
 use super::codel::{self, CodelParams, CodelVars, HeadActions};
-use super::fifo::PacketFifo;
-use super::flowid::{splitmix64, FlowKeyConfig, FlowKeyer};
+use super::shared::packet_fifo::PacketFifo;
+use super::shared::flow_key::{splitmix64, FlowKeyConfig, FlowKeyer};
 use super::{DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
@@ -351,7 +351,7 @@ impl Qdisc for FqCodel {
 }
 
 #[cfg(test)]
-impl super::flowid::tests::Inspect for FqCodel {
+impl super::per_flow_tests::Inspect for FqCodel {
     fn active_flows(&self) -> usize {
         self.buckets.iter().filter(|b| !b.q.is_empty()).count()
     }
@@ -551,7 +551,7 @@ mod tests {
         // next turn, behind f0 whose deficit is spent; f0 then sends.
         assert_eq!(q.dequeue(Time::ZERO).unwrap().flow, f[0] as u32);
         assert!(q.new_flows.is_empty());
-        super::super::flowid::tests::Inspect::check(&q).unwrap();
+        crate::qdisc::per_flow_tests::Inspect::check(&q).unwrap();
     }
 
     #[test]

@@ -14,22 +14,28 @@
 //! sent. The wrapper collects them after every `dequeue` ([`Qdisc::take_dequeue_drops`]) and
 //! hands them to the engine ([`Queue::dequeue_drops`]) for its records.
 
+pub mod classful;
+pub mod shared;
+
 pub mod codel;
 pub mod drr;
+pub mod droptail;
 pub mod fq_codel;
-pub mod fifo;
-pub mod flowid;
-pub mod pels_feedback;
 pub mod pfq;
 pub mod pie;
-pub mod prio;
 pub mod rb_red;
 pub mod rb_rio;
 pub mod red;
 pub mod rio;
 pub mod sqf;
 pub mod tbf;
-pub mod wrr;
+
+// The classful disciplines keep their short paths (`qdisc::prio`, ...), which scenario code
+// and the simulator already use.
+pub use classful::{pels_feedback, prio, wrr};
+
+#[cfg(test)]
+mod per_flow_tests;
 
 use crate::packet::Packet;
 use crate::rng::SimRng;
@@ -381,7 +387,7 @@ pub struct LinkConfig {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QdiscConfig {
     #[serde(alias = "fifo", alias = "drop_tail")]
-    Droptail(fifo::DropTailConfig),
+    Droptail(droptail::DropTailConfig),
     Red(red::RedConfig),
     RbRed(rb_red::RbRedConfig),
     RbRio(rb_rio::RbRioConfig),
@@ -447,7 +453,7 @@ impl QdiscConfig {
 pub fn build_qdisc(cfg: &QdiscConfig, link_rate: Rate) -> Result<Queue, String> {
     cfg.validate()?;
     let inner: Box<dyn Qdisc> = match cfg {
-        QdiscConfig::Droptail(c) => Box::new(fifo::DropTail::new(c.clone())),
+        QdiscConfig::Droptail(c) => Box::new(droptail::DropTail::new(c.clone())),
         QdiscConfig::Red(c) => Box::new(red::Red::new(c.clone(), link_rate)),
         QdiscConfig::RbRed(c) => Box::new(rb_red::RbRed::new(c.clone(), link_rate)),
         QdiscConfig::RbRio(c) => Box::new(rb_rio::RbRio::new(c.clone(), link_rate)),

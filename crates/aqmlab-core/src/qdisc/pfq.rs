@@ -44,7 +44,8 @@
 //! in the number n of active flows (plus DRR's rotations when `quantum` is below a packet).
 
 use super::drr::{default_quantum, drr_dequeue, settle, ActiveList, RrFlow, DEFAULT_QUANTUM};
-use super::flowid::{never_fits, Entry, FlowKeyConfig, FlowKeyer, FlowTable, Slot};
+use super::shared::flow_key::{FlowKeyConfig, FlowKeyer};
+use super::shared::flow_table::{never_fits, Entry, FlowTable, Slot};
 use super::{DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
@@ -195,7 +196,7 @@ impl Qdisc for Pfq {
 }
 
 #[cfg(test)]
-impl super::flowid::tests::Inspect for Pfq {
+impl super::per_flow_tests::Inspect for Pfq {
     fn active_flows(&self) -> usize {
         self.flows.active_flows()
     }
@@ -227,7 +228,7 @@ impl super::flowid::tests::Inspect for Pfq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::flowid::FlowField;
+    use crate::qdisc::shared::flow_key::FlowField;
     use crate::qdisc::testutil::pkt;
     use crate::qdisc::Queue;
 

@@ -30,7 +30,7 @@
 //!
 //! Random numbers come only from the `rng` the engine passes to `enqueue`.
 
-use super::fifo::PacketFifo;
+use super::shared::packet_fifo::PacketFifo;
 use super::{DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::{Ecn, Packet};
 use crate::rng::SimRng;

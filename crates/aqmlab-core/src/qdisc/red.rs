@@ -20,7 +20,7 @@
 //! The physical limit is independent of the thresholds: an arrival that does not fit is an
 //! `Overflow` drop whatever `avg` says.
 
-use super::fifo::PacketFifo;
+use super::shared::packet_fifo::PacketFifo;
 use super::{DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::{Ecn, Packet};
 use crate::rng::SimRng;

@@ -36,9 +36,9 @@
 //! classified sees plain RED with class3's curve instead of being judged as the lowest class.
 //! Values above 3 are also class3.
 
-use super::rb_red::QueueAverage;
+use super::shared::queue_average::QueueAverage;
 use super::rb_rio::class_index;
-use super::fifo::PacketFifo;
+use super::shared::packet_fifo::PacketFifo;
 use super::{DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
@@ -261,7 +261,7 @@ impl Qdisc for Rio {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::rb_red::model::{run, Source};
+    use crate::qdisc::shared::queue_model::{run, Source};
     use crate::qdisc::testutil::pkt;
     use crate::qdisc::Queue;
 

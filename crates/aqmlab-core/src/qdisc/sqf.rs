@@ -33,7 +33,8 @@
 //! flow are the tops of two indexed heaps on the same key, so every enqueue and dequeue is
 //! O(log n) in the number n of active flows (plus O(k log n) for k packets pushed out).
 
-use super::flowid::{never_fits, Entry, FlowKeyConfig, FlowKeyer, FlowTable, Slot};
+use super::shared::flow_key::{FlowKeyConfig, FlowKeyer};
+use super::shared::flow_table::{never_fits, Entry, FlowTable, Slot};
 use super::{DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
@@ -124,7 +125,7 @@ impl Qdisc for Sqf {
 }
 
 #[cfg(test)]
-impl super::flowid::tests::Inspect for Sqf {
+impl super::per_flow_tests::Inspect for Sqf {
     fn active_flows(&self) -> usize {
         self.flows.active_flows()
     }
@@ -136,7 +137,7 @@ impl super::flowid::tests::Inspect for Sqf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::flowid::FlowField;
+    use crate::qdisc::shared::flow_key::FlowField;
     use crate::qdisc::testutil::pkt;
     use crate::qdisc::Queue;
     use proptest::prelude::*;

@@ -36,8 +36,9 @@
 //! * **Non-work-conserving children** (a [`super::tbf`] shaper): a band that holds packets but
 //!   yields none is passed over without credit; when no band yields, `dequeue` returns `None`.
 
-use super::prio::{build_children, offer, sum_limits, take, validate_children, BandTable, Classifier};
-use super::{Evicted, Qdisc, QdiscConfig, Queue, Verdict};
+use super::children::{build_children, offer, sum_limits, take, validate_children};
+use super::classifier::{BandTable, Classifier};
+use crate::qdisc::{Evicted, Qdisc, QdiscConfig, Queue, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
@@ -73,7 +74,7 @@ impl WrrConfig {
         self.classifier.validate("classifier", self.bands.len())
     }
 
-    /// Sum of the bands' limits (see [`super::prio::sum_limits`] for mixed units).
+    /// Sum of the bands' limits (see [`super::children::sum_limits`] for mixed units).
     pub fn limit(&self) -> Limit {
         sum_limits(self.bands.iter().map(|b| &b.qdisc))
     }
@@ -170,12 +171,12 @@ impl Qdisc for Wrr {
     fn enqueue(&mut self, pkt: Packet, now: Time, rng: &mut SimRng, evicted: &mut Vec<Evicted>) -> Verdict {
         let i = self.table.band(&pkt).min(self.bands.len().saturating_sub(1));
         let Some(b) = self.bands.get_mut(i) else {
-            return Verdict::Dropped(super::DropReason::Overflow);
+            return Verdict::Dropped(crate::qdisc::DropReason::Overflow);
         };
         if let Some(h) = b.held {
             let (n, bytes) = (b.q.len_packets() + 1, b.q.len_bytes() + h.size as u64);
             if !b.limit.admits(n, bytes, pkt.size) {
-                return Verdict::Dropped(super::DropReason::Overflow);
+                return Verdict::Dropped(crate::qdisc::DropReason::Overflow);
             }
         }
         let v = offer(&mut b.q, pkt, now, rng, evicted);
@@ -262,7 +263,7 @@ impl Qdisc for Wrr {
             .min()
     }
     /// The label of the band `p` was classified to (see [`super::prio::Prio`]'s).
-    fn feedback_label(&self, p: &Packet) -> Option<super::pels_feedback::FeedbackLabel> {
+    fn feedback_label(&self, p: &Packet) -> Option<crate::qdisc::pels_feedback::FeedbackLabel> {
         self.bands.get(self.table.band(p))?.q.feedback_label(p)
     }
 }
@@ -271,7 +272,7 @@ impl Qdisc for Wrr {
 mod tests {
     use super::*;
     use crate::qdisc::build_qdisc;
-    use crate::qdisc::fifo::DropTailConfig;
+    use crate::qdisc::droptail::DropTailConfig;
     use crate::qdisc::prio::PrioConfig;
     use crate::qdisc::red::{RedConfig, RedMode};
     use crate::qdisc::testutil::pkt;

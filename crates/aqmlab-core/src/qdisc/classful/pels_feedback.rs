@@ -28,7 +28,7 @@
 //! * Before the first complete interval the label is (router id, 0, 0); sources start at epoch
 //!   0 and ignore it.
 
-use super::{build_qdisc, Evicted, Qdisc, QdiscConfig, Queue, Verdict};
+use crate::qdisc::{build_qdisc, Evicted, Qdisc, QdiscConfig, Queue, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
@@ -204,8 +204,9 @@ impl Qdisc for PelsFeedback {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::fifo::DropTailConfig;
-    use crate::qdisc::prio::{Classifier, PrioConfig};
+    use crate::qdisc::droptail::DropTailConfig;
+    use crate::qdisc::classful::classifier::Classifier;
+use crate::qdisc::prio::PrioConfig;
     use crate::qdisc::testutil::pkt;
     use crate::qdisc::wrr::{WrrBand, WrrConfig};
 

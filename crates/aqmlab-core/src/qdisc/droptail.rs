@@ -5,7 +5,7 @@ use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Time};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
+use super::shared::packet_fifo::PacketFifo;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -17,39 +17,6 @@ pub struct DropTailConfig {
 impl DropTailConfig {
     pub fn validate(&self) -> Result<(), String> {
         self.limit.validate()
-    }
-}
-
-/// A FIFO of packets that keeps its byte count: the storage of every single-queue discipline
-/// (Drop-Tail, RED, Rb-RED, Rb-RIO, RIO), so that the byte accounting lives in one place.
-#[derive(Debug, Default)]
-pub struct PacketFifo {
-    q: VecDeque<Packet>,
-    bytes: u64,
-}
-
-impl PacketFifo {
-    /// Whether one more packet of `size` bytes fits within `limit`.
-    pub fn admits(&self, limit: Limit, size: u32) -> bool {
-        limit.admits(self.q.len(), self.bytes, size)
-    }
-    pub fn push(&mut self, p: Packet) {
-        self.bytes += p.size as u64;
-        self.q.push_back(p);
-    }
-    pub fn pop(&mut self) -> Option<Packet> {
-        let p = self.q.pop_front()?;
-        self.bytes -= p.size as u64;
-        Some(p)
-    }
-    pub fn len(&self) -> usize {
-        self.q.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.q.is_empty()
-    }
-    pub fn bytes(&self) -> u64 {
-        self.bytes
     }
 }
 
