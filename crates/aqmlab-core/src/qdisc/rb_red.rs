@@ -34,9 +34,9 @@
 //!   followed within a few RTTs.
 //! * **Average queue**, as RED's (Floyd and Jacobson 1993, section 4, see `red.rs`):
 //!   `avg <- (1 - w_q) avg + w_q q`, after an idle period first `avg <- (1 - w_q)^m avg`, `m` =
-//!   idle time / transmission time of a `mean_pkt_size` packet. Unlike `red.rs`, the idle clock
-//!   restarts at each decay, so an arrival that is dropped while the queue is empty does not
-//!   make the next arrival decay the same idle time twice.
+//!   idle time / transmission time of a `mean_pkt_size` packet (`shared::queue_average`, which
+//!   RED and RIO use too). The idle clock restarts at each decay, so an arrival that is dropped
+//!   while the queue is empty does not make the next arrival decay the same idle time twice.
 //! * **Rate-based probability**: when `EAR > SR`, `P = (EAR - SR) / EAR`. Dropping that fraction
 //!   of the arrivals brings the accepted rate `EAR (1 - P)` down to exactly SR. No drop at all
 //!   while `EAR <= SR`.
