@@ -90,7 +90,7 @@ fn measure(make: Make, n: u32, lqd: bool) -> f64 {
             }
         }
         let step = |q: &mut Queue, rng: &mut SimRng, uid: &mut u64| {
-            let out = q.dequeue(Time::ZERO).expect("backlogged");
+            let out = q.dequeue(Time::ZERO).packet.expect("backlogged");
             // Two arrivals per departure in the LQD case keep the buffer full.
             let arrivals = if lqd { 2 } else { 1 };
             for _ in 0..arrivals {

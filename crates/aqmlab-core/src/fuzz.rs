@@ -350,7 +350,7 @@ pub fn run_episode(cfg: &QdiscConfig, seed: u64, operations: u64) -> Result<Tall
             // One departure, or a drain of up to 64 (a link catching up after a pause).
             let n = if r < 930 { 1 } else { 64 };
             for _ in 0..n {
-                match q.dequeue(now) {
+                match q.dequeue(now).packet {
                     Some(_) => t.departures += 1,
                     None => {
                         if q.len_packets() > 0 {

@@ -15,7 +15,7 @@ use crate::record::{event, FlowSample, FlowSamples, PacketEvents, QueueSamples, 
 use crate::tcp::{AckAction, Segment, TcpReceiver, TcpSender};
 use crate::topology::{LazyTx, Link, LinkId, NodeId, Topology};
 use aqmlab_core::packet::tcp_flags;
-use aqmlab_core::qdisc::build_qdisc;
+use aqmlab_core::qdisc::{build_qdisc, DequeueOutcome};
 use aqmlab_core::{Ecn, Packet, Proto, QdiscConfig, Rate, SackBlocks, SimRng, Time, Verdict};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -648,17 +648,16 @@ impl Simulation {
             return;
         }
         let link = &mut self.topo.links[l as usize];
-        let out = link.queue.dequeue(now);
-        let marked = link.queue.dequeue_marked();
-        if !link.queue.dequeue_drops().is_empty() {
+        let DequeueOutcome { packet, marked, dropped } = link.queue.dequeue(now);
+        if !dropped.is_empty() {
             // An AQM that drops at the head (CoDel): those packets are lost here.
-            let drops = link.queue.dequeue_drops().to_vec();
-            for e in drops {
+            let dropped = dropped.to_vec();
+            for e in dropped {
                 self.forget_dropped(l, &e.packet, e.reason);
             }
         }
         let link = &mut self.topo.links[l as usize];
-        let Some(p) = out else {
+        let Some(p) = packet else {
             // A shaper may hold packets that are not yet sendable: ask it when, and keep one
             // retry scheduled no later than that (an outdated retry just asks again).
             if link.queue.len_packets() > 0 {
@@ -712,7 +711,7 @@ impl Simulation {
     /// and ACK links of a dumbbell with many packets in flight).
     fn end_needs_no_event(link: &Link, done: Time) -> bool {
         link.queue.is_empty()
-            && link.queue.empty_dequeue_is_noop()
+            && link.queue.capabilities().empty_dequeue_is_noop
             && link.pipe.back().is_some_and(|&(arrive, _)| arrive > done)
     }
 
@@ -1114,6 +1113,9 @@ impl Simulation {
     fn on_queue_sample(&mut self) {
         let q = &self.topo.links[self.bottleneck as usize].queue;
         self.queue_samples.push(self.now, q.len_packets(), q.len_bytes(), q.average_queue());
+        let mut stats = Vec::new();
+        q.named_stats(&mut stats);
+        self.queue_samples.push_named_stats(&stats);
         let next = self.now + Time(self.cfg.records.queue_sample_ns);
         self.events.schedule(next, Event::QueueSample);
     }

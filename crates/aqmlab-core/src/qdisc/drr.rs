@@ -33,7 +33,7 @@
 
 use super::shared::flow_key::{FlowKeyConfig, FlowKeyer};
 use super::shared::flow_table::{never_fits, Entry, FlowTable, Slot, NIL};
-use super::{DropReason, Evicted, Qdisc, Verdict};
+use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Time};
@@ -318,8 +318,8 @@ impl Qdisc for Drr {
         Verdict::Enqueued
     }
 
-    fn dequeue(&mut self, _now: Time) -> Option<Packet> {
-        drr_dequeue(&mut self.flows, &mut self.active, self.quantum)
+    fn dequeue(&mut self, _now: Time, _dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
+        drr_dequeue(&mut self.flows, &mut self.active, self.quantum).map(Dequeued::unmarked)
     }
 
     fn len_packets(&self) -> usize {
@@ -350,6 +350,7 @@ impl super::per_flow_tests::Inspect for Drr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::shared::flow_key::FlowField;
     use crate::qdisc::testutil::pkt;
     use crate::qdisc::Queue;
@@ -369,7 +370,7 @@ mod tests {
     }
 
     fn flows_out(q: &mut Queue, n: usize) -> Vec<u32> {
-        (0..n).filter_map(|_| q.dequeue(Time::ZERO)).map(|p| p.flow).collect()
+        (0..n).filter_map(|_| q.dequeue(Time::ZERO).packet).map(|p| p.flow).collect()
     }
 
     #[test]
@@ -417,7 +418,7 @@ mod tests {
         }
         let mut served = [0u64; 3];
         for _ in 0..4000 {
-            let p = q.dequeue(Time::ZERO).unwrap();
+            let p = q.dequeue(Time::ZERO).packet.unwrap();
             served[p.flow as usize] += p.size as u64;
             offer(&mut q, uid, p.flow, p.size); // keep it backlogged
             uid += 1;
@@ -516,7 +517,7 @@ mod tests {
         let mut d = Drr::new(DrrConfig { quantum: 0, ..cfg(Limit::Packets(10), 1) });
         let mut rng = SimRng::stream(1, "t");
         d.enqueue(pkt(0, 1, 1500), Time::ZERO, &mut rng, &mut Vec::new());
-        assert_eq!(d.dequeue(Time::ZERO).map(|p| p.uid), Some(0));
+        assert_eq!(d.pop_packet(Time::ZERO).map(|p| p.uid), Some(0));
     }
 
     #[test]

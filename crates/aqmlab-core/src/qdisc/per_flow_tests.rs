@@ -8,7 +8,7 @@ use super::pfq::{Pfq, PfqConfig};
 use super::shared::flow_key::{FlowField, FlowKeyConfig};
 use super::shared::flow_table::within;
 use super::sqf::{Sqf, SqfConfig};
-use super::{Evicted, Qdisc, Queue, Verdict};
+use super::{Dequeued, Evicted, Qdisc, Queue, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Time};
@@ -50,16 +50,10 @@ impl<Q: Inspect> Qdisc for Probe<Q> {
         self.audit();
         v
     }
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        let p = self.inner.dequeue(now);
+    fn dequeue(&mut self, now: Time, dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
+        let p = self.inner.dequeue(now, dropped);
         self.audit();
         p
-    }
-    fn take_dequeue_drops(&mut self, out: &mut Vec<Evicted>) {
-        self.inner.take_dequeue_drops(out)
-    }
-    fn dequeue_marked(&self) -> bool {
-        self.inner.dequeue_marked()
     }
     fn len_packets(&self) -> usize {
         self.inner.len_packets()
@@ -148,7 +142,7 @@ proptest! {
                         q.enqueue(p, at(uid), &mut rng);
                     }
                     Op::Depart => {
-                        if let Some(p) = q.dequeue(at(uid)) {
+                        if let Some(p) = q.dequeue(at(uid)).packet {
                             // Packets of one 5-tuple never overtake each other.
                             let k = ((p.flow as u64) << 16) | p.dport as u64;
                             if let Some(prev) = last_out.insert(k, p.uid) {
@@ -164,7 +158,7 @@ proptest! {
             }
             // Work conserving: everything queued can be served, then no state remains.
             let mut n = 0;
-            while q.dequeue(at(ops.len())).is_some() {
+            while q.dequeue(at(ops.len())).packet.is_some() {
                 n += 1;
                 prop_assert!(n <= 100_000, "{}: dequeue does not terminate", name);
             }

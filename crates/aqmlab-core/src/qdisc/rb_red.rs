@@ -72,7 +72,7 @@
 use super::shared::drop_spreader::DropSpreader;
 use super::shared::rate_based::{adjust_probability, AveragedFifo, RateBasedConfig};
 use super::shared::rate_estimator::RateEstimator;
-use super::{DropReason, Evicted, Qdisc, Verdict};
+use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Rate, Time};
@@ -129,8 +129,8 @@ impl Qdisc for RbRed {
         self.fifo.admit(pkt)
     }
 
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        self.fifo.pop(now)
+    fn dequeue(&mut self, now: Time, _dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
+        self.fifo.pop(now).map(Dequeued::unmarked)
     }
 
     fn len_packets(&self) -> usize {
@@ -150,6 +150,7 @@ impl Qdisc for RbRed {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::shared::queue_model::{run, Source};
     use crate::qdisc::testutil::pkt;
     use crate::qdisc::Queue;
@@ -176,7 +177,7 @@ mod tests {
             // 9.9 Mbit/s: just under SR, with a nearly full average queue.
             let now = Time::from_secs_f64(i as f64 * 8000.0 / 9.9e6);
             assert_eq!(r.enqueue(pkt(i, 0, 1000), now, &mut rng, &mut ev), Verdict::Enqueued, "packet {i}");
-            r.dequeue(now);
+            r.pop_packet(now);
             r.fifo.force_average(90.0);
         }
     }
@@ -195,7 +196,7 @@ mod tests {
                 let now = Time::from_secs_f64(i as f64 * gap);
                 r.fifo.force_average(50.0);
                 let v = r.enqueue(pkt(i, 0, 1000), now, &mut rng, &mut ev);
-                r.dequeue(now);
+                r.pop_packet(now);
                 if now >= Time::from_secs(1) {
                     n += 1;
                     drops += matches!(v, Verdict::Dropped(DropReason::Early)) as u64;

@@ -59,7 +59,7 @@
 use super::shared::drop_spreader::DropSpreader;
 use super::shared::rate_based::{adjust_probability, AveragedFifo, RateBasedConfig};
 use super::shared::rate_estimator::RateEstimator;
-use super::{DropReason, Evicted, Qdisc, Verdict};
+use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Rate, Time};
@@ -183,8 +183,8 @@ impl Qdisc for RbRio {
         self.fifo.admit(pkt)
     }
 
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        self.fifo.pop(now)
+    fn dequeue(&mut self, now: Time, _dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
+        self.fifo.pop(now).map(Dequeued::unmarked)
     }
 
     fn len_packets(&self) -> usize {
@@ -204,6 +204,7 @@ impl Qdisc for RbRio {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::shared::queue_model::{run, Source, Tally};
     use crate::units::Limit;
     use crate::qdisc::testutil::pkt;
@@ -392,7 +393,7 @@ mod tests {
             let mut p = pkt(uid, 0, 1000);
             p.class = class;
             let v = r.enqueue(p, now, &mut rng, &mut ev);
-            while r.dequeue(now).is_some() {}
+            while r.pop_packet(now).is_some() {}
             v
         };
         for i in 0..1000u64 {

@@ -22,7 +22,7 @@
 
 use super::shared::packet_fifo::PacketFifo;
 use super::shared::queue_average::QueueAverage;
-use super::{DropReason, Evicted, Qdisc, Verdict};
+use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
 use crate::packet::{Ecn, Packet};
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
@@ -189,12 +189,12 @@ impl Qdisc for Red {
         Verdict::Enqueued
     }
 
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
+    fn dequeue(&mut self, now: Time, _dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
         let p = self.q.pop()?;
         if self.q.is_empty() {
             self.avg.set_idle(now);
         }
-        Some(p)
+        Some(Dequeued::unmarked(p))
     }
 
     fn len_packets(&self) -> usize {
@@ -214,6 +214,7 @@ impl Qdisc for Red {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::testutil::pkt;
     use crate::qdisc::Queue;
 
@@ -260,7 +261,7 @@ mod tests {
         let mut rng = SimRng::stream(1, "t");
         let mut ev = Vec::new();
         r.enqueue(pkt(0, 0, 1000), Time::ZERO, &mut rng, &mut ev);
-        r.dequeue(Time::from_millis(1));
+        r.pop_packet(Time::from_millis(1));
         // 1000 B at 10 Mbit/s is 0.8 ms: 100 ms idle is 125 packet times.
         r.enqueue(pkt(1, 0, 1000), Time::from_millis(101), &mut rng, &mut ev);
         let before = (1.0 - 0.002) * 10.0 + 0.0;
@@ -311,7 +312,7 @@ mod tests {
                 gaps.push(since);
                 since = 0;
             }
-            r.dequeue(Time::ZERO);
+            r.pop_packet(Time::ZERO);
             r.avg.force(10.0);
         }
         assert!(gaps.iter().all(|g| *g <= 19), "max gap {}", gaps.iter().max().unwrap());
@@ -344,7 +345,7 @@ mod tests {
                 if let Verdict::Dropped(_) = r.enqueue(pkt(i, 0, size), Time::ZERO, &mut rng, &mut ev) {
                     n += 1;
                 }
-                r.dequeue(Time::ZERO);
+                r.pop_packet(Time::ZERO);
                 r.avg.force(10.0);
             }
             n
@@ -382,7 +383,7 @@ mod tests {
                 Verdict::Enqueued => false,
             };
             marked += was_marked as u32;
-            let out = q.dequeue(Time::ZERO).unwrap();
+            let out = q.dequeue(Time::ZERO).packet.unwrap();
             assert_eq!(out.ecn == Ecn::Ce, was_marked, "packet {i}");
         }
         assert!(marked > 5, "{marked}");

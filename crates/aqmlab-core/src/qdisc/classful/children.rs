@@ -3,7 +3,7 @@
 //! child dropped (evictions on arrival, head drops and marks on departure).
 
 use crate::packet::Packet;
-use crate::qdisc::{build_qdisc, Evicted, QdiscConfig, Queue, Verdict};
+use crate::qdisc::{build_qdisc, Dequeued, Evicted, QdiscConfig, Queue, Verdict};
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
 
@@ -75,10 +75,10 @@ pub(crate) fn offer(child: &mut Queue, pkt: Packet, now: Time, rng: &mut SimRng,
     out.verdict
 }
 
-/// Dequeues from `child`, copying the packets it dropped at the head into `drops` (as `offer`
+/// Dequeues from `child`, copying the packets it dropped at the head into `dropped` (as `offer`
 /// copies evictions). Returns the packet and whether the child CE-marked it on the way out.
-pub(crate) fn take(child: &mut Queue, now: Time, drops: &mut Vec<Evicted>) -> Option<(Packet, bool)> {
-    let p = child.dequeue(now);
-    drops.extend_from_slice(child.dequeue_drops());
-    p.map(|p| (p, child.dequeue_marked()))
+pub(crate) fn take(child: &mut Queue, now: Time, dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
+    let out = child.dequeue(now);
+    dropped.extend_from_slice(out.dropped);
+    Some(Dequeued { packet: out.packet?, marked: out.marked })
 }

@@ -22,7 +22,8 @@
 
 use super::children::{build_children, offer, sum_limits, take, validate_children};
 use super::classifier::{BandTable, Classifier};
-use crate::qdisc::{Evicted, Qdisc, QdiscConfig, Queue, Verdict};
+use super::pels_feedback::FeedbackLabel;
+use crate::qdisc::{Dequeued, Evicted, FeedbackLabeller, Qdisc, QdiscConfig, Queue, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
@@ -53,9 +54,6 @@ impl PrioConfig {
 pub struct Prio {
     bands: Vec<Queue>,
     table: BandTable,
-    /// What the children dropped at the head during the last dequeue, and whether it marked.
-    head_drops: Vec<Evicted>,
-    marked: bool,
 }
 
 impl Prio {
@@ -63,7 +61,7 @@ impl Prio {
     pub fn new(cfg: &PrioConfig, link_rate: Rate) -> Result<Prio, String> {
         cfg.validate()?;
         let bands = build_children("bands", cfg.bands.iter(), "", link_rate)?;
-        Ok(Prio { table: cfg.classifier.table(bands.len()), bands, head_drops: Vec::new(), marked: false })
+        Ok(Prio { table: cfg.classifier.table(bands.len()), bands })
     }
 
     /// The band an arrival would join.
@@ -83,18 +81,8 @@ impl Qdisc for Prio {
         offer(&mut self.bands[b], pkt, now, rng, evicted)
     }
 
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        let drops = &mut self.head_drops;
-        let out = self.bands.iter_mut().find_map(|b| if b.len_packets() > 0 { take(b, now, drops) } else { None });
-        self.marked = out.is_some_and(|(_, m)| m);
-        out.map(|(p, _)| p)
-    }
-
-    fn take_dequeue_drops(&mut self, out: &mut Vec<Evicted>) {
-        out.append(&mut self.head_drops);
-    }
-    fn dequeue_marked(&self) -> bool {
-        self.marked
+    fn dequeue(&mut self, now: Time, dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
+        self.bands.iter_mut().find_map(|b| if b.len_packets() > 0 { take(b, now, dropped) } else { None })
     }
 
     fn len_packets(&self) -> usize {
@@ -112,9 +100,16 @@ impl Qdisc for Prio {
     fn next_dequeue_time(&self, now: Time) -> Option<Time> {
         self.bands.iter().filter_map(|b| b.next_dequeue_time(now)).min()
     }
-    /// The label of the band `p` was classified to, so that a feedback discipline
+    /// A labeller when a band holds one, so that a feedback discipline
     /// ([`super::pels_feedback`]) may sit inside a band as well as around the whole.
-    fn feedback_label(&self, p: &Packet) -> Option<crate::qdisc::pels_feedback::FeedbackLabel> {
+    fn feedback_labeller(&self) -> Option<&dyn FeedbackLabeller> {
+        self.bands.iter().any(Queue::is_feedback_labeller).then_some(self as &dyn FeedbackLabeller)
+    }
+}
+
+impl FeedbackLabeller for Prio {
+    /// The label of the band `p` was classified to.
+    fn feedback_label(&self, p: &Packet) -> Option<FeedbackLabel> {
         self.bands.get(self.table.band(p))?.feedback_label(p)
     }
 }
@@ -150,7 +145,7 @@ mod tests {
         for (uid, class) in [(0, 1), (1, 2), (2, 3), (3, 0), (4, 1), (5, 3), (6, 2)] {
             assert_eq!(q.enqueue(colored(uid, class), Time::ZERO, &mut rng).verdict, Verdict::Enqueued);
         }
-        let order: Vec<u64> = std::iter::from_fn(|| q.dequeue(Time::ZERO)).map(|p| p.uid).collect();
+        let order: Vec<u64> = std::iter::from_fn(|| q.dequeue(Time::ZERO).packet).map(|p| p.uid).collect();
         assert_eq!(order, vec![2, 5, 1, 6, 0, 3, 4]);
         q.check_invariants().unwrap();
     }
@@ -212,7 +207,7 @@ mod tests {
         assert_eq!(s.dropped_packets[DropReason::Overflow as usize], 1);
         assert_eq!(s.dropped_packets[DropReason::Forced as usize], 1);
         assert_eq!(s.evicted_packets[DropReason::Evicted as usize], 1);
-        while q.dequeue(at).is_some() {}
+        while q.dequeue(at).packet.is_some() {}
         q.check_invariants().unwrap();
         assert_eq!(q.len_packets(), 0);
     }
@@ -227,13 +222,13 @@ mod tests {
             q.enqueue(colored(uid, 3), Time::ZERO, &mut rng);
         }
         q.enqueue(colored(2, 0), Time::ZERO, &mut rng);
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 0);
+        assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().uid, 0);
         // The shaper's bucket is empty for 0.5 s: band 1 is served meanwhile.
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 2);
-        assert_eq!(q.dequeue(Time::ZERO), None);
+        assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().uid, 2);
+        assert_eq!(q.dequeue(Time::ZERO).packet, None);
         assert_eq!(q.next_dequeue_time(Time::ZERO), Some(Time::from_millis(500)));
         assert_eq!(q.len_packets(), 1);
-        assert_eq!(q.dequeue(Time::from_millis(500)).unwrap().uid, 1);
+        assert_eq!(q.dequeue(Time::from_millis(500)).packet.unwrap().uid, 1);
         q.check_invariants().unwrap();
     }
 

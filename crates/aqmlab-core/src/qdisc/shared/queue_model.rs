@@ -52,7 +52,7 @@ pub fn run(q: &mut Queue, link: Rate, sources: &[Source], duration: Time, warmup
             if done > t_arr {
                 break;
             }
-            q.dequeue(done).unwrap();
+            q.dequeue(done).packet.unwrap();
             busy_until = if q.len_packets() > 0 { Some(done + link.tx_time(head_size(q))) } else { None };
         }
         if t_arr >= duration {
