@@ -407,8 +407,6 @@ pub(crate) fn never_fits(limit: Limit, size: u32) -> bool {
 }
 
 #[cfg(test)]
-
-#[cfg(test)]
 mod tests {
     use super::*;
 
