@@ -18,7 +18,8 @@
 //!   unit, and, with a byte limit, at most that many packets (so even 0-byte packets cannot
 //!   grow a byte-limited buffer without bound);
 //! * per-flow state bounded by the backlog ([`Queue::flow_states`] <= packets queued);
-//! * the discipline's average queue, if it has one, finite and non-negative;
+//! * the discipline's average queue, if it has one, finite and non-negative, and its named
+//!   statistics finite;
 //! * no stall: a dequeue that returns nothing while packets are queued must name a later
 //!   instant at which it may send ([`Queue::next_dequeue_time`] > now).
 //!
@@ -308,6 +309,11 @@ fn check_after_step(q: &Queue, cfg: &QdiscConfig) -> Result<(), String> {
         if !(avg.is_finite() && avg >= 0.0) {
             return Err(format!("average queue {avg}"));
         }
+    }
+    let mut stats = Vec::new();
+    q.named_stats(&mut stats);
+    if let Some(s) = stats.iter().find(|s| !s.value.is_finite()) {
+        return Err(format!("named statistic {} = {}", s.name, s.value));
     }
     Ok(())
 }

@@ -2,15 +2,15 @@
 //! (tc-prio(8)).
 //!
 //! * **Bands**: `bands[0]` is the highest priority. Each band is a full child discipline
-//!   (Drop-Tail, RED, another PRIO, ...) built with [`build_qdisc`], so it keeps its own
-//!   buffer, its own drop policy and its own [`QdiscStats`](super::QdiscStats).
+//!   (Drop-Tail, RED, another PRIO, ...) built with [`build_qdisc`](crate::qdisc::build_qdisc), so it keeps its own
+//!   buffer, its own drop policy and its own [`QdiscStats`](crate::qdisc::QdiscStats).
 //! * **Classification** ([`Classifier`]): every arrival goes to exactly one band, chosen from
 //!   `Packet::class` (`"by": "class"`, or its alias `"color"` for PELS), or from
 //!   `Packet::dscp` (`"by": "dscp"`). The child decides acceptance: its verdict (with its
 //!   `DropReason`) is PRIO's verdict, and packets it pushes out are reported as PRIO's
 //!   evictions with the child's reason.
 //! * **Scheduling**: `dequeue` serves the highest-priority band that yields a packet. As in
-//!   Linux, a band that holds packets but yields none (a shaper child such as [`super::tbf`]
+//!   Linux, a band that holds packets but yields none (a shaper child such as [`crate::qdisc::tbf`]
 //!   whose head is not conformant yet) is passed over for the next band, so a shaped band
 //!   never blocks the others. Lower bands starve while a higher band is backlogged: that is
 //!   the point (PELS, Kang, Zhang, Dai and Loguinov, section 4.1: "network routers must use
@@ -45,7 +45,7 @@ impl PrioConfig {
         self.classifier.validate("classifier", self.bands.len())
     }
 
-    /// Sum of the bands' limits (see [`sum_limits`] for mixed units).
+    /// Sum of the bands' limits (see `children::sum_limits` for mixed units).
     pub fn limit(&self) -> Limit {
         sum_limits(self.bands.iter())
     }

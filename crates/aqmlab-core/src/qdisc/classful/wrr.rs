@@ -3,7 +3,7 @@
 //! 1995, cited as S&V) with one class per child and a per-child quantum equal to its weight,
 //! as Linux `sch_drr` with classes (tc-drr(8)).
 //!
-//! * **Bands**: each band is a child discipline ([`build_qdisc`]) with a `weight` in bytes per
+//! * **Bands**: each band is a child discipline ([`build_qdisc`](crate::qdisc::build_qdisc)) with a `weight` in bytes per
 //!   round. Under saturation band i receives `weight_i / sum(weight)` of the bytes sent,
 //!   whatever the packet sizes (S&V, Theorem 1), and no backlogged band ever starves: in
 //!   every round it gets at least its weight of credit. The weights need not be one MTU: a
@@ -33,7 +33,7 @@
 //!   than its limit and WRR never more than the sum of its bands' limits. (A child with
 //!   longest-queue-drop would have pushed a packet out instead; this differs only while the
 //!   band is full and holds a head packet.)
-//! * **Non-work-conserving children** (a [`super::tbf`] shaper): a band that holds packets but
+//! * **Non-work-conserving children** (a [`crate::qdisc::tbf`] shaper): a band that holds packets but
 //!   yields none is passed over without credit; when no band yields, `dequeue` returns `None`.
 
 use super::children::{build_children, offer, sum_limits, take, validate_children};
@@ -75,7 +75,7 @@ impl WrrConfig {
         self.classifier.validate("classifier", self.bands.len())
     }
 
-    /// Sum of the bands' limits (see [`super::children::sum_limits`] for mixed units).
+    /// Sum of the bands' limits (see `children::sum_limits` for mixed units).
     pub fn limit(&self) -> Limit {
         sum_limits(self.bands.iter().map(|b| &b.qdisc))
     }

@@ -50,52 +50,35 @@ impl Default for RateBasedConfig {
 }
 
 impl RateBasedConfig {
+    /// Checks parameter ranges; the error starts with the field name.
     pub fn validate(&self) -> Result<(), String> {
-        validate_rate_based(
-            self.limit,
-            self.time_constant_ns,
-            self.aggressiveness,
-            self.target_queue,
-            self.w_q,
-            self.mean_pkt_size,
-        )
+        self.limit.validate()?;
+        if self.time_constant_ns == 0 {
+            return Err("time_constant_ns: must be > 0".into());
+        }
+        let ap = self.aggressiveness;
+        if !(ap > 0.0 && ap.is_finite()) {
+            return Err(format!("aggressiveness: must be > 0, got {ap}"));
+        }
+        if !(self.w_q > 0.0 && self.w_q <= 1.0) {
+            return Err(format!("w_q: must be in (0, 1], got {}", self.w_q));
+        }
+        if self.mean_pkt_size == 0 {
+            return Err("mean_pkt_size: must be at least 1 byte".into());
+        }
+        if let Some(t) = self.target_queue {
+            let max = limit_in_units(self.limit, self.mean_pkt_size);
+            if !(t > 0.0 && t <= max) {
+                return Err(format!("target_queue: must be in (0, {max}] (the limit in packets), got {t}"));
+            }
+        }
+        Ok(())
     }
 
     /// The target in queue units (`target_queue`, or half the limit).
     pub fn target(&self) -> f64 {
         self.target_queue.unwrap_or_else(|| limit_in_units(self.limit, self.mean_pkt_size) / 2.0)
     }
-}
-
-/// The checks Rb-RED and Rb-RIO share; the error starts with the field name.
-pub(crate) fn validate_rate_based(
-    limit: Limit,
-    time_constant_ns: u64,
-    aggressiveness: f64,
-    target_queue: Option<f64>,
-    w_q: f64,
-    mean_pkt_size: u32,
-) -> Result<(), String> {
-    limit.validate()?;
-    if time_constant_ns == 0 {
-        return Err("time_constant_ns: must be > 0".into());
-    }
-    if !(aggressiveness > 0.0 && aggressiveness.is_finite()) {
-        return Err(format!("aggressiveness: must be > 0, got {aggressiveness}"));
-    }
-    if !(w_q > 0.0 && w_q <= 1.0) {
-        return Err(format!("w_q: must be in (0, 1], got {w_q}"));
-    }
-    if mean_pkt_size == 0 {
-        return Err("mean_pkt_size: must be at least 1 byte".into());
-    }
-    if let Some(t) = target_queue {
-        let max = limit_in_units(limit, mean_pkt_size);
-        if !(t > 0.0 && t <= max) {
-            return Err(format!("target_queue: must be in (0, {max}] (the limit in packets), got {t}"));
-        }
-    }
-    Ok(())
 }
 
 /// The physical limit in the unit the average queue uses: packets, or `mean_pkt_size` packets.
