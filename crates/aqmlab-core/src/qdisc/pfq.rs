@@ -43,7 +43,7 @@
 //! Per-flow state is kept only while a flow has packets queued; every operation is O(log n)
 //! in the number n of active flows (plus DRR's rotations when `quantum` is below a packet).
 
-use super::drr::{default_quantum, drr_dequeue, settle, ActiveList, RrFlow, DEFAULT_QUANTUM};
+use super::shared::deficit_round_robin::{default_quantum, drr_dequeue, settle, ActiveList, RrFlow, DEFAULT_QUANTUM};
 use super::shared::flow_key::{FlowKeyConfig, FlowKeyer};
 use super::shared::flow_table::{never_fits, Entry, FlowTable, Slot};
 use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
@@ -203,7 +203,7 @@ impl super::per_flow_tests::Inspect for Pfq {
     fn check(&self) -> Result<(), String> {
         self.flows.check()?;
         let live = self.flows.live_slots();
-        super::drr::check_list(&self.flows, &self.active, &live)?;
+        super::shared::deficit_round_robin::check_list(&self.flows, &self.active, &live)?;
         let mut n = 0;
         for s in live {
             let q = &self.flows.flow(s).q;

@@ -1,5 +1,6 @@
 //! Parts that several disciplines are built from; none is a discipline by itself.
 
+pub mod deficit_round_robin;
 pub mod drop_spreader;
 pub mod flow_key;
 pub mod flow_table;
