@@ -1,4 +1,4 @@
-//! Deficit Round Robin over the flows of a [`FlowTable`], after M. Shreedhar and G.
+//! Deficit Round Robin over the flows of a flow table (`FlowTable`), after M. Shreedhar and G.
 //! Varghese, "Efficient Fair Queuing using Deficit Round Robin", ACM SIGCOMM 1995 (S&V): the
 //! scheduler of DRR (`drr.rs`, whose module docs describe it) and of PFQ's fair queue
 //! (`pfq.rs`).
