@@ -18,8 +18,8 @@ use aqmlab_core::qdisc::codel::{Codel, CodelConfig};
 use aqmlab_core::qdisc::drr::{Drr, DrrConfig};
 use aqmlab_core::qdisc::fq_codel::{FqCodel, FqCodelConfig};
 use aqmlab_core::qdisc::pie::{Pie, PieConfig};
-use aqmlab_core::qdisc::fifo::{DropTail, DropTailConfig};
-use aqmlab_core::qdisc::flowid::FlowKeyConfig;
+use aqmlab_core::qdisc::droptail::{DropTail, DropTailConfig};
+use aqmlab_core::qdisc::shared::flow_key::FlowKeyConfig;
 use aqmlab_core::qdisc::pfq::{Pfq, PfqConfig};
 use aqmlab_core::qdisc::sqf::{Sqf, SqfConfig};
 use aqmlab_core::qdisc::{Qdisc, Queue};
@@ -90,7 +90,7 @@ fn measure(make: Make, n: u32, lqd: bool) -> f64 {
             }
         }
         let step = |q: &mut Queue, rng: &mut SimRng, uid: &mut u64| {
-            let out = q.dequeue(Time::ZERO).expect("backlogged");
+            let out = q.dequeue(Time::ZERO).packet.expect("backlogged");
             // Two arrivals per departure in the LQD case keep the buffer full.
             let arrivals = if lqd { 2 } else { 1 };
             for _ in 0..arrivals {

@@ -18,7 +18,8 @@
 //!   unit, and, with a byte limit, at most that many packets (so even 0-byte packets cannot
 //!   grow a byte-limited buffer without bound);
 //! * per-flow state bounded by the backlog ([`Queue::flow_states`] <= packets queued);
-//! * the discipline's average queue, if it has one, finite and non-negative;
+//! * the discipline's average queue, if it has one, finite and non-negative, and its named
+//!   statistics finite;
 //! * no stall: a dequeue that returns nothing while packets are queued must name a later
 //!   instant at which it may send ([`Queue::next_dequeue_time`] > now).
 //!
@@ -26,14 +27,15 @@
 
 use crate::packet::{Ecn, FrameType, Packet, Proto};
 use crate::qdisc::drr::DrrConfig;
-use crate::qdisc::fifo::DropTailConfig;
-use crate::qdisc::flowid::{FlowField, FlowKeyConfig};
+use crate::qdisc::droptail::DropTailConfig;
+use crate::qdisc::shared::flow_key::{FlowField, FlowKeyConfig};
 use crate::qdisc::pels_feedback::PelsFeedbackConfig;
 use crate::qdisc::codel::CodelConfig;
 use crate::qdisc::fq_codel::FqCodelConfig;
 use crate::qdisc::pie::{PieConfig, PieEstimator};
 use crate::qdisc::pfq::PfqConfig;
-use crate::qdisc::prio::{Classifier, PrioConfig};
+use crate::qdisc::classful::classifier::Classifier;
+use crate::qdisc::prio::PrioConfig;
 use crate::qdisc::rb_red::RbRedConfig;
 use crate::qdisc::rb_rio::RbRioConfig;
 use crate::qdisc::red::{RedConfig, RedMode};
@@ -308,6 +310,11 @@ fn check_after_step(q: &Queue, cfg: &QdiscConfig) -> Result<(), String> {
             return Err(format!("average queue {avg}"));
         }
     }
+    let mut stats = Vec::new();
+    q.named_stats(&mut stats);
+    if let Some(s) = stats.iter().find(|s| !s.value.is_finite()) {
+        return Err(format!("named statistic {} = {}", s.name, s.value));
+    }
     Ok(())
 }
 
@@ -349,7 +356,7 @@ pub fn run_episode(cfg: &QdiscConfig, seed: u64, operations: u64) -> Result<Tall
             // One departure, or a drain of up to 64 (a link catching up after a pause).
             let n = if r < 930 { 1 } else { 64 };
             for _ in 0..n {
-                match q.dequeue(now) {
+                match q.dequeue(now).packet {
                     Some(_) => t.departures += 1,
                     None => {
                         if q.len_packets() > 0 {
@@ -382,7 +389,7 @@ pub fn run_episode(cfg: &QdiscConfig, seed: u64, operations: u64) -> Result<Tall
 
 /// The seed of episode `i` of a run seeded `seed` (SplitMix64, so neighbours differ).
 pub fn episode_seed(seed: u64, i: u64) -> u64 {
-    crate::qdisc::flowid::splitmix64(seed ^ crate::qdisc::flowid::splitmix64(i))
+    crate::qdisc::shared::flow_key::splitmix64(seed ^ crate::qdisc::shared::flow_key::splitmix64(i))
 }
 
 /// Episodes of random length (1 to `max_episode` operations) until `operations` are done.

@@ -184,10 +184,14 @@ impl Link {
         while self.queue.len_packets() > 0 && self.free_at <= now {
             // A shaper (tbf) may hold packets back; it says when to ask again.
             let out = self.queue.dequeue(now);
-            self.forget_head_drops(now);
-            let Some(pkt) = out else { break };
+            let (packet, marked) = (out.packet, out.marked);
+            if !out.dropped.is_empty() {
+                let dropped: Vec<(Packet, DropReason)> = out.dropped.iter().map(|e| (e.packet, e.reason)).collect();
+                self.forget_head_drops(now, dropped);
+            }
+            let Some(pkt) = packet else { break };
             let start = self.free_at.max(pkt.enqueued_at);
-            let marked = self.queue.dequeue_marked() && self.mark_stored(pkt.uid);
+            let marked = marked && self.mark_stored(pkt.uid);
             self.log(start, event::DEQUEUE, &pkt, None, marked);
             let finish = match self.rate {
                 Some(rate) => start + rate.tx_time(pkt.size as u64),
@@ -199,13 +203,9 @@ impl Link {
         }
     }
 
-    /// Logs and frees the packets the last dequeue dropped at the head (CoDel, FQ-CoDel).
-    fn forget_head_drops(&mut self, now: Time) {
-        if self.queue.dequeue_drops().is_empty() {
-            return;
-        }
-        let drops: Vec<(Packet, DropReason)> = self.queue.dequeue_drops().iter().map(|e| (e.packet, e.reason)).collect();
-        for (victim, reason) in drops {
+    /// Logs and frees the packets a dequeue dropped at the head (CoDel, FQ-CoDel).
+    fn forget_head_drops(&mut self, now: Time, dropped: Vec<(Packet, DropReason)>) {
+        for (victim, reason) in dropped {
             self.log(now, event::DROP, &victim, Some(reason), false);
             if let Some(s) = self.store.remove(&victim.uid) {
                 self.recycle(s.bytes);
@@ -239,6 +239,9 @@ impl Link {
 
     pub fn sample_queue(&self, now: Time, samples: &mut QueueSamples) {
         samples.push(now.saturating_sub(self.record_origin), self.queue.len_packets(), self.queue.len_bytes(), self.queue.average_queue());
+        let mut stats = Vec::new();
+        self.queue.named_stats(&mut stats);
+        samples.push_named_stats(&stats);
     }
 
     pub fn queue(&self) -> &Queue {

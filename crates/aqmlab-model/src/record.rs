@@ -6,6 +6,7 @@
 //! bytes at the IP layer (headers included, see [`crate::headers`]) unless a field says
 //! payload; `_pkts` columns are packets.
 
+use aqmlab_core::qdisc::{NamedStat, AVERAGE_QUEUE};
 use aqmlab_core::{DropReason, Packet, Time};
 
 /// A typed column; its numpy dtype is [`Column::dtype`].
@@ -134,6 +135,9 @@ pub struct QueueSamples {
     /// The discipline's own average (RED's average queue, in its limit's unit: packets or
     /// bytes); NaN for disciplines without one.
     avg: Vec<f64>,
+    /// The discipline's named statistics (`Qdisc::named_stats`) other than its average queue,
+    /// which is `avg`: one column each, after `avg`, in the order the discipline reports them.
+    named: Vec<(&'static str, Vec<f64>)>,
 }
 
 impl QueueSamples {
@@ -143,13 +147,39 @@ impl QueueSamples {
         self.qlen_bytes.push(qbytes);
         self.avg.push(avg.unwrap_or(f64::NAN));
     }
+    /// The named statistics of the sample just pushed. A discipline reports the same names
+    /// every time; a name missing from a sample (or new in it) reads NaN where it has no value.
+    pub fn push_named_stats(&mut self, stats: &[NamedStat]) {
+        let rows = self.t_ns.len();
+        for s in stats.iter().filter(|s| s.name != AVERAGE_QUEUE) {
+            let at = match self.named.iter().position(|(name, _)| *name == s.name) {
+                Some(at) => at,
+                None => {
+                    self.named.push((s.name, vec![f64::NAN; rows.saturating_sub(1)]));
+                    self.named.len() - 1
+                }
+            };
+            let column = &mut self.named[at].1;
+            column.resize(rows.saturating_sub(1), f64::NAN);
+            column.push(s.value);
+        }
+        for (_, column) in &mut self.named {
+            column.resize(rows, f64::NAN);
+        }
+    }
     pub fn into_table(self) -> Table {
-        vec![
+        let rows = self.t_ns.len();
+        let mut table = vec![
             ("t_ns", Column::U64(self.t_ns)),
             ("qlen_pkts", Column::U32(self.qlen_pkts)),
             ("qlen_bytes", Column::U64(self.qlen_bytes)),
             ("avg", Column::F64(self.avg)),
-        ]
+        ];
+        for (name, mut column) in self.named {
+            column.resize(rows, f64::NAN);
+            table.push((name, Column::F64(column)));
+        }
+        table
     }
 }
 

@@ -14,6 +14,7 @@ use crate::sim::network::Network;
 use crate::sim::Event;
 use crate::topology::{LinkId, NodeId};
 use aqmlab_core::qdisc::pels_feedback::FeedbackLabel;
+use aqmlab_core::qdisc::DequeueOutcome;
 use aqmlab_core::{Packet, Queue, Rate, SimRng, Time, Verdict};
 use std::collections::VecDeque;
 
@@ -160,17 +161,16 @@ impl Network {
             return;
         }
         let link = &mut self.topo.links[l as usize];
-        let out = link.queue.dequeue(now);
-        let marked = link.queue.dequeue_marked();
-        if !link.queue.dequeue_drops().is_empty() {
+        let DequeueOutcome { packet, marked, dropped } = link.queue.dequeue(now);
+        if !dropped.is_empty() {
             // An AQM that drops at the head (CoDel): those packets are lost here.
-            let drops = link.queue.dequeue_drops().to_vec();
-            for e in drops {
+            let dropped = dropped.to_vec();
+            for e in dropped {
                 self.forget_dropped(l, &e.packet, e.reason);
             }
         }
         let link = &mut self.topo.links[l as usize];
-        let Some(p) = out else {
+        let Some(p) = packet else {
             // A shaper may hold packets that are not yet sendable: ask it when, and keep one
             // retry scheduled no later than that (an outdated retry just asks again).
             if link.queue.len_packets() > 0 {
@@ -224,7 +224,7 @@ impl Network {
     /// and ACK links of a dumbbell with many packets in flight).
     fn end_needs_no_event(link: &Link, done: Time) -> bool {
         link.queue.is_empty()
-            && link.queue.empty_dequeue_is_noop()
+            && link.queue.capabilities().empty_dequeue_is_noop
             && link.pipe.back().is_some_and(|&(arrive, _)| arrive > done)
     }
 

@@ -21,8 +21,8 @@
 //! [`CodelVars`] is the per-queue state machine, shared with [`super::fq_codel`], which runs one
 //! per flow queue.
 
-use super::fifo::PacketFifo;
-use super::{DropReason, Evicted, Qdisc, Verdict};
+use super::shared::packet_fifo::PacketFifo;
+use super::{Dequeued, DropReason, Evicted, NamedStat, Qdisc, Verdict};
 use crate::packet::{Ecn, Packet};
 use crate::rng::SimRng;
 use crate::units::{Limit, Time};
@@ -273,13 +273,11 @@ pub struct Codel {
     params: CodelParams,
     q: PacketFifo,
     vars: CodelVars,
-    drops: Vec<Evicted>,
-    marked: bool,
 }
 
 impl Codel {
     pub fn new(cfg: CodelConfig) -> Codel {
-        Codel { limit: cfg.limit, params: cfg.params(), q: PacketFifo::default(), vars: CodelVars::default(), drops: Vec::new(), marked: false }
+        Codel { limit: cfg.limit, params: cfg.params(), q: PacketFifo::default(), vars: CodelVars::default() }
     }
 
     /// The control state, for inspection.
@@ -298,18 +296,10 @@ impl Qdisc for Codel {
         Verdict::Enqueued
     }
 
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
+    fn dequeue(&mut self, now: Time, dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
         let mut acts = HeadActions::default();
-        let p = self.vars.dequeue_behind(&mut self.q, 0, now, &self.params, &mut self.drops, &mut acts);
-        self.marked = acts.marked;
-        p
-    }
-
-    fn take_dequeue_drops(&mut self, out: &mut Vec<Evicted>) {
-        out.append(&mut self.drops);
-    }
-    fn dequeue_marked(&self) -> bool {
-        self.marked
+        let packet = self.vars.dequeue_behind(&mut self.q, 0, now, &self.params, dropped, &mut acts)?;
+        Some(Dequeued { packet, marked: acts.marked })
     }
     fn len_packets(&self) -> usize {
         self.q.len()
@@ -319,6 +309,12 @@ impl Qdisc for Codel {
     }
     fn kind(&self) -> &'static str {
         "codel"
+    }
+    /// RFC 8289 section 5: whether CoDel is in its dropping state (1) or not (0), and its
+    /// `count` of drops or marks since entering it.
+    fn named_stats(&self, out: &mut Vec<NamedStat>) {
+        out.push(NamedStat { name: "dropping", value: self.vars.dropping as u8 as f64 });
+        out.push(NamedStat { name: "drop_count", value: self.vars.count as f64 });
     }
 }
 
@@ -353,11 +349,11 @@ mod tests {
         let mut events = Vec::new();
         let mut now = Time::ZERO;
         while now <= until {
-            q.dequeue(now);
-            for _ in q.dequeue_drops() {
+            let out = q.dequeue(now);
+            for _ in out.dropped {
                 events.push(now);
             }
-            if q.dequeue_marked() {
+            if out.marked {
                 events.push(now);
             }
             // Refill what left so the backlog stays above one MTU.
@@ -382,8 +378,9 @@ mod tests {
             let t = Time(i * MS);
             q.enqueue(pkt(i, 0, 1500), t, &mut rng);
             if i >= 4 {
-                assert!(q.dequeue(t).is_some());
-                assert!(q.dequeue_drops().is_empty(), "drop at {i} ms");
+                let out = q.dequeue(t);
+                assert!(out.packet.is_some());
+                assert!(out.dropped.is_empty(), "drop at {i} ms");
             }
         }
         assert_eq!(q.len_packets(), 4);
@@ -431,7 +428,6 @@ mod tests {
     fn ecn_marks_instead_of_dropping_on_the_same_schedule() {
         let (drops, _) = standing_queue(queue(Limit::Packets(300), false), Time(100_000), ms(800), Ecn::Ect0);
         let (marks, q) = standing_queue(queue(Limit::Packets(300), true), Time(100_000), ms(800), Ecn::Ect0);
-        assert!(q.dequeue_drops().is_empty());
         assert_eq!(q.stats().evicted_packets.iter().sum::<u64>(), 0);
         assert_eq!(q.stats().marked_packets as usize, marks.len());
         // A mark does not remove the packet, so the backlog (and the schedule) match only for the
@@ -449,8 +445,9 @@ mod tests {
         q.enqueue(pkt(1, 0, 1500), Time::ZERO, &mut rng);
         q.enqueue(pkt(2, 0, 1500), Time::ZERO, &mut rng);
         for t in [300, 600, 900] {
-            assert!(q.dequeue(ms(t)).is_some());
-            assert!(q.dequeue_drops().is_empty());
+            let out = q.dequeue(ms(t));
+            assert!(out.packet.is_some());
+            assert!(out.dropped.is_empty());
         }
     }
 
@@ -514,14 +511,15 @@ mod tests {
     fn leaves_dropping_state_when_the_head_is_below_target() {
         let (_, mut q) = standing_queue(queue(Limit::Packets(300), false), ms(1), ms(300), Ecn::NotEct);
         // Drain and serve fresh packets: no more drops.
-        while q.dequeue(ms(301)).is_some() {}
+        while q.dequeue(ms(301)).packet.is_some() {}
         let mut rng = SimRng::stream(1, "t");
         for i in 0..10 {
             q.enqueue(pkt(10_000 + i, 0, 1000), ms(400), &mut rng);
         }
         for _ in 0..10 {
-            assert!(q.dequeue(ms(401)).is_some());
-            assert!(q.dequeue_drops().is_empty());
+            let out = q.dequeue(ms(401));
+            assert!(out.packet.is_some());
+            assert!(out.dropped.is_empty());
         }
         q.check_invariants().unwrap();
     }

@@ -29,9 +29,9 @@
 //!   among them (its queue emptied), the arrival is refused as `Overflow`.
 
 use super::codel::{self, CodelParams, CodelVars, HeadActions};
-use super::fifo::PacketFifo;
-use super::flowid::{splitmix64, FlowKeyConfig, FlowKeyer};
-use super::{DropReason, Evicted, Qdisc, Verdict};
+use super::shared::packet_fifo::PacketFifo;
+use super::shared::flow_key::{splitmix64, FlowKeyConfig, FlowKeyer};
+use super::{Dequeued, DropReason, Evicted, NamedStat, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Time};
@@ -163,8 +163,6 @@ pub struct FqCodel {
     old_flows: VecDeque<u32>,
     packets: usize,
     bytes: u64,
-    drops: Vec<Evicted>,
-    marked: bool,
 }
 
 impl FqCodel {
@@ -181,8 +179,6 @@ impl FqCodel {
             old_flows: VecDeque::new(),
             packets: 0,
             bytes: 0,
-            drops: Vec::new(),
-            marked: false,
         }
     }
 
@@ -290,8 +286,7 @@ impl Qdisc for FqCodel {
         Verdict::Enqueued
     }
 
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        self.marked = false;
+    fn dequeue(&mut self, now: Time, dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
         let mut refills = 0;
         loop {
             let (from_new, i) = self.front()?;
@@ -312,14 +307,13 @@ impl Qdisc for FqCodel {
             let (n0, b0) = (b.q.len(), b.q.bytes());
             let others = self.bytes - b0;
             let mut acts = HeadActions::default();
-            let p = b.codel.dequeue_behind(&mut b.q, others, now, &self.params, &mut self.drops, &mut acts);
+            let p = b.codel.dequeue_behind(&mut b.q, others, now, &self.params, dropped, &mut acts);
             self.packets -= n0 - b.q.len();
             self.bytes -= b0 - b.q.bytes();
             match p {
                 Some(p) => {
                     b.deficit -= p.size as i64;
-                    self.marked = acts.marked;
-                    return Some(p);
+                    return Some(Dequeued { packet: p, marked: acts.marked });
                 }
                 None => {
                     self.pop_front(from_new);
@@ -333,12 +327,6 @@ impl Qdisc for FqCodel {
         }
     }
 
-    fn take_dequeue_drops(&mut self, out: &mut Vec<Evicted>) {
-        out.append(&mut self.drops);
-    }
-    fn dequeue_marked(&self) -> bool {
-        self.marked
-    }
     fn len_packets(&self) -> usize {
         self.packets
     }
@@ -348,10 +336,16 @@ impl Qdisc for FqCodel {
     fn kind(&self) -> &'static str {
         "fq_codel"
     }
+    /// RFC 8290 section 4.2: the flows on the new and on the old list (queues scheduled for
+    /// service, an emptied queue included until its turn removes it).
+    fn named_stats(&self, out: &mut Vec<NamedStat>) {
+        out.push(NamedStat { name: "new_flows", value: self.new_flows.len() as f64 });
+        out.push(NamedStat { name: "old_flows", value: self.old_flows.len() as f64 });
+    }
 }
 
 #[cfg(test)]
-impl super::flowid::tests::Inspect for FqCodel {
+impl super::per_flow_tests::Inspect for FqCodel {
     fn active_flows(&self) -> usize {
         self.buckets.iter().filter(|b| !b.q.is_empty()).count()
     }
@@ -381,6 +375,7 @@ impl super::flowid::tests::Inspect for FqCodel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::Queue;
 
     fn flow_pkt(uid: u64, flow: u16, size: u32) -> Packet {
@@ -408,11 +403,11 @@ mod tests {
         }
         // The bulk flow spends its first quantum and moves to the old list.
         for _ in 0..3 {
-            assert_eq!(q.dequeue(Time::ZERO).unwrap().flow, bulk as u32);
+            assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().flow, bulk as u32);
         }
         q.enqueue(flow_pkt(1000, sparse, 100), Time::ZERO, &mut rng);
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 1000, "the sparse packet goes first");
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().flow, bulk as u32);
+        assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().uid, 1000, "the sparse packet goes first");
+        assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().flow, bulk as u32);
         q.check_invariants().unwrap();
     }
 
@@ -484,7 +479,7 @@ mod tests {
             }
             let mut bytes = [0u64; 2];
             for _ in 0..1500 {
-                let p = q.dequeue(Time::ZERO).unwrap();
+                let p = q.dequeue(Time::ZERO).packet.unwrap();
                 bytes[(p.flow != f[0] as u32) as usize] += p.size as u64;
             }
             let ratio = bytes[0] as f64 / bytes[1] as f64;
@@ -504,7 +499,7 @@ mod tests {
             for i in 0..6 {
                 q.enqueue(flow_pkt(i, f[(i % 2) as usize], 100_000_000), Time::ZERO, &mut rng);
             }
-            let order: Vec<u64> = std::iter::from_fn(|| q.dequeue(Time::ZERO)).map(|p| p.uid).collect();
+            let order: Vec<u64> = std::iter::from_fn(|| q.dequeue(Time::ZERO).packet).map(|p| p.uid).collect();
             // The quantum only decides how many rounds pass between sends, not the order.
             assert_eq!(order, vec![0, 1, 2, 3, 4, 5], "quantum {quantum}");
             q.check_invariants().unwrap();
@@ -524,9 +519,9 @@ mod tests {
                 q.enqueue(flow_pkt(uid, 0, 1000), now, &mut rng);
                 uid += 1;
             }
-            q.dequeue(now);
-            drops += q.dequeue_drops().len();
-            assert!(q.dequeue_drops().iter().all(|e| e.reason == DropReason::Early));
+            let out = q.dequeue(now);
+            drops += out.dropped.len();
+            assert!(out.dropped.iter().all(|e| e.reason == DropReason::Early));
         }
         assert!(drops > 5, "{drops}");
         assert_eq!(q.stats().evicted_packets[DropReason::Early as usize] as usize, drops);
@@ -542,16 +537,16 @@ mod tests {
         for i in 0..5 {
             q.enqueue(flow_pkt(i, f[0], 1500), Time::ZERO, &mut rng, &mut ev);
         }
-        q.dequeue(Time::ZERO);
-        q.dequeue(Time::ZERO); // f0 spent its quantum
-        q.dequeue(Time::ZERO); // f0 moved to old with a new quantum, sends
+        q.pop_packet(Time::ZERO);
+        q.pop_packet(Time::ZERO); // f0 spent its quantum
+        q.pop_packet(Time::ZERO); // f0 moved to old with a new quantum, sends
         q.enqueue(flow_pkt(10, f[1], 100), Time::ZERO, &mut rng, &mut ev);
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 10);
+        assert_eq!(q.pop_packet(Time::ZERO).unwrap().uid, 10);
         // f1, empty on the new list, is moved to old flows (not dropped from the lists) on its
         // next turn, behind f0 whose deficit is spent; f0 then sends.
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().flow, f[0] as u32);
+        assert_eq!(q.pop_packet(Time::ZERO).unwrap().flow, f[0] as u32);
         assert!(q.new_flows.is_empty());
-        super::super::flowid::tests::Inspect::check(&q).unwrap();
+        crate::qdisc::per_flow_tests::Inspect::check(&q).unwrap();
     }
 
     #[test]

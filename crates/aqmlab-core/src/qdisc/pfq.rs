@@ -43,9 +43,10 @@
 //! Per-flow state is kept only while a flow has packets queued; every operation is O(log n)
 //! in the number n of active flows (plus DRR's rotations when `quantum` is below a packet).
 
-use super::drr::{default_quantum, drr_dequeue, settle, ActiveList, RrFlow, DEFAULT_QUANTUM};
-use super::flowid::{never_fits, Entry, FlowKeyConfig, FlowKeyer, FlowTable, Slot};
-use super::{DropReason, Evicted, Qdisc, Verdict};
+use super::shared::deficit_round_robin::{default_quantum, drr_dequeue, settle, ActiveList, RrFlow, DEFAULT_QUANTUM};
+use super::shared::flow_key::{FlowKeyConfig, FlowKeyer};
+use super::shared::flow_table::{never_fits, Entry, FlowTable, Slot};
+use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Time};
@@ -164,20 +165,20 @@ impl Qdisc for Pfq {
         Verdict::Enqueued
     }
 
-    fn dequeue(&mut self, _now: Time) -> Option<Packet> {
+    fn dequeue(&mut self, _now: Time, _dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
         while let Some((seq, s)) = self.priority.pop_first() {
             // The oldest priority packet is at the head of its flow (module docs).
             match self.flows.flow(s).q.front() {
                 Some(e) if e.seq == seq => {
                     let e = self.flows.pop_front(s)?;
                     settle(&mut self.flows, &mut self.active, s);
-                    return Some(e.pkt);
+                    return Some(Dequeued::unmarked(e.pkt));
                 }
                 // Not reachable: every priority packet is in the map exactly while queued.
                 _ => continue,
             }
         }
-        drr_dequeue(&mut self.flows, &mut self.active, self.quantum)
+        drr_dequeue(&mut self.flows, &mut self.active, self.quantum).map(Dequeued::unmarked)
     }
 
     fn len_packets(&self) -> usize {
@@ -195,14 +196,14 @@ impl Qdisc for Pfq {
 }
 
 #[cfg(test)]
-impl super::flowid::tests::Inspect for Pfq {
+impl super::per_flow_tests::Inspect for Pfq {
     fn active_flows(&self) -> usize {
         self.flows.active_flows()
     }
     fn check(&self) -> Result<(), String> {
         self.flows.check()?;
         let live = self.flows.live_slots();
-        super::drr::check_list(&self.flows, &self.active, &live)?;
+        super::shared::deficit_round_robin::check_list(&self.flows, &self.active, &live)?;
         let mut n = 0;
         for s in live {
             let q = &self.flows.flow(s).q;
@@ -227,7 +228,8 @@ impl super::flowid::tests::Inspect for Pfq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::flowid::FlowField;
+    use crate::qdisc::testutil::PopPacket;
+    use crate::qdisc::shared::flow_key::FlowField;
     use crate::qdisc::testutil::pkt;
     use crate::qdisc::Queue;
 
@@ -246,7 +248,7 @@ mod tests {
     }
 
     fn drain(q: &mut Queue) -> Vec<u64> {
-        std::iter::from_fn(|| q.dequeue(Time::ZERO)).map(|p| p.uid).collect()
+        std::iter::from_fn(|| q.dequeue(Time::ZERO).packet).map(|p| p.uid).collect()
     }
 
     #[test]
@@ -257,11 +259,11 @@ mod tests {
             offer(&mut q, i, 1, 1500);
             offer(&mut q, 10 + i, 2, 1500);
         }
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 0);
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 10);
+        assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().uid, 0);
+        assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().uid, 10);
         // A voice packet arrives: its flow is idle, it goes straight to the priority FIFO.
         offer(&mut q, 100, 3, 200);
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 100);
+        assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().uid, 100);
         // The rest is plain DRR between the bulk flows.
         assert_eq!(drain(&mut q), vec![1, 11, 2, 12, 3, 13]);
         q.check_invariants().unwrap();
@@ -283,7 +285,7 @@ mod tests {
         offer(&mut pfq, 5, 2, 1); // 1500 queued, not below 1500: fair queue
         assert_eq!(pfq.priority_packets(), 3);
         // Priority FIFO in arrival order, then DRR (flow 1 activated first).
-        let out: Vec<u64> = std::iter::from_fn(|| pfq.dequeue(Time::ZERO)).map(|p| p.uid).collect();
+        let out: Vec<u64> = std::iter::from_fn(|| pfq.pop_packet(Time::ZERO)).map(|p| p.uid).collect();
         assert_eq!(out, vec![0, 1, 4, 2, 3, 5]);
     }
 
@@ -298,7 +300,7 @@ mod tests {
         offer(&mut q, 3, 3, 1500); // priority
         offer(&mut q, 4, 3, 1500); // FQ
         offer(&mut q, 5, 3, 1500); // FQ
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 3);
+        assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().uid, 3);
         offer(&mut q, 6, 1, 500); // priority
         assert_eq!(drain(&mut q), vec![6, 4, 5]);
     }

@@ -30,8 +30,8 @@
 //!
 //! Random numbers come only from the `rng` the engine passes to `enqueue`.
 
-use super::fifo::PacketFifo;
-use super::{DropReason, Evicted, Qdisc, Verdict};
+use super::shared::packet_fifo::PacketFifo;
+use super::{Dequeued, DropReason, Evicted, NamedStat, Qdisc, Verdict};
 use crate::packet::{Ecn, Packet};
 use crate::rng::SimRng;
 use crate::units::{Limit, Time};
@@ -359,7 +359,7 @@ impl Qdisc for Pie {
         Verdict::Enqueued
     }
 
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
+    fn dequeue(&mut self, now: Time, _dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
         self.catch_up(now);
         let p = self.q.pop()?;
         // Linux pie_process_dequeue: an emptied queue has no delay.
@@ -367,7 +367,7 @@ impl Qdisc for Pie {
         if self.cfg.estimator == PieEstimator::Rate {
             self.rate.on_dequeue(p.size as u64, self.q.bytes(), now, self.cfg.dq_threshold as u64);
         }
-        Some(p)
+        Some(Dequeued::unmarked(p))
     }
 
     fn len_packets(&self) -> usize {
@@ -376,8 +376,10 @@ impl Qdisc for Pie {
     fn len_bytes(&self) -> u64 {
         self.q.bytes()
     }
-    fn average_queue(&self) -> Option<f64> {
-        Some(self.drop_prob)
+    /// PIE keeps no average queue length; its state is its drop probability (RFC 8033
+    /// section 4.2), reported under that name.
+    fn named_stats(&self, out: &mut Vec<NamedStat>) {
+        out.push(NamedStat { name: "drop_probability", value: self.drop_prob });
     }
     fn kind(&self) -> &'static str {
         "pie"
@@ -387,6 +389,7 @@ impl Qdisc for Pie {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::testutil::pkt;
 
     fn ms(t: u64) -> Time {
@@ -409,7 +412,7 @@ mod tests {
                     verdicts.push(pie.enqueue(p, now, &mut rng, &mut ev));
                 }
             }
-            pie.dequeue(now);
+            pie.pop_packet(now);
             if t % 15 == 14 {
                 probs.push(pie.drop_prob());
             }
@@ -563,7 +566,7 @@ mod tests {
             pie.enqueue(pkt(i, 0, 1000), Time::ZERO, &mut rng, &mut ev);
         }
         for t in 1..=300 {
-            pie.dequeue(ms(t));
+            pie.pop_packet(ms(t));
         }
         assert!((pie.rate.avg - 1e6).abs() / 1e6 < 0.01, "{}", pie.rate.avg);
         let d = pie.current_delay();
@@ -582,7 +585,7 @@ mod tests {
         assert!(pie.next_update > Time::from_secs(1_000_000));
         assert!(pie.next_update <= Time::from_secs(1_000_000) + Time(15_000_000));
         // At the end of time the timer saturates instead of spinning.
-        pie.dequeue(Time(u64::MAX - 1));
+        pie.pop_packet(Time(u64::MAX - 1));
         pie.enqueue(pkt(1, 0, 1000), Time::MAX, &mut rng, &mut ev);
         assert_eq!(pie.len_packets(), 1);
     }

@@ -34,9 +34,9 @@
 //!   followed within a few RTTs.
 //! * **Average queue**, as RED's (Floyd and Jacobson 1993, section 4, see `red.rs`):
 //!   `avg <- (1 - w_q) avg + w_q q`, after an idle period first `avg <- (1 - w_q)^m avg`, `m` =
-//!   idle time / transmission time of a `mean_pkt_size` packet. Unlike `red.rs`, the idle clock
-//!   restarts at each decay, so an arrival that is dropped while the queue is empty does not
-//!   make the next arrival decay the same idle time twice.
+//!   idle time / transmission time of a `mean_pkt_size` packet (`shared::queue_average`, which
+//!   RED and RIO use too). The idle clock restarts at each decay, so an arrival that is dropped
+//!   while the queue is empty does not make the next arrival decay the same idle time twice.
 //! * **Rate-based probability**: when `EAR > SR`, `P = (EAR - SR) / EAR`. Dropping that fraction
 //!   of the arrivals brings the accepted rate `EAR (1 - P)` down to exactly SR. No drop at all
 //!   while `EAR <= SR`.
@@ -69,332 +69,16 @@
 //! the physical limit is an `Overflow` drop. With a byte limit the queue (`avg`, `target`) is
 //! measured in `mean_pkt_size` packets, as in RED's byte mode.
 
-use super::fifo::PacketFifo;
-use super::{DropReason, Evicted, Qdisc, Verdict};
+use super::shared::drop_spreader::DropSpreader;
+use super::shared::rate_based::{adjust_probability, AveragedFifo, RateBasedConfig};
+use super::shared::rate_estimator::RateEstimator;
+use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
-use crate::units::{Limit, Rate, Time};
-use serde::{Deserialize, Serialize};
+use crate::units::{Rate, Time};
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RbRedConfig {
-    /// Physical capacity (packets or bytes).
-    pub limit: Limit,
-    /// Time constant `tau` of the arrival-rate estimator, in nanoseconds (default 100 ms).
-    pub time_constant_ns: u64,
-    /// Aggressiveness parameter AP, > 0 (default 2.0): the average queue settles at
-    /// `2 target / AP` under steady overload.
-    pub aggressiveness: f64,
-    /// Queue that AP = 2 holds the average at, in packets (in mean-size packets with a byte
-    /// limit); `None` is half the physical limit (C&C: "the middle of the physical queue").
-    #[serde(default)]
-    pub target_queue: Option<f64>,
-    /// EWMA weight of the average queue, in (0, 1] (default 0.002, as RED).
-    pub w_q: f64,
-    /// Typical packet size in bytes: the byte-limit queue unit and the idle-decay packet time
-    /// (default 1000).
-    pub mean_pkt_size: u32,
-}
-
-impl Default for RbRedConfig {
-    /// The defaults argued in the module docs, for a 100-packet buffer.
-    fn default() -> RbRedConfig {
-        RbRedConfig {
-            limit: Limit::Packets(100),
-            time_constant_ns: 100_000_000,
-            aggressiveness: 2.0,
-            target_queue: None,
-            w_q: 0.002,
-            mean_pkt_size: 1000,
-        }
-    }
-}
-
-impl RbRedConfig {
-    pub fn validate(&self) -> Result<(), String> {
-        validate_rate_based(
-            self.limit,
-            self.time_constant_ns,
-            self.aggressiveness,
-            self.target_queue,
-            self.w_q,
-            self.mean_pkt_size,
-        )
-    }
-
-    /// The target in queue units (`target_queue`, or half the limit).
-    pub fn target(&self) -> f64 {
-        self.target_queue.unwrap_or_else(|| limit_in_units(self.limit, self.mean_pkt_size) / 2.0)
-    }
-}
-
-/// The checks Rb-RED and Rb-RIO share; the error starts with the field name.
-pub(crate) fn validate_rate_based(
-    limit: Limit,
-    time_constant_ns: u64,
-    aggressiveness: f64,
-    target_queue: Option<f64>,
-    w_q: f64,
-    mean_pkt_size: u32,
-) -> Result<(), String> {
-    limit.validate()?;
-    if time_constant_ns == 0 {
-        return Err("time_constant_ns: must be > 0".into());
-    }
-    if !(aggressiveness > 0.0 && aggressiveness.is_finite()) {
-        return Err(format!("aggressiveness: must be > 0, got {aggressiveness}"));
-    }
-    if !(w_q > 0.0 && w_q <= 1.0) {
-        return Err(format!("w_q: must be in (0, 1], got {w_q}"));
-    }
-    if mean_pkt_size == 0 {
-        return Err("mean_pkt_size: must be at least 1 byte".into());
-    }
-    if let Some(t) = target_queue {
-        let max = limit_in_units(limit, mean_pkt_size);
-        if !(t > 0.0 && t <= max) {
-            return Err(format!("target_queue: must be in (0, {max}] (the limit in packets), got {t}"));
-        }
-    }
-    Ok(())
-}
-
-/// The physical limit in the unit the average queue uses: packets, or `mean_pkt_size` packets.
-pub(crate) fn limit_in_units(limit: Limit, mean_pkt_size: u32) -> f64 {
-    match limit {
-        Limit::Packets(n) => n as f64,
-        Limit::Bytes(b) => b as f64 / mean_pkt_size as f64,
-    }
-}
-
-/// A backlog in the unit the average queue uses.
-pub(crate) fn queue_in_units(limit: Limit, packets: usize, bytes: u64, mean_pkt_size: u32) -> f64 {
-    match limit {
-        Limit::Packets(_) => packets as f64,
-        Limit::Bytes(_) => bytes as f64 / mean_pkt_size as f64,
-    }
-}
-
-/// The CSFQ arrival-rate estimator of the module docs, in bit/s.
-#[derive(Clone, Debug)]
-pub struct RateEstimator {
-    tau_s: f64,
-    rate_bps: f64,
-    /// Time of the previous arrival (the start of the run before the first).
-    last: Time,
-    /// Size of the previous arrival, bits.
-    last_bits: f64,
-}
-
-impl RateEstimator {
-    pub fn new(tau: Time) -> RateEstimator {
-        RateEstimator { tau_s: tau.as_secs_f64(), rate_bps: 0.0, last: Time::ZERO, last_bits: 0.0 }
-    }
-
-    /// Accounts for an arrival of `size` bytes at `now` and returns the new estimate.
-    pub fn update(&mut self, size: u32, now: Time) -> f64 {
-        let dt = (now - self.last).as_secs_f64();
-        let bits = 8.0 * size as f64;
-        let x = dt / self.tau_s;
-        // (1 - e^{-x}) bits / dt, written with expm1 so that small x keeps its precision; its
-        // limit for dt -> 0 is bits / tau.
-        let fresh = if dt > 0.0 { -(-x).exp_m1() * bits / dt } else { bits / self.tau_s };
-        self.rate_bps = (-x).exp() * self.rate_bps + fresh;
-        self.last = now;
-        self.last_bits = bits;
-        self.rate_bps
-    }
-
-    /// The estimate as of the last arrival.
-    pub fn rate(&self) -> f64 {
-        self.rate_bps
-    }
-
-    /// The estimate as read at `now` without an arrival: what Rb-RIO uses for the classes
-    /// other than the arriving one. Until the next arrival is overdue (the time since the last
-    /// one exceeds the gap its own rate implies, `8 size / EAR`) nothing says the rate changed
-    /// and the estimate is read as it is; after that it decays with `tau`, `EAR
-    /// e^{-(age - gap)/tau}`, so that a class that fell silent stops counting within a few
-    /// `tau` instead of keeping its last rate forever. (Decaying from the last arrival instead
-    /// would read every class low by about `gap / (2 tau)`, and by a whole `gap / tau` for
-    /// classes arriving in lock step just before the one deciding.)
-    pub fn rate_at(&self, now: Time) -> f64 {
-        if self.rate_bps <= 0.0 {
-            return 0.0;
-        }
-        let overdue = (now - self.last).as_secs_f64() - self.last_bits / self.rate_bps;
-        if overdue <= 0.0 {
-            self.rate_bps
-        } else {
-            self.rate_bps * (-overdue / self.tau_s).exp()
-        }
-    }
-}
-
-/// RED's average queue with idle-time decay (F&J section 4).
-#[derive(Clone, Debug)]
-pub(crate) struct QueueAverage {
-    w_q: f64,
-    avg: f64,
-    /// Since when the measured queue has been empty (the decay is accounted up to here).
-    idle_since: Option<Time>,
-    /// Transmission time of one `mean_pkt_size` packet, F&J's `s`.
-    pkt_time: Time,
-}
-
-impl QueueAverage {
-    pub(crate) fn new(w_q: f64, pkt_time: Time) -> QueueAverage {
-        QueueAverage { w_q, avg: 0.0, idle_since: Some(Time::ZERO), pkt_time }
-    }
-
-    /// Folds in the instantaneous queue `q` seen by an arrival at `now`.
-    pub(crate) fn update(&mut self, now: Time, q: f64) -> f64 {
-        if let Some(since) = self.idle_since {
-            if self.pkt_time > Time::ZERO {
-                let m = (now - since).as_nanos() as f64 / self.pkt_time.as_nanos() as f64;
-                self.avg *= (1.0 - self.w_q).powf(m);
-            } else {
-                self.avg = 0.0;
-            }
-            // Still idle until a packet is accepted; the decay is accounted up to now.
-            self.idle_since = Some(now);
-        }
-        self.avg = (1.0 - self.w_q) * self.avg + self.w_q * q;
-        self.avg
-    }
-
-    /// The measured queue became empty at `now` (keeps an earlier start if already idle).
-    pub(crate) fn set_idle(&mut self, now: Time) {
-        if self.idle_since.is_none() {
-            self.idle_since = Some(now);
-        }
-    }
-
-    /// A packet counted by this average was accepted.
-    pub(crate) fn set_busy(&mut self) {
-        self.idle_since = None;
-    }
-
-    pub(crate) fn value(&self) -> f64 {
-        self.avg
-    }
-
-    #[cfg(test)]
-    pub(crate) fn force(&mut self, avg: f64) {
-        self.avg = avg;
-        self.idle_since = None;
-    }
-}
-
-/// The AP rule of the module docs: `min(1, P * AP * avg / (2 target))`.
-pub fn adjust_probability(p: f64, avg: f64, target: f64, aggressiveness: f64) -> f64 {
-    (p * aggressiveness * avg / (2.0 * target)).clamp(0.0, 1.0)
-}
-
-/// The queue at which a steady overload settles under [`adjust_probability`]: `2 target / AP`.
-pub fn equilibrium_queue(target: f64, aggressiveness: f64) -> f64 {
-    2.0 * target / aggressiveness
-}
-
-/// RED's count method used to drop a *fraction* `p` of arrivals, spaced uniformly (module docs).
-#[derive(Clone, Debug)]
-pub(crate) struct DropSpreader {
-    /// Arrivals since the last drop; -1 while not dropping (F&J Fig. 2).
-    count: i64,
-}
-
-impl DropSpreader {
-    pub(crate) fn new() -> DropSpreader {
-        DropSpreader { count: -1 }
-    }
-
-    /// Not in a dropping state: the next drop period starts afresh.
-    pub(crate) fn reset(&mut self) {
-        self.count = -1;
-    }
-
-    /// RED's `p_b` whose count method drops a fraction `p` in (0, 1) (module docs).
-    pub(crate) fn red_probability(p: f64) -> f64 {
-        let g = 1.0 / p;
-        let m = ((2.0 * g).ceil() - 2.0).max(1.0);
-        let n = m * (m + 1.0) / (2.0 * (m + 1.0 - g));
-        1.0 / (n + 1.0)
-    }
-
-    /// One arrival under drop fraction `p`; true when it is to be dropped.
-    pub(crate) fn coin(&mut self, p: f64, rng: &mut SimRng) -> bool {
-        if !(p > 0.0) {
-            self.reset();
-            return false;
-        }
-        if p >= 1.0 {
-            self.count = 0;
-            return true;
-        }
-        let p_b = Self::red_probability(p);
-        self.count += 1;
-        let denom = 1.0 - self.count as f64 * p_b;
-        let p_a = if denom <= 0.0 { 1.0 } else { (p_b / denom).min(1.0) };
-        if rng.bernoulli(p_a) {
-            self.count = 0;
-            true
-        } else {
-            false
-        }
-    }
-}
-
-/// The FIFO of the rate-based disciplines together with its average: an accepted packet marks
-/// the average busy and the queue emptying marks it idle (the idle-time decay depends on
-/// both), so Rb-RED and Rb-RIO keep that coupling in one place.
-pub(crate) struct AveragedFifo {
-    q: PacketFifo,
-    avg: QueueAverage,
-    limit: Limit,
-    mean_pkt_size: u32,
-}
-
-impl AveragedFifo {
-    pub(crate) fn new(limit: Limit, w_q: f64, mean_pkt_size: u32, link_rate: Rate) -> AveragedFifo {
-        let pkt_time = link_rate.tx_time(mean_pkt_size as u64);
-        AveragedFifo { q: PacketFifo::default(), avg: QueueAverage::new(w_q, pkt_time), limit, mean_pkt_size }
-    }
-
-    /// Folds the queue an arrival sees at `now` into the average and returns the average.
-    pub(crate) fn observe_arrival(&mut self, now: Time) -> f64 {
-        let q = queue_in_units(self.limit, self.q.len(), self.q.bytes(), self.mean_pkt_size);
-        self.avg.update(now, q)
-    }
-
-    /// Queues `pkt` if it fits in the physical limit, else an Overflow drop.
-    pub(crate) fn admit(&mut self, pkt: Packet) -> Verdict {
-        if !self.q.admits(self.limit, pkt.size) {
-            return Verdict::Dropped(DropReason::Overflow);
-        }
-        self.q.push(pkt);
-        self.avg.set_busy();
-        Verdict::Enqueued
-    }
-
-    pub(crate) fn pop(&mut self, now: Time) -> Option<Packet> {
-        let p = self.q.pop()?;
-        if self.q.is_empty() {
-            self.avg.set_idle(now);
-        }
-        Some(p)
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.q.len()
-    }
-    pub(crate) fn bytes(&self) -> u64 {
-        self.q.bytes()
-    }
-    pub(crate) fn average(&self) -> f64 {
-        self.avg.value()
-    }
-}
+/// Rb-RED's parameters: the ones Rb-RIO takes too ([`RateBasedConfig`]).
+pub type RbRedConfig = RateBasedConfig;
 
 pub struct RbRed {
     cfg: RbRedConfig,
@@ -445,8 +129,8 @@ impl Qdisc for RbRed {
         self.fifo.admit(pkt)
     }
 
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        self.fifo.pop(now)
+    fn dequeue(&mut self, now: Time, _dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
+        self.fifo.pop(now).map(Dequeued::unmarked)
     }
 
     fn len_packets(&self) -> usize {
@@ -463,206 +147,19 @@ impl Qdisc for RbRed {
     }
 }
 
-/// A single-bottleneck queue model in simulated time for the tests of the rate-based and RIO
-/// disciplines: arrivals from a list of sources, departures at the link rate.
-#[cfg(test)]
-pub(crate) mod model {
-    use crate::packet::Packet;
-    use crate::qdisc::{Queue, Verdict};
-    use crate::rng::SimRng;
-    use crate::units::{Rate, Time};
-
-    /// One traffic source: `rate_bps` of `size`-byte packets of class `class`, evenly spaced or
-    /// with exponential gaps.
-    #[derive(Clone, Copy, Debug)]
-    pub struct Source {
-        pub rate_bps: f64,
-        pub size: u32,
-        pub class: u8,
-        pub poisson: bool,
-    }
-
-    /// Per-class counts over the measured part of a run (index = class 0..=3).
-    #[derive(Clone, Debug, Default)]
-    pub struct Tally {
-        pub arrivals: [u64; 4],
-        pub drops: [u64; 4],
-        pub verdicts: Vec<(u8, Verdict)>,
-        /// Mean of the discipline's average queue sampled at every arrival.
-        pub mean_avg: f64,
-        pub mean_queue: f64,
-    }
-
-    impl Tally {
-        pub fn drop_fraction(&self, class: usize) -> f64 {
-            self.drops[class] as f64 / self.arrivals[class].max(1) as f64
-        }
-    }
-
-    /// Runs `sources` into `q` on a link of `link` for `duration`; counts from `warmup` on.
-    pub fn run(q: &mut Queue, link: Rate, sources: &[Source], duration: Time, warmup: Time, seed: u64) -> Tally {
-        let mut rng = SimRng::stream(seed, "qdisc");
-        let mut src_rng = SimRng::stream(seed, "sources");
-        let gap = |s: &Source, r: &mut SimRng| {
-            let mean = 8.0 * s.size as f64 / s.rate_bps;
-            Time::from_secs_f64(if s.poisson { r.exponential(mean) } else { mean })
-        };
-        let mut next: Vec<Time> = sources.iter().map(|s| gap(s, &mut src_rng)).collect();
-        let mut busy_until: Option<Time> = None;
-        let mut tally = Tally::default();
-        let (mut n_avg, mut uid) = (0u64, 0u64);
-        loop {
-            let (i, t_arr) = next.iter().copied().enumerate().min_by_key(|(_, t)| *t).unwrap();
-            // Departures due before the next arrival.
-            while let Some(done) = busy_until {
-                if done > t_arr {
-                    break;
-                }
-                q.dequeue(done).unwrap();
-                busy_until = if q.len_packets() > 0 { Some(done + link.tx_time(head_size(q))) } else { None };
-            }
-            if t_arr >= duration {
-                break;
-            }
-            let s = sources[i];
-            let pkt = Packet { uid, size: s.size, class: s.class, ..Packet::default() };
-            uid += 1;
-            let verdict = q.enqueue(pkt, t_arr, &mut rng).verdict;
-            if busy_until.is_none() && q.len_packets() > 0 {
-                busy_until = Some(t_arr + link.tx_time(s.size as u64));
-            }
-            if t_arr >= warmup {
-                let c = s.class.min(3) as usize;
-                tally.arrivals[c] += 1;
-                if let Verdict::Dropped(_) = verdict {
-                    tally.drops[c] += 1;
-                }
-                tally.verdicts.push((s.class, verdict));
-                n_avg += 1;
-                tally.mean_avg += (q.average_queue().unwrap_or(0.0) - tally.mean_avg) / n_avg as f64;
-                tally.mean_queue += (q.len_packets() as f64 - tally.mean_queue) / n_avg as f64;
-            }
-            next[i] = t_arr + gap(&s, &mut src_rng);
-            q.check_invariants().unwrap();
-        }
-        tally
-    }
-
-    /// All tests use one packet size per run, so the head's size is the source's size; the
-    /// wrapper does not expose the head, so peek through the byte backlog.
-    fn head_size(q: &Queue) -> u64 {
-        q.len_bytes() / q.len_packets() as u64
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::model::{run, Source};
     use super::*;
+    use crate::qdisc::testutil::PopPacket;
+    use crate::qdisc::shared::queue_model::{run, Source};
     use crate::qdisc::testutil::pkt;
     use crate::qdisc::Queue;
+    use crate::units::Limit;
 
     const LINK: Rate = Rate::mbps(10);
 
     fn cbr(rate_bps: f64) -> Source {
         Source { rate_bps, size: 1000, class: 0, poisson: false }
-    }
-
-    #[test]
-    fn ear_converges_to_a_constant_rate() {
-        // 1000 B every 1 ms is 8 Mbit/s; after 10 tau the start-up transient is e^-10 away.
-        let mut e = RateEstimator::new(Time::from_millis(100));
-        for i in 1..=1000 {
-            e.update(1000, Time::from_millis(i));
-        }
-        assert!((e.rate() - 8e6).abs() < 8e6 * 1e-4, "{}", e.rate());
-        // After a step down to 4 Mbit/s the error shrinks by e^-1 per tau.
-        for i in 1..=100 {
-            e.update(500, Time::from_millis(1000 + i));
-        }
-        let expect = 4e6 + 4e6 * (-1.0f64).exp();
-        assert!((e.rate() - expect).abs() < 1e4, "{} vs {}", e.rate(), expect);
-        // Poisson arrivals of 200 or 1800 B at 6 Mbit/s (75 packets per tau): the estimate is
-        // noisy, relative sd about sqrt((1 + cv_size^2) / (2 * 75)) = 10 %, but its mean is
-        // within its 1/(2 lambda tau) = 0.7 % bias of the true rate.
-        let mut e = RateEstimator::new(Time::from_millis(100));
-        let mut rng = SimRng::stream(4, "t");
-        let (mut t, mut n, mut sum, mut sq) = (0.0, 0.0, 0.0, 0.0);
-        while t < 100.0 {
-            let size = if rng.bernoulli(0.5) { 200 } else { 1800 };
-            // Mean size 1000 B: mean gap 1000 * 8 / 6e6 s.
-            t += rng.exponential(8000.0 / 6e6);
-            let r = e.update(size, Time::from_secs_f64(t)) / 6e6 - 1.0;
-            if t > 1.0 {
-                n += 1.0;
-                sum += r;
-                sq += r * r;
-            }
-        }
-        let (mean, sd) = (sum / n, (sq / n - (sum / n).powi(2)).sqrt());
-        assert!(mean.abs() < 0.015, "mean relative error {mean}");
-        assert!(sd > 0.07 && sd < 0.13, "relative sd {sd}");
-    }
-
-    #[test]
-    fn simultaneous_arrivals_use_the_limit_of_the_update() {
-        let mut e = RateEstimator::new(Time::from_millis(100));
-        e.update(1000, Time::from_millis(5));
-        let before = e.rate();
-        let after = e.update(1000, Time::from_millis(5));
-        assert!(after.is_finite());
-        assert!((after - (before + 8000.0 / 0.1)).abs() < 1e-6, "{after}");
-        // Read as is for one gap of its own rate (8000 bit / after), then decaying with tau.
-        let gap = Time::from_secs_f64(8000.0 / after);
-        assert_eq!(e.rate_at(Time::from_millis(5) + gap.mul_f64(0.99)), after);
-        let later = e.rate_at(Time::from_millis(105) + gap);
-        assert!((later - after * (-1.0f64).exp()).abs() < 1e-3 * after, "{later}");
-    }
-
-    #[test]
-    fn ap_rule_settles_at_two_target_over_ap() {
-        assert_eq!(adjust_probability(0.2, 50.0, 50.0, 2.0), 0.2);
-        assert_eq!(adjust_probability(0.2, 40.0, 50.0, 2.5), 0.2);
-        assert!(adjust_probability(0.2, 50.0, 50.0, 2.5) > 0.2);
-        assert_eq!(adjust_probability(0.5, 100.0, 10.0, 2.0), 1.0);
-        assert_eq!(adjust_probability(0.5, 0.0, 10.0, 2.0), 0.0);
-        assert_eq!(equilibrium_queue(50.0, 2.5), 40.0);
-    }
-
-    #[test]
-    fn spreader_probability_is_half_the_fraction_when_two_over_it_is_whole() {
-        for p in [0.5, 0.4, 0.2, 0.1, 0.02, 2.0 / 3.0] {
-            assert!((DropSpreader::red_probability(p) - p / 2.0).abs() < 1e-12, "{p}");
-        }
-        assert!((DropSpreader::red_probability(0.75) - 0.4).abs() < 1e-12);
-        // Continuous across the boundaries of m.
-        let (a, b) = (DropSpreader::red_probability(0.2 - 1e-12), DropSpreader::red_probability(0.2 + 1e-12));
-        assert!((a - b).abs() < 1e-9, "{a} {b}");
-    }
-
-    #[test]
-    fn spreader_drops_the_requested_fraction_uniformly() {
-        for &p in &[0.95, 0.9, 0.75, 0.6, 0.5, 0.3, 0.2, 0.1, 0.05, 0.01, 0.003] {
-            let mut s = DropSpreader::new();
-            let mut rng = SimRng::stream(2, "t");
-            let n = 400_000;
-            let (mut drops, mut since, mut max_gap) = (0, 0, 0);
-            for _ in 0..n {
-                since += 1;
-                if s.coin(p, &mut rng) {
-                    // The first gap runs from the reset (count -1), one arrival longer.
-                    if drops > 0 {
-                        max_gap = max_gap.max(since);
-                    }
-                    drops += 1;
-                    since = 0;
-                }
-            }
-            let frac = drops as f64 / n as f64;
-            assert!((frac - p).abs() < 0.02 * p.min(1.0 - p) + 2e-4, "p {p}: dropped {frac}");
-            // Uniform gaps: never more than ceil(2/p - 1) arrivals apart.
-            assert!(max_gap as f64 <= (2.0 / p - 1.0 - 1e-9).ceil(), "p {p}: gap {max_gap}");
-        }
     }
 
     #[test]
@@ -673,15 +170,15 @@ mod tests {
         assert_eq!(q.stats().total_dropped_packets(), 0);
         assert!(t.arrivals[0] > 19_000);
         let mut r = RbRed::new(RbRedConfig::default(), LINK);
-        r.fifo.avg.force(90.0);
+        r.fifo.force_average(90.0);
         let mut rng = SimRng::stream(1, "t");
         let mut ev = Vec::new();
         for i in 0..20_000u64 {
             // 9.9 Mbit/s: just under SR, with a nearly full average queue.
             let now = Time::from_secs_f64(i as f64 * 8000.0 / 9.9e6);
             assert_eq!(r.enqueue(pkt(i, 0, 1000), now, &mut rng, &mut ev), Verdict::Enqueued, "packet {i}");
-            r.dequeue(now);
-            r.fifo.avg.force(90.0);
+            r.pop_packet(now);
+            r.fifo.force_average(90.0);
         }
     }
 
@@ -697,9 +194,9 @@ mod tests {
             let (mut n, mut drops) = (0u64, 0u64);
             for i in 0..100_000u64 {
                 let now = Time::from_secs_f64(i as f64 * gap);
-                r.fifo.avg.force(50.0);
+                r.fifo.force_average(50.0);
                 let v = r.enqueue(pkt(i, 0, 1000), now, &mut rng, &mut ev);
-                r.dequeue(now);
+                r.pop_packet(now);
                 if now >= Time::from_secs(1) {
                     n += 1;
                     drops += matches!(v, Verdict::Dropped(DropReason::Early)) as u64;
@@ -756,20 +253,6 @@ mod tests {
             r.enqueue(pkt(i, 0, 500), Time::ZERO, &mut rng, &mut ev);
         }
         assert!((r.fifo.average() - 1.5).abs() < 1e-12, "{}", r.fifo.average());
-    }
-
-    #[test]
-    fn idle_decay_is_not_applied_twice_after_a_drop() {
-        let mut a = QueueAverage::new(0.002, Time::from_micros(800));
-        a.force(10.0);
-        a.set_idle(Time::ZERO);
-        // Two arrivals on an empty queue, at 40 and 80 ms, neither accepted: 80 ms of idleness
-        // in all, 100 packet times (decaying from 0 again at 80 ms would make it 150).
-        a.update(Time::from_millis(40), 0.0);
-        a.update(Time::from_millis(80), 0.0);
-        let w: f64 = 0.002;
-        let expect = 10.0 * (1.0 - w).powf(100.0) * (1.0 - w) * (1.0 - w);
-        assert!((a.value() - expect).abs() < 1e-9, "{} vs {expect}", a.value());
     }
 
     #[test]

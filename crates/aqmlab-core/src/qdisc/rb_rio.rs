@@ -56,65 +56,16 @@
 //! classified (ACKs on a reverse path, a workload without a classifier) then behaves exactly as
 //! Rb-RED instead of policy-dropping it. Values above 3 are also treated as class3.
 
-use super::rb_red::{
-    adjust_probability, limit_in_units, validate_rate_based, AveragedFifo, DropSpreader, RateEstimator,
-};
-use super::{DropReason, Evicted, Qdisc, Verdict};
+use super::shared::drop_spreader::DropSpreader;
+use super::shared::rate_based::{adjust_probability, AveragedFifo, RateBasedConfig};
+use super::shared::rate_estimator::RateEstimator;
+use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
-use crate::units::{Limit, Rate, Time};
-use serde::{Deserialize, Serialize};
+use crate::units::{Rate, Time};
 
-/// Same parameters, meanings and defaults as `RbRedConfig`; they apply to all three classes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RbRioConfig {
-    /// Physical capacity (packets or bytes), shared by all classes.
-    pub limit: Limit,
-    /// Time constant `tau` of every class's arrival-rate estimator, ns (default 100 ms).
-    pub time_constant_ns: u64,
-    /// Aggressiveness parameter AP, > 0 (default 2.0).
-    pub aggressiveness: f64,
-    /// Queue AP = 2 holds the average at, in packets; `None` is half the physical limit.
-    #[serde(default)]
-    pub target_queue: Option<f64>,
-    /// EWMA weight of the (total) average queue, in (0, 1] (default 0.002).
-    pub w_q: f64,
-    /// Typical packet size in bytes: byte-limit queue unit and idle-decay packet time (1000).
-    pub mean_pkt_size: u32,
-}
-
-impl Default for RbRioConfig {
-    /// The Rb-RED defaults (see `rb_red.rs`), for a 100-packet buffer.
-    fn default() -> RbRioConfig {
-        RbRioConfig {
-            limit: Limit::Packets(100),
-            time_constant_ns: 100_000_000,
-            aggressiveness: 2.0,
-            target_queue: None,
-            w_q: 0.002,
-            mean_pkt_size: 1000,
-        }
-    }
-}
-
-impl RbRioConfig {
-    pub fn validate(&self) -> Result<(), String> {
-        validate_rate_based(
-            self.limit,
-            self.time_constant_ns,
-            self.aggressiveness,
-            self.target_queue,
-            self.w_q,
-            self.mean_pkt_size,
-        )
-    }
-
-    /// The target in queue units (`target_queue`, or half the limit).
-    pub fn target(&self) -> f64 {
-        self.target_queue.unwrap_or_else(|| limit_in_units(self.limit, self.mean_pkt_size) / 2.0)
-    }
-}
+/// Rb-RIO's parameters: Rb-RED's ([`RateBasedConfig`]), applied to all three classes.
+pub type RbRioConfig = RateBasedConfig;
 
 /// Which branch of (corrected) Figure 2 the rates select.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -232,8 +183,8 @@ impl Qdisc for RbRio {
         self.fifo.admit(pkt)
     }
 
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        self.fifo.pop(now)
+    fn dequeue(&mut self, now: Time, _dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
+        self.fifo.pop(now).map(Dequeued::unmarked)
     }
 
     fn len_packets(&self) -> usize {
@@ -253,7 +204,9 @@ impl Qdisc for RbRio {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::rb_red::model::{run, Source, Tally};
+    use crate::qdisc::testutil::PopPacket;
+    use crate::qdisc::shared::queue_model::{run, Source, Tally};
+    use crate::units::Limit;
     use crate::qdisc::testutil::pkt;
     use crate::qdisc::Queue;
     use proptest::prelude::*;
@@ -440,7 +393,7 @@ mod tests {
             let mut p = pkt(uid, 0, 1000);
             p.class = class;
             let v = r.enqueue(p, now, &mut rng, &mut ev);
-            while r.dequeue(now).is_some() {}
+            while r.pop_packet(now).is_some() {}
             v
         };
         for i in 0..1000u64 {

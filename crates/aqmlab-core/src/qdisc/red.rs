@@ -20,8 +20,9 @@
 //! The physical limit is independent of the thresholds: an arrival that does not fit is an
 //! `Overflow` drop whatever `avg` says.
 
-use super::fifo::PacketFifo;
-use super::{DropReason, Evicted, Qdisc, Verdict};
+use super::shared::packet_fifo::PacketFifo;
+use super::shared::queue_average::QueueAverage;
+use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
 use crate::packet::{Ecn, Packet};
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
@@ -87,13 +88,11 @@ impl RedConfig {
 pub struct Red {
     cfg: RedConfig,
     q: PacketFifo,
-    avg: f64,
+    /// F&J's `avg`, with its idle-time decay over packets of F&J's `s` = the transmission time
+    /// of one `mean_pkt_size` packet.
+    avg: QueueAverage,
     /// Packets since the last drop or mark; -1 while avg is below min_th (F&J Fig. 2).
     count: i64,
-    /// When the queue last became empty, while it is empty.
-    idle_since: Option<Time>,
-    /// Transmission time of one `mean_pkt_size` packet, F&J's `s`.
-    pkt_time: Time,
 }
 
 /// What the average-queue test decided for one arrival (before the physical limit).
@@ -107,7 +106,7 @@ enum Decision {
 impl Red {
     pub fn new(cfg: RedConfig, link_rate: Rate) -> Red {
         let pkt_time = link_rate.tx_time(cfg.mean_pkt_size as u64);
-        Red { cfg, q: PacketFifo::default(), avg: 0.0, count: -1, idle_since: Some(Time::ZERO), pkt_time }
+        Red { avg: QueueAverage::new(cfg.w_q, pkt_time), cfg, q: PacketFifo::default(), count: -1 }
     }
 
     /// The instantaneous queue in the unit RED averages.
@@ -118,36 +117,27 @@ impl Red {
         }
     }
 
+    /// F&J section 4: the average with the queue this arrival sees (after the idle-time decay,
+    /// which is accounted up to `now` even if the arrival is then dropped).
     fn update_average(&mut self, now: Time) {
-        if let Some(since) = self.idle_since {
-            // F&J section 4: decay as if m packets of typical size had been sent while idle.
-            if self.pkt_time > Time::ZERO {
-                let m = (now - since).as_nanos() as f64 / self.pkt_time.as_nanos() as f64;
-                self.avg *= (1.0 - self.cfg.w_q).powf(m);
-            } else {
-                self.avg = 0.0;
-            }
-            // The idle time up to now is accounted for: if this arrival is dropped and the
-            // queue stays empty, the next arrival must decay only over the time since now.
-            self.idle_since = Some(now);
-        }
-        self.avg = (1.0 - self.cfg.w_q) * self.avg + self.cfg.w_q * self.current_queue();
+        self.avg.update(now, self.current_queue());
     }
 
     /// Base probability p_b for the current average, or None when the hard threshold is passed.
     fn base_probability(&self) -> Option<f64> {
         let RedConfig { min_th, max_th, max_p, gentle, .. } = self.cfg;
-        if self.avg < max_th {
-            Some(max_p * (self.avg - min_th) / (max_th - min_th))
-        } else if gentle && self.avg < 2.0 * max_th {
-            Some(max_p + (1.0 - max_p) * (self.avg - max_th) / max_th)
+        let avg = self.avg.value();
+        if avg < max_th {
+            Some(max_p * (avg - min_th) / (max_th - min_th))
+        } else if gentle && avg < 2.0 * max_th {
+            Some(max_p + (1.0 - max_p) * (avg - max_th) / max_th)
         } else {
             None
         }
     }
 
     fn decide(&mut self, size: u32, rng: &mut SimRng) -> Decision {
-        if self.avg < self.cfg.min_th {
+        if self.avg.value() < self.cfg.min_th {
             self.count = -1;
             return Decision::Accept;
         }
@@ -172,7 +162,7 @@ impl Red {
 
     fn push(&mut self, pkt: Packet) {
         self.q.push(pkt);
-        self.idle_since = None;
+        self.avg.set_busy();
     }
 }
 
@@ -199,12 +189,12 @@ impl Qdisc for Red {
         Verdict::Enqueued
     }
 
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
+    fn dequeue(&mut self, now: Time, _dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
         let p = self.q.pop()?;
         if self.q.is_empty() {
-            self.idle_since = Some(now);
+            self.avg.set_idle(now);
         }
-        Some(p)
+        Some(Dequeued::unmarked(p))
     }
 
     fn len_packets(&self) -> usize {
@@ -214,7 +204,7 @@ impl Qdisc for Red {
         self.q.bytes()
     }
     fn average_queue(&self) -> Option<f64> {
-        Some(self.avg)
+        Some(self.avg.value())
     }
     fn kind(&self) -> &'static str {
         "red"
@@ -224,6 +214,7 @@ impl Qdisc for Red {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::testutil::pkt;
     use crate::qdisc::Queue;
 
@@ -243,8 +234,7 @@ mod tests {
 
     fn red_with_avg(c: RedConfig, avg: f64) -> Red {
         let mut r = Red::new(c, Rate::mbps(10));
-        r.avg = avg;
-        r.idle_since = None;
+        r.avg.force(avg);
         r
     }
 
@@ -262,7 +252,7 @@ mod tests {
         for q in 0..10 {
             expect = (1.0 - w) * expect + w * q as f64;
         }
-        assert!((r.avg - expect).abs() < 1e-12, "{} vs {}", r.avg, expect);
+        assert!((r.avg.value() - expect).abs() < 1e-12, "{} vs {}", r.avg.value(), expect);
     }
 
     #[test]
@@ -271,19 +261,19 @@ mod tests {
         let mut rng = SimRng::stream(1, "t");
         let mut ev = Vec::new();
         r.enqueue(pkt(0, 0, 1000), Time::ZERO, &mut rng, &mut ev);
-        r.dequeue(Time::from_millis(1));
+        r.pop_packet(Time::from_millis(1));
         // 1000 B at 10 Mbit/s is 0.8 ms: 100 ms idle is 125 packet times.
         r.enqueue(pkt(1, 0, 1000), Time::from_millis(101), &mut rng, &mut ev);
         let before = (1.0 - 0.002) * 10.0 + 0.0;
         let expect = before * (1.0f64 - 0.002).powf(125.0) * (1.0 - 0.002);
-        assert!((r.avg - expect).abs() < 1e-9, "{} vs {}", r.avg, expect);
+        assert!((r.avg.value() - expect).abs() < 1e-9, "{} vs {}", r.avg.value(), expect);
     }
 
     #[test]
     fn idle_time_is_decayed_only_once_when_an_arrival_to_an_empty_queue_is_dropped() {
         // Forced drop with an empty queue: avg above max_th, never below by the next arrival.
         let mut r = red_with_avg(cfg(), 40.0);
-        r.idle_since = Some(Time::ZERO);
+        r.avg.set_idle(Time::ZERO);
         let mut rng = SimRng::stream(1, "t");
         let mut ev = Vec::new();
         // 0.8 ms per packet at 10 Mbit/s: 8 ms idle is 10 packet times per arrival.
@@ -292,7 +282,7 @@ mod tests {
         let d = 1.0f64 - 0.002;
         // Twice 10 packet times of decay plus two empty-queue updates, not 10 + 20.
         let expect = 40.0 * d.powf(10.0) * d * d.powf(10.0) * d;
-        assert!((r.avg - expect).abs() < 1e-9, "{} vs {}", r.avg, expect);
+        assert!((r.avg.value() - expect).abs() < 1e-9, "{} vs {}", r.avg.value(), expect);
     }
 
     #[test]
@@ -322,9 +312,8 @@ mod tests {
                 gaps.push(since);
                 since = 0;
             }
-            r.dequeue(Time::ZERO);
-            r.idle_since = None;
-            r.avg = 10.0;
+            r.pop_packet(Time::ZERO);
+            r.avg.force(10.0);
         }
         assert!(gaps.iter().all(|g| *g <= 19), "max gap {}", gaps.iter().max().unwrap());
         let mean = gaps.iter().sum::<usize>() as f64 / gaps.len() as f64;
@@ -356,9 +345,8 @@ mod tests {
                 if let Verdict::Dropped(_) = r.enqueue(pkt(i, 0, size), Time::ZERO, &mut rng, &mut ev) {
                     n += 1;
                 }
-                r.dequeue(Time::ZERO);
-                r.idle_since = None;
-                r.avg = 10.0;
+                r.pop_packet(Time::ZERO);
+                r.avg.force(10.0);
             }
             n
         };
@@ -377,7 +365,7 @@ mod tests {
             r.enqueue(pkt(i, 0, 500), Time::ZERO, &mut rng, &mut ev);
         }
         // Three 500 B packets queued when the 4th arrives: 1.5 mean-size packets.
-        assert!((r.avg - 1.5).abs() < 1e-12, "{}", r.avg);
+        assert!((r.avg.value() - 1.5).abs() < 1e-12, "{}", r.avg.value());
     }
 
     #[test]
@@ -395,7 +383,7 @@ mod tests {
                 Verdict::Enqueued => false,
             };
             marked += was_marked as u32;
-            let out = q.dequeue(Time::ZERO).unwrap();
+            let out = q.dequeue(Time::ZERO).packet.unwrap();
             assert_eq!(out.ecn == Ecn::Ce, was_marked, "packet {i}");
         }
         assert!(marked > 5, "{marked}");

@@ -36,10 +36,10 @@
 //! classified sees plain RED with class3's curve instead of being judged as the lowest class.
 //! Values above 3 are also class3.
 
-use super::rb_red::QueueAverage;
+use super::shared::queue_average::QueueAverage;
 use super::rb_rio::class_index;
-use super::fifo::PacketFifo;
-use super::{DropReason, Evicted, Qdisc, Verdict};
+use super::shared::packet_fifo::PacketFifo;
+use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
@@ -230,7 +230,7 @@ impl Qdisc for Rio {
         Verdict::Enqueued
     }
 
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
+    fn dequeue(&mut self, now: Time, _dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
         let p = self.q.pop()?;
         let k = class_index(p.class);
         self.class_packets[k] -= 1;
@@ -240,7 +240,7 @@ impl Qdisc for Rio {
                 self.avgs[j].set_idle(now);
             }
         }
-        Some(p)
+        Some(Dequeued::unmarked(p))
     }
 
     fn len_packets(&self) -> usize {
@@ -261,7 +261,8 @@ impl Qdisc for Rio {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::rb_red::model::{run, Source};
+    use crate::qdisc::testutil::PopPacket;
+    use crate::qdisc::shared::queue_model::{run, Source};
     use crate::qdisc::testutil::pkt;
     use crate::qdisc::Queue;
 
@@ -313,7 +314,7 @@ mod tests {
                 v => panic!("{v:?}"),
             }
             assert_eq!(r.enqueue(class_pkt(i, 3), Time::ZERO, &mut rng, &mut ev), Verdict::Enqueued);
-            while r.dequeue(Time::ZERO).is_some() {}
+            while r.pop_packet(Time::ZERO).is_some() {}
             for (j, a) in [35.0, 25.0, 10.0].into_iter().enumerate() {
                 r.avgs[j].force(a);
             }
@@ -331,11 +332,11 @@ mod tests {
         r.avgs[2].force(20.0);
         r.enqueue(class_pkt(0, 3), Time::ZERO, &mut rng, &mut ev);
         let a3 = r.averages()[2];
-        r.dequeue(Time::ZERO);
+        r.pop_packet(Time::ZERO);
         // 100 ms of class1 traffic only: the link is busy, but no class3 packet is queued.
         for i in 1..=100u64 {
             r.enqueue(class_pkt(i, 1), Time::from_millis(i), &mut rng, &mut ev);
-            r.dequeue(Time::from_millis(i));
+            r.pop_packet(Time::from_millis(i));
         }
         assert_eq!(r.averages()[2], a3, "avg_3 moves only on class3 arrivals");
         r.enqueue(class_pkt(101, 3), Time::from_millis(100), &mut rng, &mut ev);

@@ -33,8 +33,9 @@
 //! flow are the tops of two indexed heaps on the same key, so every enqueue and dequeue is
 //! O(log n) in the number n of active flows (plus O(k log n) for k packets pushed out).
 
-use super::flowid::{never_fits, Entry, FlowKeyConfig, FlowKeyer, FlowTable, Slot};
-use super::{DropReason, Evicted, Qdisc, Verdict};
+use super::shared::flow_key::{FlowKeyConfig, FlowKeyer};
+use super::shared::flow_table::{never_fits, Entry, FlowTable, Slot};
+use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Time};
@@ -102,11 +103,11 @@ impl Qdisc for Sqf {
         Verdict::Enqueued
     }
 
-    fn dequeue(&mut self, _now: Time) -> Option<Packet> {
+    fn dequeue(&mut self, _now: Time, _dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
         let s = self.flows.shortest()?;
         let e = self.flows.pop_front(s)?;
         self.flows.release_if_empty(s);
-        Some(e.pkt)
+        Some(Dequeued::unmarked(e.pkt))
     }
 
     fn len_packets(&self) -> usize {
@@ -124,7 +125,7 @@ impl Qdisc for Sqf {
 }
 
 #[cfg(test)]
-impl super::flowid::tests::Inspect for Sqf {
+impl super::per_flow_tests::Inspect for Sqf {
     fn active_flows(&self) -> usize {
         self.flows.active_flows()
     }
@@ -136,7 +137,8 @@ impl super::flowid::tests::Inspect for Sqf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::flowid::FlowField;
+    use crate::qdisc::testutil::PopPacket;
+    use crate::qdisc::shared::flow_key::FlowField;
     use crate::qdisc::testutil::pkt;
     use crate::qdisc::Queue;
     use proptest::prelude::*;
@@ -151,7 +153,7 @@ mod tests {
     }
 
     fn drain(q: &mut Queue) -> Vec<u64> {
-        std::iter::from_fn(|| q.dequeue(Time::ZERO)).map(|p| p.uid).collect()
+        std::iter::from_fn(|| q.dequeue(Time::ZERO).packet).map(|p| p.uid).collect()
     }
 
     fn offer(q: &mut Queue, uid: u64, flow: u32, size: u32) -> (Verdict, Vec<u64>) {
@@ -177,7 +179,7 @@ mod tests {
             offer(&mut q, i, 1, 1500); // bulk: 15000 B queued
         }
         offer(&mut q, 100, 2, 200); // voice packet arrives behind them
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 100);
+        assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().uid, 100);
         // Then the bulk flow, in order.
         assert_eq!(drain(&mut q), (0..10).collect::<Vec<_>>());
     }
@@ -201,9 +203,9 @@ mod tests {
         offer(&mut q, 1, 1, 600);
         offer(&mut q, 2, 2, 1000); // flow 2: 1000
         // 1000 < 1200: flow 2 goes first; then flow 1.
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 2);
+        assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().uid, 2);
         offer(&mut q, 3, 2, 700); // flow 2: 700 < flow 1's 1200
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 3);
+        assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().uid, 3);
         offer(&mut q, 4, 3, 500); // flow 3: 500 < 1200
         assert_eq!(drain(&mut q), vec![4, 0, 1]);
     }
@@ -227,7 +229,7 @@ mod tests {
         offer(&mut q, 20, 1, 100);
         offer(&mut q, 21, 2, 300);
         offer(&mut q, 22, 1, 200); // flow 1 = 300 (head 20), flow 2 = 300 (head 21)
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 20);
+        assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().uid, 20);
         offer(&mut q, 23, 1, 100); // flow 1 = 300 (head 22), flow 2 = 300 (head 21)
         assert_eq!(drain(&mut q), vec![21, 22, 23]);
     }
@@ -290,8 +292,8 @@ mod tests {
         for f in 0..10_000u32 {
             sqf.enqueue(pkt(f as u64, f, 100), Time::ZERO, &mut rng, &mut ev);
             if f % 2 == 1 {
-                sqf.dequeue(Time::ZERO);
-                sqf.dequeue(Time::ZERO);
+                sqf.pop_packet(Time::ZERO);
+                sqf.pop_packet(Time::ZERO);
             }
             assert!(sqf.active_flows() <= sqf.len_packets());
         }
@@ -398,7 +400,7 @@ mod tests {
                         let want = naive.enqueue(pkt(uid as u64, flow, size));
                         prop_assert_eq!(got, want, "arrival {}", uid);
                     }
-                    None => prop_assert_eq!(q.dequeue(Time::ZERO).map(|p| p.uid), naive.dequeue()),
+                    None => prop_assert_eq!(q.dequeue(Time::ZERO).packet.map(|p| p.uid), naive.dequeue()),
                 }
                 prop_assert!(q.check_invariants().is_ok());
             }

@@ -31,7 +31,7 @@
 //! work-conserving disciplines) forwards to it; after a `dequeue` that returned `None` on an
 //! idle link the engine schedules a retry at that time.
 
-use super::{DropReason, Evicted, Qdisc, Verdict};
+use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
@@ -126,7 +126,7 @@ impl Qdisc for Tbf {
         Verdict::Enqueued
     }
 
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
+    fn dequeue(&mut self, now: Time, _dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
         let need = self.q.front()?.size as u128 * UNITS_PER_BYTE;
         let have = self.tokens_at(now);
         if have < need {
@@ -136,7 +136,7 @@ impl Qdisc for Tbf {
         self.t_c = self.t_c.max(now);
         let p = self.q.pop_front()?;
         self.bytes -= p.size as u64;
-        Some(p)
+        Some(Dequeued::unmarked(p))
     }
 
     fn len_packets(&self) -> usize {
@@ -156,6 +156,7 @@ impl Qdisc for Tbf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::testutil::pkt;
     use crate::units::parse_rate;
 
@@ -182,7 +183,7 @@ mod tests {
                     break;
                 }
             }
-            match t.dequeue(now) {
+            match t.pop_packet(now) {
                 Some(p) => {
                     out.push((now, p.size));
                     now += link.tx_time(p.size as u64);
@@ -233,21 +234,21 @@ mod tests {
         assert_eq!(t.tokens_bytes(at), 3000);
         assert_eq!(t.next_ready(at), Some(at));
         for i in 0..3 {
-            assert_eq!(t.dequeue(at).map(|p| p.uid), Some(i), "burst packet {i}");
+            assert_eq!(t.pop_packet(at).map(|p| p.uid), Some(i), "burst packet {i}");
         }
-        assert_eq!(t.dequeue(at), None, "bucket empty after the burst");
+        assert_eq!(t.pop_packet(at), None, "bucket empty after the burst");
         // 1000 bytes of tokens take exactly 1 s at 8 kbit/s.
         let next = t.next_ready(at).unwrap();
         assert_eq!(next, at + Time::from_secs(1));
-        assert_eq!(t.dequeue(next - Time(1)), None, "one nanosecond early");
-        assert_eq!(t.dequeue(next).map(|p| p.uid), Some(3));
+        assert_eq!(t.pop_packet(next - Time(1)), None, "one nanosecond early");
+        assert_eq!(t.pop_packet(next).map(|p| p.uid), Some(3));
         assert_eq!(t.next_ready(next), Some(next + Time::from_secs(1)));
         // A partial wait keeps its tokens: half now, half later.
-        assert_eq!(t.dequeue(next + Time::from_millis(500)), None);
+        assert_eq!(t.pop_packet(next + Time::from_millis(500)), None);
         assert_eq!(t.next_ready(next + Time::from_millis(500)), Some(next + Time::from_secs(1)));
-        assert_eq!(t.dequeue(next + Time::from_secs(1)).map(|p| p.uid), Some(4));
+        assert_eq!(t.pop_packet(next + Time::from_secs(1)).map(|p| p.uid), Some(4));
         assert_eq!(t.next_ready(next + Time::from_secs(1)), None, "empty queue");
-        assert_eq!(t.dequeue(next + Time::from_secs(2)), None);
+        assert_eq!(t.pop_packet(next + Time::from_secs(2)), None);
     }
 
     #[test]
@@ -280,11 +281,11 @@ mod tests {
         t.enqueue(pkt(0, 0, 1000), Time::ZERO, &mut rng, &mut ev);
         t.enqueue(pkt(1, 0, 1000), Time::ZERO, &mut rng, &mut ev);
         t.enqueue(pkt(2, 0, 40), Time::ZERO, &mut rng, &mut ev);
-        assert_eq!(t.dequeue(Time::ZERO).unwrap().uid, 0);
+        assert_eq!(t.pop_packet(Time::ZERO).unwrap().uid, 0);
         // 500 bytes left: the 40-byte packet would fit but waits behind packet 1 (FIFO).
-        assert_eq!(t.dequeue(Time::ZERO), None);
+        assert_eq!(t.pop_packet(Time::ZERO), None);
         assert_eq!(t.next_ready(Time::ZERO), Some(Time::from_millis(500)));
-        assert_eq!(t.dequeue(Time::from_millis(500)).unwrap().uid, 1);
+        assert_eq!(t.pop_packet(Time::from_millis(500)).unwrap().uid, 1);
         assert_eq!(t.next_ready(Time::from_millis(500)), Some(Time::from_millis(540)));
     }
 
@@ -294,18 +295,18 @@ mod tests {
         let mut rng = SimRng::stream(1, "t");
         t.enqueue(pkt(0, 0, 1000), Time::ZERO, &mut rng, &mut Vec::new());
         t.enqueue(pkt(1, 0, 1000), Time::ZERO, &mut rng, &mut Vec::new());
-        assert!(t.dequeue(Time::from_secs(5)).is_some());
-        assert_eq!(t.dequeue(Time::from_secs(1)), None);
+        assert!(t.pop_packet(Time::from_secs(5)).is_some());
+        assert_eq!(t.pop_packet(Time::from_secs(1)), None);
         assert_eq!(t.next_ready(Time::from_secs(1)), Some(Time::from_secs(2)));
-        assert_eq!(t.dequeue(Time::from_secs(6)).unwrap().uid, 1);
+        assert_eq!(t.pop_packet(Time::from_secs(6)).unwrap().uid, 1);
         // Extreme values.
         let mut t = tbf(Rate(1), 1, 1);
         t.enqueue(pkt(0, 0, 1), Time::ZERO, &mut rng, &mut Vec::new());
-        assert!(t.dequeue(Time::MAX).is_some());
+        assert!(t.pop_packet(Time::MAX).is_some());
         let mut t = tbf(Rate(u64::MAX), u32::MAX as u64, u64::MAX);
         t.enqueue(pkt(0, 0, u32::MAX), Time::MAX, &mut rng, &mut Vec::new());
         assert!(t.next_ready(Time::MAX).is_some());
-        assert!(t.dequeue(Time::MAX).is_some());
+        assert!(t.pop_packet(Time::MAX).is_some());
     }
 
     #[test]

@@ -15,7 +15,7 @@
 //! The wrapper only measures and labels; scheduling and dropping are the wrapped discipline's
 //! (normally `WRR[PRIO[green, yellow, red], FIFO]`, see [`super::wrr`]). A [`Packet`] has no
 //! room for a label (it is kept at 80 bytes), so the engine keeps labels beside packets, keyed
-//! by uid, and asks [`Qdisc::feedback_label`] after each accepted arrival.
+//! by uid, and asks [`crate::qdisc::Queue::feedback_label`] after each accepted arrival.
 //!
 //! Choices where the paper is silent (written here and in `docs/reproductions/pels.md`):
 //! * PELS packets are the coloured ones (class 1 = red, 2 = yellow, 3 = green); everything
@@ -28,7 +28,8 @@
 //! * Before the first complete interval the label is (router id, 0, 0); sources start at epoch
 //!   0 and ignore it.
 
-use super::{build_qdisc, Evicted, Qdisc, QdiscConfig, Queue, Verdict};
+use super::children::take;
+use crate::qdisc::{build_qdisc, Dequeued, Evicted, FeedbackLabeller, NamedStat, Qdisc, QdiscConfig, Queue, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
@@ -169,14 +170,8 @@ impl Qdisc for PelsFeedback {
         out.verdict
     }
 
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        self.inner.dequeue(now)
-    }
-    fn take_dequeue_drops(&mut self, out: &mut Vec<Evicted>) {
-        out.extend_from_slice(self.inner.dequeue_drops());
-    }
-    fn dequeue_marked(&self) -> bool {
-        self.inner.dequeue_marked()
+    fn dequeue(&mut self, now: Time, dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
+        take(&mut self.inner, now, dropped)
     }
     fn len_packets(&self) -> usize {
         self.inner.len_packets()
@@ -187,6 +182,10 @@ impl Qdisc for PelsFeedback {
     fn average_queue(&self) -> Option<f64> {
         self.inner.average_queue()
     }
+    /// The wrapped discipline's: the labeller adds no state of its own to the queue.
+    fn named_stats(&self, out: &mut Vec<NamedStat>) {
+        self.inner.named_stats(out)
+    }
     fn kind(&self) -> &'static str {
         "pels_feedback"
     }
@@ -196,6 +195,13 @@ impl Qdisc for PelsFeedback {
     fn next_dequeue_time(&self, now: Time) -> Option<Time> {
         self.inner.next_dequeue_time(now)
     }
+    fn feedback_labeller(&self) -> Option<&dyn FeedbackLabeller> {
+        Some(self)
+    }
+}
+
+impl FeedbackLabeller for PelsFeedback {
+    /// The current label, for PELS packets only.
     fn feedback_label(&self, p: &Packet) -> Option<FeedbackLabel> {
         is_pels_packet(p).then(|| self.label())
     }
@@ -204,8 +210,9 @@ impl Qdisc for PelsFeedback {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::fifo::DropTailConfig;
-    use crate::qdisc::prio::{Classifier, PrioConfig};
+    use crate::qdisc::droptail::DropTailConfig;
+    use crate::qdisc::classful::classifier::Classifier;
+use crate::qdisc::prio::PrioConfig;
     use crate::qdisc::testutil::pkt;
     use crate::qdisc::wrr::{WrrBand, WrrConfig};
 
@@ -232,7 +239,7 @@ mod tests {
         for i in 0..n {
             let at = from + Time(Time::from_millis(30).as_nanos() * i / n);
             q.enqueue(colored(i, class), at, rng);
-            while q.dequeue(at).is_some() {}
+            while q.dequeue(at).packet.is_some() {}
         }
     }
 
@@ -316,8 +323,8 @@ mod tests {
             let at = Time(uid * 100_000);
             assert_eq!(q.enqueue(p, at, &mut r1).verdict, plain.enqueue(p, at, &mut r2).verdict);
             if uid % 3 == 0 {
-                order.0.extend(q.dequeue(at).map(|p| p.uid));
-                order.1.extend(plain.dequeue(at).map(|p| p.uid));
+                order.0.extend(q.dequeue(at).packet.map(|p| p.uid));
+                order.1.extend(plain.dequeue(at).packet.map(|p| p.uid));
             }
         }
         assert_eq!(order.0, order.1);

@@ -1,16 +1,16 @@
 //! PRIO: a classful strict-priority scheduler over child disciplines, as Linux `sch_prio`
-//! (tc-prio(8)), and the band classifier it shares with [`super::wrr`].
+//! (tc-prio(8)).
 //!
 //! * **Bands**: `bands[0]` is the highest priority. Each band is a full child discipline
-//!   (Drop-Tail, RED, another PRIO, ...) built with [`build_qdisc`], so it keeps its own
-//!   buffer, its own drop policy and its own [`QdiscStats`](super::QdiscStats).
+//!   (Drop-Tail, RED, another PRIO, ...) built with [`build_qdisc`](crate::qdisc::build_qdisc), so it keeps its own
+//!   buffer, its own drop policy and its own [`QdiscStats`](crate::qdisc::QdiscStats).
 //! * **Classification** ([`Classifier`]): every arrival goes to exactly one band, chosen from
 //!   `Packet::class` (`"by": "class"`, or its alias `"color"` for PELS), or from
 //!   `Packet::dscp` (`"by": "dscp"`). The child decides acceptance: its verdict (with its
 //!   `DropReason`) is PRIO's verdict, and packets it pushes out are reported as PRIO's
 //!   evictions with the child's reason.
 //! * **Scheduling**: `dequeue` serves the highest-priority band that yields a packet. As in
-//!   Linux, a band that holds packets but yields none (a shaper child such as [`super::tbf`]
+//!   Linux, a band that holds packets but yields none (a shaper child such as [`crate::qdisc::tbf`]
 //!   whose head is not conformant yet) is passed over for the next band, so a shaped band
 //!   never blocks the others. Lower bands starve while a higher band is backlogged: that is
 //!   the point (PELS, Kang, Zhang, Dai and Loguinov, section 4.1: "network routers must use
@@ -20,188 +20,14 @@
 //! Children are built for the same `link_rate` as the parent (RED uses it only for its
 //! idle-time decay).
 
-use super::{build_qdisc, Evicted, Qdisc, QdiscConfig, Queue, Verdict};
+use super::children::{build_children, offer, sum_limits, take, validate_children};
+use super::classifier::{BandTable, Classifier};
+use super::pels_feedback::FeedbackLabel;
+use crate::qdisc::{Dequeued, Evicted, FeedbackLabeller, Qdisc, QdiscConfig, Queue, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
 use serde::{Deserialize, Serialize};
-
-/// Most bands a classful discipline may have (Linux prio allows 16).
-pub const MAX_BANDS: usize = 16;
-
-/// How an arrival is mapped to a band (band 0 is the first child).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "by", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Classifier {
-    /// By `Packet::class` (3 = highest ... 1 = lowest, 0 = unclassified). Without `map`:
-    /// class 3 -> band 0, 2 -> band 1, 1 -> band 2 (clamped to the last band when there are
-    /// fewer than three). With `map`, a list of `[class, band]` pairs replaces that table.
-    /// Every other class (0, or unlisted) goes to `default_band`. `"color"` is an alias for
-    /// PELS, whose colors are classes: green = 3, yellow = 2, red = 1.
-    #[serde(alias = "color")]
-    Class {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        map: Option<Vec<(u8, usize)>>,
-        /// Band of unclassified and unlisted packets (default: the last band).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        default_band: Option<usize>,
-    },
-    /// By `Packet::dscp`: `map` lists `[dscp, band]` pairs; unlisted code points go to
-    /// `default_band` (default: the last band).
-    Dscp {
-        map: Vec<(u8, usize)>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        default_band: Option<usize>,
-    },
-}
-
-impl Default for Classifier {
-    /// By class with the built-in table, unclassified to the last band.
-    fn default() -> Classifier {
-        Classifier::Class { map: None, default_band: None }
-    }
-}
-
-impl Classifier {
-    /// Checks the classifier against `bands` children; errors start with `field` (the
-    /// classifier's own field name in the parent config).
-    pub fn validate(&self, field: &str, bands: usize) -> Result<(), String> {
-        let (map, default_band, key, key_max) = match self {
-            Classifier::Class { map, default_band } => (map.as_deref(), *default_band, "class", 3u8),
-            Classifier::Dscp { map, default_band } => (Some(map.as_slice()), *default_band, "dscp", 63u8),
-        };
-        if let Some(d) = default_band {
-            if d >= bands {
-                return Err(format!("{field}.default_band: band {d} does not exist (there are {bands} bands, 0..={})", bands.saturating_sub(1)));
-            }
-        }
-        for (i, &(k, band)) in map.unwrap_or(&[]).iter().enumerate() {
-            if k > key_max {
-                return Err(format!("{field}.map.{i}: {key} {k} is out of range 0..={key_max}"));
-            }
-            if band >= bands {
-                return Err(format!("{field}.map.{i}: band {band} does not exist (there are {bands} bands)"));
-            }
-            if map.unwrap_or(&[])[..i].iter().any(|&(k2, _)| k2 == k) {
-                return Err(format!("{field}.map.{i}: {key} {k} is listed twice"));
-            }
-        }
-        Ok(())
-    }
-
-    /// Compiles the classifier into a lookup table for `bands` children. Out-of-range
-    /// entries (only possible without `validate`) are clamped to the last band.
-    pub fn table(&self, bands: usize) -> BandTable {
-        let last = bands.saturating_sub(1);
-        let clamp = |b: usize| b.min(last) as u8;
-        let (by_dscp, map, default_band) = match self {
-            Classifier::Class { map, default_band } => (false, map.as_deref(), *default_band),
-            Classifier::Dscp { map, default_band } => (true, Some(map.as_slice()), *default_band),
-        };
-        let mut band = [clamp(default_band.unwrap_or(last)); 256];
-        match map {
-            Some(m) => {
-                // First entry wins, as `validate` refuses duplicates anyway.
-                for &(k, b) in m.iter().rev() {
-                    band[k as usize] = clamp(b);
-                }
-            }
-            None => {
-                band[3] = clamp(0);
-                band[2] = clamp(1);
-                band[1] = clamp(2);
-            }
-        }
-        BandTable { by_dscp, band }
-    }
-}
-
-/// A compiled [`Classifier`]: one band per class or DSCP value.
-#[derive(Clone, Debug)]
-pub struct BandTable {
-    by_dscp: bool,
-    band: [u8; 256],
-}
-
-impl BandTable {
-    pub fn band(&self, p: &Packet) -> usize {
-        let key = if self.by_dscp { p.dscp } else { p.class };
-        self.band[key as usize] as usize
-    }
-}
-
-/// Validates classful children: count, then each child with its error prefixed by
-/// `{field}.{index}.` so that the message names the band.
-pub(crate) fn validate_children<'a>(
-    field: &str,
-    children: impl ExactSizeIterator<Item = &'a QdiscConfig>,
-    prefix: &str,
-) -> Result<(), String> {
-    let n = children.len();
-    if n == 0 {
-        return Err(format!("{field}: must have at least 1 band"));
-    }
-    if n > MAX_BANDS {
-        return Err(format!("{field}: at most {MAX_BANDS} bands, got {n}"));
-    }
-    for (i, c) in children.enumerate() {
-        c.validate().map_err(|e| format!("{field}.{i}.{prefix}{e}"))?;
-    }
-    Ok(())
-}
-
-/// The capacity of a classful discipline: the sum of its children's limits when they all
-/// count in the same unit. With mixed units the result is a byte bound that always holds
-/// (a packet-limited child counted at the largest possible packet, `u32::MAX` bytes), which is
-/// correct but loose.
-pub(crate) fn sum_limits<'a>(children: impl Iterator<Item = &'a QdiscConfig>) -> Limit {
-    let (mut pk, mut by, mut any_bytes, mut any_packets) = (0u64, 0u64, false, false);
-    for c in children {
-        match c.limit() {
-            Limit::Packets(n) => {
-                any_packets = true;
-                pk = pk.saturating_add(n);
-            }
-            Limit::Bytes(b) => {
-                any_bytes = true;
-                by = by.saturating_add(b);
-            }
-        }
-    }
-    match (any_packets, any_bytes) {
-        (_, false) => Limit::Packets(pk),
-        (false, true) => Limit::Bytes(by),
-        (true, true) => Limit::Bytes(by.saturating_add(pk.saturating_mul(u32::MAX as u64))),
-    }
-}
-
-/// Builds validated children.
-pub(crate) fn build_children<'a>(
-    field: &str,
-    children: impl Iterator<Item = &'a QdiscConfig>,
-    prefix: &str,
-    link_rate: Rate,
-) -> Result<Vec<Queue>, String> {
-    children
-        .enumerate()
-        .map(|(i, c)| build_qdisc(c, link_rate).map_err(|e| format!("{field}.{i}.{prefix}{e}")))
-        .collect()
-}
-
-/// Offers `pkt` to `child`, copying its evictions into `evicted`.
-pub(crate) fn offer(child: &mut Queue, pkt: Packet, now: Time, rng: &mut SimRng, evicted: &mut Vec<Evicted>) -> Verdict {
-    let out = child.enqueue(pkt, now, rng);
-    evicted.extend_from_slice(out.evicted);
-    out.verdict
-}
-
-/// Dequeues from `child`, copying the packets it dropped at the head into `drops` (as `offer`
-/// copies evictions). Returns the packet and whether the child CE-marked it on the way out.
-pub(crate) fn take(child: &mut Queue, now: Time, drops: &mut Vec<Evicted>) -> Option<(Packet, bool)> {
-    let p = child.dequeue(now);
-    drops.extend_from_slice(child.dequeue_drops());
-    p.map(|p| (p, child.dequeue_marked()))
-}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -219,7 +45,7 @@ impl PrioConfig {
         self.classifier.validate("classifier", self.bands.len())
     }
 
-    /// Sum of the bands' limits (see [`sum_limits`] for mixed units).
+    /// Sum of the bands' limits (see `children::sum_limits` for mixed units).
     pub fn limit(&self) -> Limit {
         sum_limits(self.bands.iter())
     }
@@ -228,9 +54,6 @@ impl PrioConfig {
 pub struct Prio {
     bands: Vec<Queue>,
     table: BandTable,
-    /// What the children dropped at the head during the last dequeue, and whether it marked.
-    head_drops: Vec<Evicted>,
-    marked: bool,
 }
 
 impl Prio {
@@ -238,7 +61,7 @@ impl Prio {
     pub fn new(cfg: &PrioConfig, link_rate: Rate) -> Result<Prio, String> {
         cfg.validate()?;
         let bands = build_children("bands", cfg.bands.iter(), "", link_rate)?;
-        Ok(Prio { table: cfg.classifier.table(bands.len()), bands, head_drops: Vec::new(), marked: false })
+        Ok(Prio { table: cfg.classifier.table(bands.len()), bands })
     }
 
     /// The band an arrival would join.
@@ -258,18 +81,8 @@ impl Qdisc for Prio {
         offer(&mut self.bands[b], pkt, now, rng, evicted)
     }
 
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        let drops = &mut self.head_drops;
-        let out = self.bands.iter_mut().find_map(|b| if b.len_packets() > 0 { take(b, now, drops) } else { None });
-        self.marked = out.is_some_and(|(_, m)| m);
-        out.map(|(p, _)| p)
-    }
-
-    fn take_dequeue_drops(&mut self, out: &mut Vec<Evicted>) {
-        out.append(&mut self.head_drops);
-    }
-    fn dequeue_marked(&self) -> bool {
-        self.marked
+    fn dequeue(&mut self, now: Time, dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
+        self.bands.iter_mut().find_map(|b| if b.len_packets() > 0 { take(b, now, dropped) } else { None })
     }
 
     fn len_packets(&self) -> usize {
@@ -287,9 +100,16 @@ impl Qdisc for Prio {
     fn next_dequeue_time(&self, now: Time) -> Option<Time> {
         self.bands.iter().filter_map(|b| b.next_dequeue_time(now)).min()
     }
-    /// The label of the band `p` was classified to, so that a feedback discipline
+    /// A labeller when a band holds one, so that a feedback discipline
     /// ([`super::pels_feedback`]) may sit inside a band as well as around the whole.
-    fn feedback_label(&self, p: &Packet) -> Option<super::pels_feedback::FeedbackLabel> {
+    fn feedback_labeller(&self) -> Option<&dyn FeedbackLabeller> {
+        self.bands.iter().any(Queue::is_feedback_labeller).then_some(self as &dyn FeedbackLabeller)
+    }
+}
+
+impl FeedbackLabeller for Prio {
+    /// The label of the band `p` was classified to.
+    fn feedback_label(&self, p: &Packet) -> Option<FeedbackLabel> {
         self.bands.get(self.table.band(p))?.feedback_label(p)
     }
 }
@@ -297,12 +117,12 @@ impl Qdisc for Prio {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::fifo::DropTailConfig;
+    use crate::qdisc::droptail::DropTailConfig;
     use crate::qdisc::drr::DrrConfig;
-    use crate::qdisc::flowid::{FlowField, FlowKeyConfig};
+    use crate::qdisc::shared::flow_key::{FlowField, FlowKeyConfig};
     use crate::qdisc::red::{RedConfig, RedMode};
     use crate::qdisc::testutil::pkt;
-    use crate::qdisc::{DropReason, QdiscConfig};
+    use crate::qdisc::{build_qdisc, DropReason, QdiscConfig};
 
     fn dt(n: u64) -> QdiscConfig {
         QdiscConfig::Droptail(DropTailConfig { limit: Limit::Packets(n) })
@@ -325,7 +145,7 @@ mod tests {
         for (uid, class) in [(0, 1), (1, 2), (2, 3), (3, 0), (4, 1), (5, 3), (6, 2)] {
             assert_eq!(q.enqueue(colored(uid, class), Time::ZERO, &mut rng).verdict, Verdict::Enqueued);
         }
-        let order: Vec<u64> = std::iter::from_fn(|| q.dequeue(Time::ZERO)).map(|p| p.uid).collect();
+        let order: Vec<u64> = std::iter::from_fn(|| q.dequeue(Time::ZERO).packet).map(|p| p.uid).collect();
         assert_eq!(order, vec![2, 5, 1, 6, 0, 3, 4]);
         q.check_invariants().unwrap();
     }
@@ -387,7 +207,7 @@ mod tests {
         assert_eq!(s.dropped_packets[DropReason::Overflow as usize], 1);
         assert_eq!(s.dropped_packets[DropReason::Forced as usize], 1);
         assert_eq!(s.evicted_packets[DropReason::Evicted as usize], 1);
-        while q.dequeue(at).is_some() {}
+        while q.dequeue(at).packet.is_some() {}
         q.check_invariants().unwrap();
         assert_eq!(q.len_packets(), 0);
     }
@@ -402,13 +222,13 @@ mod tests {
             q.enqueue(colored(uid, 3), Time::ZERO, &mut rng);
         }
         q.enqueue(colored(2, 0), Time::ZERO, &mut rng);
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 0);
+        assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().uid, 0);
         // The shaper's bucket is empty for 0.5 s: band 1 is served meanwhile.
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 2);
-        assert_eq!(q.dequeue(Time::ZERO), None);
+        assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().uid, 2);
+        assert_eq!(q.dequeue(Time::ZERO).packet, None);
         assert_eq!(q.next_dequeue_time(Time::ZERO), Some(Time::from_millis(500)));
         assert_eq!(q.len_packets(), 1);
-        assert_eq!(q.dequeue(Time::from_millis(500)).unwrap().uid, 1);
+        assert_eq!(q.dequeue(Time::from_millis(500)).packet.unwrap().uid, 1);
         q.check_invariants().unwrap();
     }
 

@@ -1,11 +1,11 @@
 //! Drop-Tail: a FIFO that refuses arrivals once its packet or byte limit is reached.
 
-use super::{DropReason, Evicted, Qdisc, Verdict};
+use super::{Dequeued, DropReason, Evicted, Qdisc, QdiscCapabilities, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Time};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
+use super::shared::packet_fifo::PacketFifo;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -17,39 +17,6 @@ pub struct DropTailConfig {
 impl DropTailConfig {
     pub fn validate(&self) -> Result<(), String> {
         self.limit.validate()
-    }
-}
-
-/// A FIFO of packets that keeps its byte count: the storage of every single-queue discipline
-/// (Drop-Tail, RED, Rb-RED, Rb-RIO, RIO), so that the byte accounting lives in one place.
-#[derive(Debug, Default)]
-pub struct PacketFifo {
-    q: VecDeque<Packet>,
-    bytes: u64,
-}
-
-impl PacketFifo {
-    /// Whether one more packet of `size` bytes fits within `limit`.
-    pub fn admits(&self, limit: Limit, size: u32) -> bool {
-        limit.admits(self.q.len(), self.bytes, size)
-    }
-    pub fn push(&mut self, p: Packet) {
-        self.bytes += p.size as u64;
-        self.q.push_back(p);
-    }
-    pub fn pop(&mut self) -> Option<Packet> {
-        let p = self.q.pop_front()?;
-        self.bytes -= p.size as u64;
-        Some(p)
-    }
-    pub fn len(&self) -> usize {
-        self.q.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.q.is_empty()
-    }
-    pub fn bytes(&self) -> u64 {
-        self.bytes
     }
 }
 
@@ -73,9 +40,8 @@ impl Qdisc for DropTail {
         Verdict::Enqueued
     }
 
-    fn dequeue(&mut self, _now: Time) -> Option<Packet> {
-        let p = self.q.pop()?;
-        Some(p)
+    fn dequeue(&mut self, _now: Time, _dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
+        self.q.pop().map(Dequeued::unmarked)
     }
 
     fn len_packets(&self) -> usize {
@@ -87,11 +53,10 @@ impl Qdisc for DropTail {
     fn kind(&self) -> &'static str {
         "droptail"
     }
-    fn empty_dequeue_is_noop(&self) -> bool {
-        true
-    }
-    fn pass_through_limit(&self) -> Option<Limit> {
-        Some(self.cfg.limit)
+    /// Its only state is its buffer: an empty dequeue does nothing, and an arrival to the empty
+    /// buffer of an idle link leaves at once, unchanged.
+    fn capabilities(&self) -> QdiscCapabilities {
+        QdiscCapabilities { empty_dequeue_is_noop: true, pass_through_limit: Some(self.cfg.limit) }
     }
 }
 
@@ -113,7 +78,7 @@ mod tests {
             assert_eq!(q.enqueue(pkt(i, 0, 1000), Time::ZERO, &mut rng).verdict, Verdict::Enqueued);
         }
         assert_eq!(q.enqueue(pkt(3, 0, 40), Time::ZERO, &mut rng).verdict, Verdict::Dropped(DropReason::Overflow));
-        let order: Vec<u64> = std::iter::from_fn(|| q.dequeue(Time::ZERO)).map(|p| p.uid).collect();
+        let order: Vec<u64> = std::iter::from_fn(|| q.dequeue(Time::ZERO).packet).map(|p| p.uid).collect();
         assert_eq!(order, vec![0, 1, 2]);
         q.check_invariants().unwrap();
     }
@@ -139,10 +104,10 @@ mod tests {
         let now = Time::from_millis(3);
         let p = passed.pass_through(pkt(7, 1, 1000), now).expect("an empty FIFO passes a packet through");
         round_trip.enqueue(pkt(7, 1, 1000), now, &mut rng);
-        let q = round_trip.dequeue(now).unwrap();
+        let q = round_trip.dequeue(now).packet.unwrap();
         assert_eq!((p.uid, p.enqueued_at), (q.uid, q.enqueued_at));
         assert_eq!(passed.stats(), round_trip.stats());
-        assert!(passed.is_empty() && !passed.dequeue_marked() && passed.dequeue_drops().is_empty());
+        assert!(passed.is_empty());
         passed.check_invariants().unwrap();
 
         // Not with a packet queued (it would go first), nor past a byte limit (it would be dropped).

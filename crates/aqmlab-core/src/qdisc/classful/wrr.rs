@@ -3,7 +3,7 @@
 //! 1995, cited as S&V) with one class per child and a per-child quantum equal to its weight,
 //! as Linux `sch_drr` with classes (tc-drr(8)).
 //!
-//! * **Bands**: each band is a child discipline ([`build_qdisc`]) with a `weight` in bytes per
+//! * **Bands**: each band is a child discipline ([`build_qdisc`](crate::qdisc::build_qdisc)) with a `weight` in bytes per
 //!   round. Under saturation band i receives `weight_i / sum(weight)` of the bytes sent,
 //!   whatever the packet sizes (S&V, Theorem 1), and no backlogged band ever starves: in
 //!   every round it gets at least its weight of credit. The weights need not be one MTU: a
@@ -33,11 +33,13 @@
 //!   than its limit and WRR never more than the sum of its bands' limits. (A child with
 //!   longest-queue-drop would have pushed a packet out instead; this differs only while the
 //!   band is full and holds a head packet.)
-//! * **Non-work-conserving children** (a [`super::tbf`] shaper): a band that holds packets but
+//! * **Non-work-conserving children** (a [`crate::qdisc::tbf`] shaper): a band that holds packets but
 //!   yields none is passed over without credit; when no band yields, `dequeue` returns `None`.
 
-use super::prio::{build_children, offer, sum_limits, take, validate_children, BandTable, Classifier};
-use super::{Evicted, Qdisc, QdiscConfig, Queue, Verdict};
+use super::children::{build_children, offer, sum_limits, take, validate_children};
+use super::classifier::{BandTable, Classifier};
+use super::pels_feedback::FeedbackLabel;
+use crate::qdisc::{Dequeued, Evicted, FeedbackLabeller, Qdisc, QdiscConfig, Queue, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
@@ -73,7 +75,7 @@ impl WrrConfig {
         self.classifier.validate("classifier", self.bands.len())
     }
 
-    /// Sum of the bands' limits (see [`super::prio::sum_limits`] for mixed units).
+    /// Sum of the bands' limits (see `children::sum_limits` for mixed units).
     pub fn limit(&self) -> Limit {
         sum_limits(self.bands.iter().map(|b| &b.qdisc))
     }
@@ -103,9 +105,6 @@ pub struct Wrr {
     table: BandTable,
     /// Active list of band indices, head first.
     active: VecDeque<usize>,
-    /// What the children dropped at the head during the last dequeue, and whether it marked.
-    head_drops: Vec<Evicted>,
-    marked: bool,
 }
 
 impl Wrr {
@@ -118,7 +117,7 @@ impl Wrr {
             .zip(&cfg.bands)
             .map(|(q, b)| Band { q, limit: b.qdisc.limit(), weight: b.weight as u64, deficit: 0, held: None, held_marked: false, active: false })
             .collect::<Vec<_>>();
-        Ok(Wrr { table: cfg.classifier.table(bands.len()), bands, active: VecDeque::new(), head_drops: Vec::new(), marked: false })
+        Ok(Wrr { table: cfg.classifier.table(bands.len()), bands, active: VecDeque::new() })
     }
 
     /// The band an arrival would join.
@@ -170,12 +169,12 @@ impl Qdisc for Wrr {
     fn enqueue(&mut self, pkt: Packet, now: Time, rng: &mut SimRng, evicted: &mut Vec<Evicted>) -> Verdict {
         let i = self.table.band(&pkt).min(self.bands.len().saturating_sub(1));
         let Some(b) = self.bands.get_mut(i) else {
-            return Verdict::Dropped(super::DropReason::Overflow);
+            return Verdict::Dropped(crate::qdisc::DropReason::Overflow);
         };
         if let Some(h) = b.held {
             let (n, bytes) = (b.q.len_packets() + 1, b.q.len_bytes() + h.size as u64);
             if !b.limit.admits(n, bytes, pkt.size) {
-                return Verdict::Dropped(super::DropReason::Overflow);
+                return Verdict::Dropped(crate::qdisc::DropReason::Overflow);
             }
         }
         let v = offer(&mut b.q, pkt, now, rng, evicted);
@@ -187,11 +186,10 @@ impl Qdisc for Wrr {
         v
     }
 
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
+    fn dequeue(&mut self, now: Time, dropped: &mut Vec<Evicted>) -> Option<Dequeued> {
         // Consecutive turns that ended without a packet, and how many of them were bands short
         // of credit (the others held packets but yielded none).
         let (mut turns, mut short) = (0usize, 0usize);
-        self.marked = false;
         loop {
             if turns >= self.active.len() {
                 if short == 0 {
@@ -204,9 +202,9 @@ impl Qdisc for Wrr {
             let &i = self.active.front()?;
             let b = &mut self.bands[i];
             if b.held.is_none() {
-                let taken = take(&mut b.q, now, &mut self.head_drops);
-                b.held = taken.map(|(p, _)| p);
-                b.held_marked = taken.is_some_and(|(_, m)| m);
+                let taken = take(&mut b.q, now, dropped);
+                b.held = taken.map(|d| d.packet);
+                b.held_marked = taken.is_some_and(|d| d.marked);
                 if b.held.is_none() {
                     if b.q.len_packets() == 0 {
                         self.deactivate_front();
@@ -223,12 +221,12 @@ impl Qdisc for Wrr {
             let size = b.held.map_or(0, |p| p.size as u64);
             if b.deficit >= size {
                 b.deficit -= size;
-                let p = b.held.take();
-                self.marked = b.held_marked;
+                let packet = b.held.take();
+                let marked = b.held_marked;
                 if !b.backlogged() {
                     self.deactivate_front();
                 }
-                return p;
+                return packet.map(|packet| Dequeued { packet, marked });
             }
             b.deficit = b.deficit.saturating_add(b.weight);
             self.active.rotate_left(1);
@@ -237,12 +235,6 @@ impl Qdisc for Wrr {
         }
     }
 
-    fn take_dequeue_drops(&mut self, out: &mut Vec<Evicted>) {
-        out.append(&mut self.head_drops);
-    }
-    fn dequeue_marked(&self) -> bool {
-        self.marked
-    }
     fn len_packets(&self) -> usize {
         self.bands.iter().map(|b| b.q.len_packets() + b.held.is_some() as usize).sum()
     }
@@ -261,8 +253,15 @@ impl Qdisc for Wrr {
             .filter_map(|b| if b.held.is_some() { Some(now) } else { b.q.next_dequeue_time(now) })
             .min()
     }
-    /// The label of the band `p` was classified to (see [`super::prio::Prio`]'s).
-    fn feedback_label(&self, p: &Packet) -> Option<super::pels_feedback::FeedbackLabel> {
+    /// A labeller when a band holds one (as [`super::prio::Prio`]).
+    fn feedback_labeller(&self) -> Option<&dyn FeedbackLabeller> {
+        self.bands.iter().any(|b| b.q.is_feedback_labeller()).then_some(self as &dyn FeedbackLabeller)
+    }
+}
+
+impl FeedbackLabeller for Wrr {
+    /// The label of the band `p` was classified to.
+    fn feedback_label(&self, p: &Packet) -> Option<FeedbackLabel> {
         self.bands.get(self.table.band(p))?.q.feedback_label(p)
     }
 }
@@ -271,7 +270,7 @@ impl Qdisc for Wrr {
 mod tests {
     use super::*;
     use crate::qdisc::build_qdisc;
-    use crate::qdisc::fifo::DropTailConfig;
+    use crate::qdisc::droptail::DropTailConfig;
     use crate::qdisc::prio::PrioConfig;
     use crate::qdisc::red::{RedConfig, RedMode};
     use crate::qdisc::testutil::pkt;
@@ -305,7 +304,7 @@ mod tests {
                 uid += 1;
                 q.enqueue(Packet { class, ..pkt(uid, class as u32, size) }, Time::ZERO, &mut rng);
             }
-            if let Some(p) = q.dequeue(Time::ZERO) {
+            if let Some(p) = q.dequeue(Time::ZERO).packet {
                 bytes[p.class as usize] += p.size as u64;
                 order.push(p.class);
             }
@@ -370,7 +369,7 @@ mod tests {
                     q.enqueue(Packet { class: 3 - i as u8, ..pkt(uid, 0, size) }, Time::ZERO, &mut r);
                 }
             }
-            let got: Vec<usize> = std::iter::from_fn(|| q.dequeue(Time::ZERO)).map(|p| 3 - p.class as usize).collect();
+            let got: Vec<usize> = std::iter::from_fn(|| q.dequeue(Time::ZERO).packet).map(|p| 3 - p.class as usize).collect();
             let w: Vec<u64> = weights.iter().map(|&w| w as u64).collect();
             assert_eq!(got, reference(&w, &mut queues), "weights {weights:?}");
         }
@@ -474,12 +473,12 @@ mod tests {
         for uid in 0..2 {
             q.enqueue(Packet { class: 3, ..pkt(uid, 0, 500) }, Time::ZERO, &mut rng);
         }
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 0);
-        assert_eq!(q.dequeue(Time::ZERO), None, "shaper not ready, other band empty");
+        assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().uid, 0);
+        assert_eq!(q.dequeue(Time::ZERO).packet, None, "shaper not ready, other band empty");
         assert_eq!(q.next_dequeue_time(Time::ZERO), Some(Time::from_millis(500)));
         q.enqueue(Packet { class: 0, ..pkt(2, 0, 500) }, Time::ZERO, &mut rng);
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 2);
-        assert_eq!(q.dequeue(Time::from_millis(500)).unwrap().uid, 1);
+        assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().uid, 2);
+        assert_eq!(q.dequeue(Time::from_millis(500)).packet.unwrap().uid, 1);
         assert_eq!(q.len_packets(), 0);
         q.check_invariants().unwrap();
     }
@@ -494,7 +493,7 @@ mod tests {
             q.enqueue(p(10 + uid, 0), Time::ZERO, &mut rng);
         }
         // Band 0 (weight 100) has its head taken out to learn its size; band 1 sends.
-        assert_eq!(q.dequeue(Time::ZERO).unwrap().uid, 10);
+        assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().uid, 10);
         // Band 0: one packet in the child, one held: full.
         assert_eq!(q.enqueue(p(2, 3), Time::ZERO, &mut rng).verdict, Verdict::Dropped(crate::qdisc::DropReason::Overflow));
         assert_eq!(q.enqueue(p(12, 0), Time::ZERO, &mut rng).verdict, Verdict::Enqueued);

@@ -1,0 +1,108 @@
+//! Every discipline's configuration as scenario files spell it, and the builder.
+
+use super::classful::{pels_feedback, prio, wrr};
+use super::{codel, droptail, drr, fq_codel, pfq, pie, rb_red, rb_rio, red, rio, sqf, tbf};
+use super::{Qdisc, Queue};
+use crate::units::{Limit, Rate};
+use serde::{Deserialize, Serialize};
+
+/// One direction of a point-to-point link, as both engines take it: rate in bit/s, propagation
+/// delay and the discipline of its output queue. In the emulator a rate of 0 means unshaped (as
+/// fast as the router forwards).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    pub qdisc: QdiscConfig,
+}
+
+/// Every discipline's configuration, tagged by `kind` as in scenario files.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QdiscConfig {
+    #[serde(alias = "fifo", alias = "drop_tail")]
+    Droptail(droptail::DropTailConfig),
+    Red(red::RedConfig),
+    RbRed(rb_red::RbRedConfig),
+    RbRio(rb_rio::RbRioConfig),
+    Rio(rio::RioConfig),
+    Sqf(sqf::SqfConfig),
+    #[serde(alias = "fq")]
+    Drr(drr::DrrConfig),
+    Pfq(pfq::PfqConfig),
+    Tbf(tbf::TbfConfig),
+    Prio(prio::PrioConfig),
+    Wrr(wrr::WrrConfig),
+    PelsFeedback(pels_feedback::PelsFeedbackConfig),
+    Codel(codel::CodelConfig),
+    FqCodel(fq_codel::FqCodelConfig),
+    Pie(pie::PieConfig),
+}
+
+impl QdiscConfig {
+    /// Checks parameter ranges; the error names the field and what is allowed.
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            QdiscConfig::Droptail(c) => c.validate(),
+            QdiscConfig::Red(c) => c.validate(),
+            QdiscConfig::RbRed(c) => c.validate(),
+            QdiscConfig::RbRio(c) => c.validate(),
+            QdiscConfig::Rio(c) => c.validate(),
+            QdiscConfig::Sqf(c) => c.validate(),
+            QdiscConfig::Drr(c) => c.validate(),
+            QdiscConfig::Pfq(c) => c.validate(),
+            QdiscConfig::Tbf(c) => c.validate(),
+            QdiscConfig::Prio(c) => c.validate(),
+            QdiscConfig::Wrr(c) => c.validate(),
+            QdiscConfig::PelsFeedback(c) => c.validate(),
+            QdiscConfig::Codel(c) => c.validate(),
+            QdiscConfig::FqCodel(c) => c.validate(),
+            QdiscConfig::Pie(c) => c.validate(),
+        }
+    }
+
+    /// The physical capacity of the discipline's buffer.
+    pub fn limit(&self) -> Limit {
+        match self {
+            QdiscConfig::Droptail(c) => c.limit,
+            QdiscConfig::Red(c) => c.limit,
+            QdiscConfig::RbRed(c) => c.limit,
+            QdiscConfig::RbRio(c) => c.limit,
+            QdiscConfig::Rio(c) => c.limit,
+            QdiscConfig::Sqf(c) => c.limit,
+            QdiscConfig::Drr(c) => c.limit,
+            QdiscConfig::Pfq(c) => c.limit,
+            QdiscConfig::Tbf(c) => c.limit,
+            QdiscConfig::Prio(c) => c.limit(),
+            QdiscConfig::Wrr(c) => c.limit(),
+            QdiscConfig::PelsFeedback(c) => c.limit(),
+            QdiscConfig::Codel(c) => c.limit,
+            QdiscConfig::FqCodel(c) => c.limit,
+            QdiscConfig::Pie(c) => c.limit,
+        }
+    }
+}
+
+/// Builds a discipline for a link of rate `link_rate` (RED needs it for its idle-time decay).
+pub fn build_qdisc(cfg: &QdiscConfig, link_rate: Rate) -> Result<Queue, String> {
+    cfg.validate()?;
+    let inner: Box<dyn Qdisc> = match cfg {
+        QdiscConfig::Droptail(c) => Box::new(droptail::DropTail::new(c.clone())),
+        QdiscConfig::Red(c) => Box::new(red::Red::new(c.clone(), link_rate)),
+        QdiscConfig::RbRed(c) => Box::new(rb_red::RbRed::new(c.clone(), link_rate)),
+        QdiscConfig::RbRio(c) => Box::new(rb_rio::RbRio::new(c.clone(), link_rate)),
+        QdiscConfig::Rio(c) => Box::new(rio::Rio::new(c.clone(), link_rate)),
+        QdiscConfig::Sqf(c) => Box::new(sqf::Sqf::new(c.clone())),
+        QdiscConfig::Drr(c) => Box::new(drr::Drr::new(c.clone())),
+        QdiscConfig::Pfq(c) => Box::new(pfq::Pfq::new(c.clone())),
+        QdiscConfig::Tbf(c) => Box::new(tbf::Tbf::new(c.clone())),
+        QdiscConfig::Prio(c) => Box::new(prio::Prio::new(c, link_rate)?),
+        QdiscConfig::Wrr(c) => Box::new(wrr::Wrr::new(c, link_rate)?),
+        QdiscConfig::PelsFeedback(c) => Box::new(pels_feedback::PelsFeedback::new(c, link_rate)?),
+        QdiscConfig::Codel(c) => Box::new(codel::Codel::new(c.clone())),
+        QdiscConfig::FqCodel(c) => Box::new(fq_codel::FqCodel::new(c.clone())),
+        QdiscConfig::Pie(c) => Box::new(pie::Pie::new(c.clone())),
+    };
+    Ok(Queue::new(inner))
+}
