@@ -10,7 +10,7 @@ from aqmlab.run import simulate
 from aqmlab.scenario import validate
 from conftest import small_scenario
 
-EARLY = 1  # DropReason::Early: CoDel's head drops, PIE's coin
+EARLY = "early"  # DropReason::Early: CoDel's head drops, PIE's coin
 
 
 def _run(kind: str):
@@ -37,8 +37,8 @@ def test_aqm_keeps_delay_low_and_the_link_busy(droptail, kind, max_delay_ratio, 
     assert row["qdelay_p50_ms"] < max_delay_ratio * droptail["qdelay_p50_ms"], (row, droptail)
     assert row["utilization_mbps"] > 9.5
     assert row["jain"] >= min_jain
-    # The AQM's own drops are recorded as drop events (event 2) with reason "early".
-    assert ((packets["event"] == 2) & (packets["reason"] == EARLY)).sum() > 10
+    # The AQM's own drops are recorded as drop events with reason "early".
+    assert ((packets["event"] == "drop") & (packets["reason"] == EARLY)).sum() > 10
 
 
 def test_list_shows_every_parameter_of_the_new_disciplines_with_its_default():

@@ -88,7 +88,7 @@ def udp_loss(result, flow: int) -> float:
 
 def utilization(result, start_s: float, end_s: float) -> float:
     p = result.tables["packets"]
-    d = p[(p["event"] == 3) & (p["t_ns"] >= start_s * 1e9) & (p["t_ns"] < end_s * 1e9)]
+    d = p[(p["event"] == "dequeue") & (p["t_ns"] >= start_s * 1e9) & (p["t_ns"] < end_s * 1e9)]
     return float(d["size"].sum()) * 8 / (end_s - start_s)
 
 
@@ -159,9 +159,9 @@ def test_fq_codel_serves_a_sparse_udp_flow_at_once_and_codel_drops_the_tcp_backl
                                  duration="6s"))
     assert udp_loss(r, 8) < 0.01, f"FQ-CoDel: UDP loss {udp_loss(r, 8):.2%}"
     p = r.tables["packets"]
-    udp_sojourn = p[(p["event"] == 3) & (p["flow"] == 8)]["sojourn_ns"]
+    udp_sojourn = p[(p["event"] == "dequeue") & (p["flow"] == 8)]["sojourn_ns"]
     assert float(np.median(udp_sojourn)) < 3e6, f"UDP median sojourn {np.median(udp_sojourn) / 1e6:.1f} ms"
-    assert ((p["event"] == 2) & (p["reason"] == 1)).sum() > 0, "CoDel's head drops must act"
+    assert ((p["event"] == "drop") & (p["reason"] == "early")).sum() > 0, "CoDel's head drops must act"
     assert utilization(r, 1.0, 6.0) > 9e6
 
 
@@ -173,8 +173,8 @@ def test_red_keeps_its_average_queue_between_the_thresholds() -> None:
     avg = q[q["t_ns"] >= 1e9]["avg"].to_numpy()
     assert len(avg) > 100
     assert 5 <= float(np.mean(avg)) <= 15, f"mean RED average {np.mean(avg):.2f} packets"
-    drops = r.tables["packets"].query("event == 2")["reason"]
-    assert (drops == 1).sum() > 0, "RED's early drops must act"
+    drops = r.tables["packets"].query("event == 'drop'")["reason"]
+    assert (drops == "early").sum() > 0, "RED's early drops must act"
 
 
 @needs_netns
@@ -186,8 +186,8 @@ def test_rb_rio_drops_class1_before_class2_before_class3() -> None:
                                cbr("c3", "6Mbps", dscp=10)], duration="4s"))
     p = r.tables["packets"]
     p = p[p["t_ns"] >= 1e9]
-    arrivals = p[p["event"] == 0].groupby("class").size()
-    drops = p[p["event"] == 2].groupby("class").size().reindex([1, 2, 3], fill_value=0)
+    arrivals = p[p["event"] == "arrive"].groupby("class").size()
+    drops = p[p["event"] == "drop"].groupby("class").size().reindex([1, 2, 3], fill_value=0)
     rate = drops / arrivals.reindex([1, 2, 3])
     assert list(arrivals.index) == [1, 2, 3], "DSCP marks must reach the discipline as classes"
     assert rate[1] > rate[2] > rate[3], f"drop rates by class: {rate.to_dict()}"

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from aqmlab import _core
-from aqmlab.metrics import DROP, DROP_REASONS, EVENT_NAMES, jain_index, period_metrics
+from aqmlab.metrics import DROP, jain_index, period_metrics
+from aqmlab.records import DROP_REASONS, EVENT_NAMES, name_packet_events
 from conftest import small_scenario
 
 
@@ -24,7 +25,7 @@ def test_period_metrics_by_hand():
     rows = []
     def ev(t, e, flow, size=1000, soj=0):
         rows.append({"t_ns": int(t * 1e9), "event": e, "flow": flow, "size": size, "sojourn_ns": soj,
-                     "reason": 255 if e != 2 else 0})
+                     "reason": _core.NO_REASON if e != 2 else 0})
     for i, f in enumerate([0, 0, 0, 1, 1]):
         ev(0.1 * i, 0, f)
     for i, f in enumerate([0, 0, 0, 1]):
@@ -32,7 +33,7 @@ def test_period_metrics_by_hand():
     ev(0.4, 2, 1)
     for i, f in enumerate([0, 0, 0, 1]):
         ev(0.5 + 0.1 * i, 3, f, soj=int(2e6 * (i + 1)))
-    packets = pd.DataFrame(rows)
+    packets = name_packet_events(pd.DataFrame(rows))
     flows = pd.DataFrame({"flow": [0, 1], "start_ns": [0, 0], "stop_ns": [10**9, 10**9]})
     m = period_metrics(packets, flows, [(0, 10**9)]).iloc[0]
     assert m["utilization_mbps"] == pytest.approx(4 * 1000 * 8 / 1e6)
@@ -54,10 +55,15 @@ def test_record_codes_are_named_by_the_binding():
     s["flows"] = [{"name": "cbr", "count": 1, "app": {"kind": "cbr", "rate": "12Mbps", "packet_size": "1000B"}}]
     tables = simulate(validate(s), progress=False).tables
     packets = tables["packets"]
-    assert {EVENT_NAMES[c] for c in packets["event"]} == {"arrive", "enqueue", "drop", "dequeue"}
+    # The codes arrive named: categoricals whose categories are the binding's names in code
+    # order, so .cat.codes gives the codes back; a non-drop has no reason (missing).
+    assert list(packets["event"].cat.categories) == EVENT_NAMES
+    assert list(packets["reason"].cat.categories) == DROP_REASONS
+    assert set(packets["event"]) == {"arrive", "enqueue", "drop", "dequeue"}
     drops = packets[packets["event"] == DROP]
     assert len(drops) > 0
-    assert {DROP_REASONS[c] for c in drops["reason"]} == {"overflow"}
-    assert set(packets.loc[packets["event"] != DROP, "reason"]) == {_core.NO_REASON}
+    assert set(drops["reason"]) == {"overflow"}
+    assert drops["reason"].cat.codes.eq(DROP_REASONS.index("overflow")).all()
+    assert packets.loc[packets["event"] != DROP, "reason"].isna().all()
     delivered = int(tables["flows"]["delivered_bytes"].iloc[0])
     assert delivered > 0 and delivered % (1000 - _core.UDP_IP_HEADER_BYTES) == 0

@@ -33,9 +33,10 @@ def test_results_directory_is_complete_and_loadable(tmp_path, write_scenario):
     # Events are consistent: every dequeue had an enqueue, arrivals = enqueues + drops.
     p = tables["packets"]
     counts = p["event"].value_counts()
-    evicted = int((p["reason"] == 3).sum())
-    assert counts[0] == counts[1] + counts[2] - evicted
-    assert counts[3] <= counts[1]
+    evicted = int((p["reason"] == "evicted").sum())
+    assert counts["arrive"] > 0
+    assert counts["arrive"] == counts["enqueue"] + counts["drop"] - evicted
+    assert counts["dequeue"] <= counts["enqueue"]
 
 
 def _files(d):
@@ -84,7 +85,7 @@ def test_pcap_matches_the_dequeue_records(tmp_path, write_scenario):
     out = tmp_path / "r"
     assert aqmlab("run", str(write_scenario(s)), "--out", str(out), "--no-progress").returncode == 0
     packets = pd.read_parquet(out / "packets.parquet")
-    deq = packets[packets["event"] == 3].reset_index(drop=True)
+    deq = packets[packets["event"] == "dequeue"].reset_index(drop=True)
     with open(out / "bottleneck.pcap", "rb") as f:
         reader = dpkt.pcap.Reader(f)
         assert reader.datalink() == 101  # LINKTYPE_RAW: packets begin with the IP header
@@ -137,7 +138,7 @@ def test_tcp_class_marker_splits_packets_by_weight(weights, expect):
     s = small_scenario(duration="8s")
     s["flows"][0]["class_weights"] = weights
     packets = simulate(validate(s), progress=False).tables["packets"]
-    arrivals = packets[packets["event"] == 0]
+    arrivals = packets[packets["event"] == "arrive"]
     share = arrivals["class"].value_counts(normalize=True).to_dict()
     assert set(share) == set(expect), share
     n = len(arrivals)

@@ -11,13 +11,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from aqmlab import _core
 
-#: Names of the ``packets`` table's ``event`` and ``reason`` codes (``EVENT_NAMES[code]``), from
-#: the record schema in Rust (aqmlab-model's ``record``).
-EVENT_NAMES: list[str] = list(_core.PACKET_EVENT_NAMES)
-DROP_REASONS: list[str] = list(_core.DROP_REASON_NAMES)
-ARRIVE, ENQUEUE, DROP, DEQUEUE = (EVENT_NAMES.index(n) for n in ("arrive", "enqueue", "drop", "dequeue"))
+#: The ``packets`` table's events, by name: its ``event`` column is a categorical of these
+#: (see ``aqmlab.records``), so ``packets["event"] == DEQUEUE`` selects the dequeues.
+ARRIVE, ENQUEUE, DROP, DEQUEUE = "arrive", "enqueue", "drop", "dequeue"
 NS = 1e9
 
 

@@ -36,7 +36,8 @@ import pyarrow.parquet as pq
 import tomli_w
 
 from aqmlab import _core
-from aqmlab.metrics import DROP_REASONS, EVENT_NAMES, flow_period_metrics, period_metrics
+from aqmlab.metrics import flow_period_metrics, period_metrics
+from aqmlab.records import DROP_REASONS, EVENT_NAMES, name_packet_events, to_frame
 from aqmlab.scenario import Scenario
 from aqmlab.video import annotate_frames
 
@@ -57,10 +58,6 @@ class RunResult:
     extras: dict[str, Any] = field(default_factory=dict)
 
 
-def _to_frame(columns: list[tuple[str, str, bytes]]) -> pd.DataFrame:
-    return pd.DataFrame({name: np.frombuffer(buf, dtype=np.dtype(f"<{dtype}")) for name, dtype, buf in columns})
-
-
 def simulate(scenario: Scenario, progress: bool = True) -> RunResult:
     """Runs the scenario in the simulator and computes its metrics, without writing files."""
     sim = _core.Simulation(json.dumps(scenario.to_sim_config()))
@@ -68,12 +65,14 @@ def simulate(scenario: Scenario, progress: bool = True) -> RunResult:
     _run_with_progress(sim, scenario, progress)
     wall = time.perf_counter() - started
     raw, pcap = sim.take_records()
-    tables = {name: _to_frame(cols) for name, cols in raw.items()}
+    tables = {name: to_frame(cols) for name, cols in raw.items()}
     flows = tables["flows"]
     flows["group_name"] = [scenario.flows[g].name for g in flows["group"]]
     if "frames" in tables:
         tables["frames"] = annotate_frames(tables["frames"])
     packets = tables.get("packets")
+    if packets is not None:
+        name_packet_events(packets)
     periods = scenario.periods()
     if packets is not None:
         per = period_metrics(packets, flows, periods)

@@ -32,8 +32,9 @@ import pandas as pd
 from aqmlab import _core
 from aqmlab.emu import netns, schedule
 from aqmlab.emu.netns import EmulationUnavailable, Testbed
-from aqmlab.metrics import DROP_REASONS, EVENT_NAMES, flow_period_metrics, period_metrics
-from aqmlab.run import RunResult, _to_frame
+from aqmlab.metrics import flow_period_metrics, period_metrics
+from aqmlab.records import DROP_REASONS, EVENT_NAMES, name_packet_events, to_frame
+from aqmlab.run import RunResult
 from aqmlab.video import annotate_frames
 from aqmlab.scenario import KERNEL_CONGESTION_CONTROL, Bulk, Cbr, Scenario, ScenarioError
 
@@ -386,7 +387,7 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
     epoch = raw["epoch"]
     flows_plan = raw["flows"]
     packets = _table(raw["router"], "packets")
-    packets = packets[packets["t_ns"] < sc.duration].reset_index(drop=True)
+    packets = name_packet_events(packets[packets["t_ns"] < sc.duration].reset_index(drop=True))
     queue = _table(raw["router"], "queue")
     received = pd.DataFrame(raw["receiver"]["media"], columns=["flow", "seq", "size", "sent_ns", "recv_ns", "frame_id"])
     received["recv_ns"] = received["recv_ns"] - epoch
@@ -439,7 +440,7 @@ def _frames_table(sc: Scenario, flows: list[dict], schedules: dict[int, dict], r
         got = received.loc[received["flow"] == f["flow"], "frame_id"]
         entries.append((f["flow"], len(sc.flows[f["group"]].app.gop), s["t_ns"].tolist(), s["frame_id"].tolist(),
                         s["frame_type"].tolist(), s["size"].tolist(), got.tolist()))
-    return _to_frame(_core.replayed_frames_table(entries))
+    return to_frame(_core.replayed_frames_table(entries))
 
 
 def _flow_samples(sc: Scenario, tcp_rows: np.ndarray, media: pd.DataFrame, flows: list[dict]) -> pd.DataFrame:
@@ -451,7 +452,7 @@ def _flow_samples(sc: Scenario, tcp_rows: np.ndarray, media: pd.DataFrame, flows
             m = media[media["flow"] == f["flow"]]
             udp.append((f["flow"], m["recv_ns"].tolist(), m["size"].tolist()))
     tcp = np.asarray(tcp_rows, dtype=np.int64).reshape(-1).tolist()
-    return _to_frame(_core.replayed_flow_samples(tcp, udp, sc.records.flow_sample, sc.duration))
+    return to_frame(_core.replayed_flow_samples(tcp, udp, sc.records.flow_sample, sc.duration))
 
 
 def _flows_table(sc: Scenario, flows: list[dict], raw: dict[str, Any], media: pd.DataFrame) -> pd.DataFrame:

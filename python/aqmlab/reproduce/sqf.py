@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from aqmlab.media import flow_quality
-from aqmlab.metrics import ARRIVE, DEQUEUE, DROP, DROP_REASONS, ENQUEUE, flow_goodput, jain_index
+from aqmlab.metrics import ARRIVE, DEQUEUE, DROP, ENQUEUE, flow_goodput, jain_index
 from aqmlab.models import sqf as model
 from aqmlab.reproduce import parallel_map, write_tables
 from aqmlab.run import simulate, write_results
@@ -177,9 +177,9 @@ def flow_backlog_bytes(packets: pd.DataFrame, flow: int) -> tuple[np.ndarray, np
     """The bytes `flow` holds in the bottleneck buffer after each of its events: + size on
     enqueue, - size on dequeue or eviction (a drop of a packet that was in the buffer)."""
     p = packets[packets["flow"] == flow]
-    ev = p["event"].to_numpy()
-    evicted = (ev == DROP) & (p["reason"].to_numpy() == DROP_REASONS.index("evicted"))
-    sign = np.where(ev == ENQUEUE, 1, np.where((ev == DEQUEUE) | evicted, -1, 0))
+    ev = p["event"]
+    evicted = ((ev == DROP) & (p["reason"] == "evicted")).to_numpy()
+    sign = np.where((ev == ENQUEUE).to_numpy(), 1, np.where((ev == DEQUEUE).to_numpy() | evicted, -1, 0))
     return p["t_ns"].to_numpy(), np.cumsum(sign * p["size"].to_numpy())
 
 

@@ -1,0 +1,40 @@
+"""Tables from the engines' records: the typed little-endian columns the Rust side builds
+(aqmlab-model's ``record``) as pandas DataFrames, with the ``packets`` table's codes named.
+
+The ``event`` and ``reason`` columns of ``packets`` arrive as one-byte codes. They become pandas
+categoricals whose categories are the names in code order (``_core.PACKET_EVENT_NAMES``,
+``_core.DROP_REASON_NAMES``), so a DataFrame shows ``"dequeue"`` and ``"queue_full"`` and a
+Parquet file holds them as Arrow dictionary columns that any reader decodes to names. The codes
+stay reachable as ``.cat.codes``; ``reason`` is missing (NaN) on events that are not drops.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from aqmlab import _core
+
+#: Names of the ``packets`` table's ``event`` and ``reason`` codes, from the record schema in Rust.
+EVENT_NAMES: list[str] = list(_core.PACKET_EVENT_NAMES)
+DROP_REASONS: list[str] = list(_core.DROP_REASON_NAMES)
+
+
+def to_frame(columns: list[tuple[str, str, bytes]]) -> pd.DataFrame:
+    """One table from the binding's (name, numpy dtype code, little-endian bytes) columns."""
+    return pd.DataFrame({name: np.frombuffer(buf, dtype=np.dtype(f"<{dtype}")) for name, dtype, buf in columns})
+
+
+def name_packet_events(packets: pd.DataFrame) -> pd.DataFrame:
+    """The ``packets`` table with ``event`` and ``reason`` as named categoricals (in place)."""
+    packets["event"] = _categorical(packets["event"].to_numpy(), EVENT_NAMES, "event")
+    reason = packets["reason"].to_numpy().astype(np.int16)
+    reason[reason == _core.NO_REASON] = -1  # not a drop: missing, not a reason
+    packets["reason"] = _categorical(reason, DROP_REASONS, "reason")
+    return packets
+
+
+def _categorical(codes: np.ndarray, names: list[str], column: str) -> pd.Categorical:
+    if codes.size and int(codes.max()) >= len(names):
+        raise ValueError(f"packets.{column}: code {int(codes.max())} has no name (names: {names})")
+    return pd.Categorical.from_codes(codes.astype(np.int16), categories=names)
