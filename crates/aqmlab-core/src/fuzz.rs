@@ -253,7 +253,7 @@ fn arbitrary_packet(rng: &mut SimRng, uid: u64, pop: &Population) -> Packet {
     let ecn = [Ecn::NotEct, Ecn::Ect0, Ecn::Ect1, Ecn::Ce][(r & 3) as usize];
     let frame_type = [FrameType::None, FrameType::I, FrameType::P, FrameType::B][((r >> 2) & 3) as usize];
     // Classes 0..3 most of the time (every band of the classful disciplines), any byte else.
-    let class = if (r >> 4) % 8 == 0 { (r >> 8) as u8 } else { ((r >> 8) % 4) as u8 };
+    let class = if (r >> 4).is_multiple_of(8) { (r >> 8) as u8 } else { ((r >> 8) % 4) as u8 };
     let flow = ((s >> 32) as u32) % pop.flows;
     Packet {
         uid,
@@ -263,10 +263,10 @@ fn arbitrary_packet(rng: &mut SimRng, uid: u64, pop: &Population) -> Packet {
         src: flow.wrapping_mul(2_654_435_761),
         dst: flow % 7,
         sport: (flow % 65_536) as u16,
-        dport: if (r >> 16) % 2 == 0 { 80 } else { 5004 },
-        proto: if (r >> 17) % 2 == 0 { Proto::Tcp } else { Proto::Udp },
+        dport: if (r >> 16).is_multiple_of(2) { 80 } else { 5004 },
+        proto: if (r >> 17).is_multiple_of(2) { Proto::Tcp } else { Proto::Udp },
         class,
-        dscp: if (r >> 18) % 4 == 0 { (r >> 24) as u8 } else { [0u8, 34, 46][((r >> 24) % 3) as usize] },
+        dscp: if (r >> 18).is_multiple_of(4) { (r >> 24) as u8 } else { [0u8, 34, 46][((r >> 24) % 3) as usize] },
         ecn,
         seq: s,
         payload: (s & 0xffff) as u32,

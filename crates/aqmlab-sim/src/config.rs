@@ -217,7 +217,7 @@ impl SimConfig {
             if g.sender_delay_ns[0] > g.sender_delay_ns[1] {
                 return Err(ConfigError::invalid(group, "sender_delay range is reversed"));
             }
-            if g.class_weights.iter().any(|w| !(*w >= 0.0) || !w.is_finite()) {
+            if g.class_weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
                 return Err(ConfigError::invalid(group, "class_weights must be finite and >= 0"));
             }
             if !(0.0..1.0).contains(&g.path_loss) {

@@ -363,7 +363,7 @@ mod tests {
                 q.enqueue(p, now, &mut rng);
                 uid += 1;
             }
-            now = now + gap;
+            now += gap;
         }
         (events, q)
     }
@@ -472,7 +472,7 @@ mod tests {
         fill(&mut q, Time::ZERO, 5000);
         while now < ms(1000) {
             v.dequeue_behind(&mut q, 0, now, &params, &mut drops, &mut acts);
-            now = now + ms(1);
+            now += ms(1);
         }
         assert!(v.dropping);
         let first_count = v.count;
@@ -487,7 +487,7 @@ mod tests {
         fill(&mut q, now, 500);
         let start = now;
         while !v.dropping {
-            now = now + ms(1);
+            now += ms(1);
             v.dequeue_behind(&mut q, 0, now, &params, &mut drops, &mut acts);
         }
         assert!(now - start <= ms(106), "re-entry took {:?}", now - start);

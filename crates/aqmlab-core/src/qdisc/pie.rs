@@ -266,7 +266,7 @@ impl Pie {
                 return;
             }
             self.update();
-            self.next_update = self.next_update + Time(step);
+            self.next_update += Time(step);
             ran += 1;
         }
     }
@@ -450,7 +450,7 @@ mod tests {
         // Without a burst allowance the same load is dropped early.
         let mut pie = Pie::new(PieConfig { max_burst_ns: 0, ..PieConfig::default() });
         let (_, verdicts) = drive(&mut pie, 0, 600, 2, 10_000);
-        assert!(verdicts.iter().any(|v| *v == Verdict::Dropped(DropReason::Early)));
+        assert!(verdicts.contains(&Verdict::Dropped(DropReason::Early)));
     }
 
     #[test]

@@ -61,6 +61,7 @@ pub struct RedConfig {
 }
 
 impl RedConfig {
+    #[allow(clippy::neg_cmp_op_on_partial_ord, reason = "a negated comparison is how these checks refuse NaN too")]
     pub fn validate(&self) -> Result<(), String> {
         self.limit.validate()?;
         if !(self.min_th >= 0.0) {

@@ -58,6 +58,7 @@ pub struct RioCurve {
 }
 
 impl RioCurve {
+    #[allow(clippy::neg_cmp_op_on_partial_ord, reason = "a negated comparison is how these checks refuse NaN too")]
     fn validate(&self, name: &str) -> Result<(), String> {
         if !(self.min_th >= 0.0) {
             return Err(format!("{name}.min_th: must be >= 0, got {}", self.min_th));

@@ -336,7 +336,7 @@ mod tests {
         let mut now = Time::ZERO;
         for _ in 0..100 {
             s.next_chunk(now);
-            now = now + Time::from_millis(10);
+            now += Time::from_millis(10);
         }
         // 10 % loss: one step down per report.
         s.on_report(Report { received: 45, seq: 49 }, Time::from_secs(1));

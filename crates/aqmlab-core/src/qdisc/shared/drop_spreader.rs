@@ -31,7 +31,7 @@ impl DropSpreader {
 
     /// One arrival under drop fraction `p`; true when it is to be dropped.
     pub(crate) fn coin(&mut self, p: f64, rng: &mut SimRng) -> bool {
-        if !(p > 0.0) {
+        if p.is_nan() || p <= 0.0 {
             self.reset();
             return false;
         }
