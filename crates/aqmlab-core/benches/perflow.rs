@@ -15,12 +15,12 @@
 //! state; PIE's update check), not the cost of a drop decision.
 
 use aqmlab_core::qdisc::codel::{Codel, CodelConfig};
+use aqmlab_core::qdisc::droptail::{DropTail, DropTailConfig};
 use aqmlab_core::qdisc::drr::{Drr, DrrConfig};
 use aqmlab_core::qdisc::fq_codel::{FqCodel, FqCodelConfig};
-use aqmlab_core::qdisc::pie::{Pie, PieConfig};
-use aqmlab_core::qdisc::droptail::{DropTail, DropTailConfig};
-use aqmlab_core::qdisc::shared::flow_key::FlowKeyConfig;
 use aqmlab_core::qdisc::pfq::{Pfq, PfqConfig};
+use aqmlab_core::qdisc::pie::{Pie, PieConfig};
+use aqmlab_core::qdisc::shared::flow_key::FlowKeyConfig;
 use aqmlab_core::qdisc::sqf::{Sqf, SqfConfig};
 use aqmlab_core::qdisc::{Qdisc, Queue};
 use aqmlab_core::{Limit, Packet, SimRng, Time};
@@ -39,12 +39,7 @@ fn disciplines() -> Vec<(&'static str, Make)> {
         ("sqf", |limit| Box::new(Sqf::new(SqfConfig { limit, flow_key: FlowKeyConfig::default() }))),
         ("drr", |limit| Box::new(Drr::new(DrrConfig { limit, quantum: 1500, flow_key: FlowKeyConfig::default() }))),
         ("pfq", |limit| {
-            Box::new(Pfq::new(PfqConfig {
-                limit,
-                quantum: 1500,
-                priority_threshold: 1500,
-                flow_key: FlowKeyConfig::default(),
-            }))
+            Box::new(Pfq::new(PfqConfig { limit, quantum: 1500, priority_threshold: 1500, flow_key: FlowKeyConfig::default() }))
         }),
         ("codel", |limit| Box::new(Codel::new(CodelConfig { limit, ..CodelConfig::default() }))),
         ("fq_codel", |limit| Box::new(FqCodel::new(FqCodelConfig { limit, ..FqCodelConfig::default() }))),
@@ -62,16 +57,7 @@ fn size(rng: &mut SimRng) -> u32 {
 }
 
 fn packet(uid: u64, flow: u32, size: u32) -> Packet {
-    Packet {
-        uid,
-        size,
-        flow,
-        src: flow % 251,
-        dst: 1_000,
-        sport: 10_000 + (flow / 251) as u16,
-        dport: 80,
-        ..Packet::default()
-    }
+    Packet { uid, size, flow, src: flow % 251, dst: 1_000, sport: 10_000 + (flow / 251) as u16, dport: 80, ..Packet::default() }
 }
 
 /// ns per packet with `n` flows kept backlogged; `lqd`: full buffer, arrivals to random flows.

@@ -65,7 +65,10 @@ fn main() {
     let mut failed = 0;
     let mut total = 0u64;
     let started = Instant::now();
-    println!("{:<28} {:>12} {:>11} {:>10} {:>10} {:>9} {:>10} {:>6}  secs", "discipline", "operations", "arrivals", "accepted", "evicted", "max pkts", "max bytes", "flows");
+    println!(
+        "{:<28} {:>12} {:>11} {:>10} {:>10} {:>9} {:>10} {:>6}  secs",
+        "discipline", "operations", "arrivals", "accepted", "evicted", "max pkts", "max bytes", "flows"
+    );
     for (name, cfg) in disciplines() {
         if a.only.as_deref().is_some_and(|o| o != name) {
             continue;
@@ -76,14 +79,24 @@ fn main() {
                 total += t.operations;
                 println!(
                     "{name:<28} {:>12} {:>11} {:>10} {:>10} {:>9} {:>10} {:>6}  {:.1}",
-                    t.operations, t.arrivals, t.accepted, t.evicted, t.max_packets, t.max_bytes, t.max_flow_states,
+                    t.operations,
+                    t.arrivals,
+                    t.accepted,
+                    t.evicted,
+                    t.max_packets,
+                    t.max_bytes,
+                    t.max_flow_states,
                     t0.elapsed().as_secs_f64()
                 );
             }
             Err(f) => {
                 failed += 1;
                 println!("{name:<28} FAILED at operation {} of episode {}: {}", f.operation, f.seed, f.message);
-                println!("    replay: cargo run --release -p aqmlab-core --example fuzz_disciplines -- --only {name} --episode {} --ops {}", f.seed, f.operation.max(1));
+                println!(
+                    "    replay: cargo run --release -p aqmlab-core --example fuzz_disciplines -- --only {name} --episode {} --ops {}",
+                    f.seed,
+                    f.operation.max(1)
+                );
             }
         }
     }

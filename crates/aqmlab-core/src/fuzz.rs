@@ -26,20 +26,20 @@
 //! The list of disciplines fuzzed is [`disciplines`]: add each new discipline there.
 
 use crate::packet::{Ecn, FrameType, Packet, Proto};
-use crate::qdisc::drr::DrrConfig;
-use crate::qdisc::droptail::DropTailConfig;
-use crate::qdisc::shared::flow_key::{FlowField, FlowKeyConfig};
-use crate::qdisc::pels_feedback::PelsFeedbackConfig;
-use crate::qdisc::codel::CodelConfig;
-use crate::qdisc::fq_codel::FqCodelConfig;
-use crate::qdisc::pie::{PieConfig, PieEstimator};
-use crate::qdisc::pfq::PfqConfig;
 use crate::qdisc::classful::classifier::Classifier;
+use crate::qdisc::codel::CodelConfig;
+use crate::qdisc::droptail::DropTailConfig;
+use crate::qdisc::drr::DrrConfig;
+use crate::qdisc::fq_codel::FqCodelConfig;
+use crate::qdisc::pels_feedback::PelsFeedbackConfig;
+use crate::qdisc::pfq::PfqConfig;
+use crate::qdisc::pie::{PieConfig, PieEstimator};
 use crate::qdisc::prio::PrioConfig;
 use crate::qdisc::rb_red::RbRedConfig;
 use crate::qdisc::rb_rio::RbRioConfig;
 use crate::qdisc::red::{RedConfig, RedMode};
 use crate::qdisc::rio::{RioConfig, RioCurve};
+use crate::qdisc::shared::flow_key::{FlowField, FlowKeyConfig};
 use crate::qdisc::sqf::SqfConfig;
 use crate::qdisc::tbf::TbfConfig;
 use crate::qdisc::wrr::{WrrBand, WrrConfig};
@@ -90,18 +90,58 @@ pub fn disciplines() -> Vec<(&'static str, QdiscConfig)> {
         ("red/bytes-gentle", red(b9k, RedMode::Bytes, true, false)),
         ("red/bytes-ecn", red(b9k, RedMode::Bytes, false, true)),
         // Rate-based: a 2 ms time constant and w_q 0.2 so that short runs reach every stage.
-        ("rb_red/packets", QdiscConfig::RbRed(RbRedConfig { limit: p12, time_constant_ns: 2_000_000, w_q: 0.2, mean_pkt_size: 500, ..RbRedConfig::default() })),
-        ("rb_red/bytes", QdiscConfig::RbRed(RbRedConfig { limit: b9k, time_constant_ns: 2_000_000, aggressiveness: 3.0, target_queue: Some(4.0), w_q: 0.2, mean_pkt_size: 500 })),
-        ("rb_rio/packets", QdiscConfig::RbRio(RbRioConfig { limit: p12, time_constant_ns: 2_000_000, w_q: 0.2, mean_pkt_size: 500, ..RbRioConfig::default() })),
-        ("rb_rio/bytes", QdiscConfig::RbRio(RbRioConfig { limit: b9k, time_constant_ns: 2_000_000, w_q: 0.2, mean_pkt_size: 500, ..RbRioConfig::default() })),
-        ("rio/packets", QdiscConfig::Rio(RioConfig {
-            limit: p12,
-            class1: RioCurve { min_th: 1.0, max_th: 4.0, max_p: 0.3 },
-            class2: RioCurve { min_th: 2.0, max_th: 6.0, max_p: 0.2 },
-            class3: RioCurve { min_th: 3.0, max_th: 9.0, max_p: 0.1 },
-            w_q: 0.2,
-            mean_pkt_size: 500,
-        })),
+        (
+            "rb_red/packets",
+            QdiscConfig::RbRed(RbRedConfig {
+                limit: p12,
+                time_constant_ns: 2_000_000,
+                w_q: 0.2,
+                mean_pkt_size: 500,
+                ..RbRedConfig::default()
+            }),
+        ),
+        (
+            "rb_red/bytes",
+            QdiscConfig::RbRed(RbRedConfig {
+                limit: b9k,
+                time_constant_ns: 2_000_000,
+                aggressiveness: 3.0,
+                target_queue: Some(4.0),
+                w_q: 0.2,
+                mean_pkt_size: 500,
+            }),
+        ),
+        (
+            "rb_rio/packets",
+            QdiscConfig::RbRio(RbRioConfig {
+                limit: p12,
+                time_constant_ns: 2_000_000,
+                w_q: 0.2,
+                mean_pkt_size: 500,
+                ..RbRioConfig::default()
+            }),
+        ),
+        (
+            "rb_rio/bytes",
+            QdiscConfig::RbRio(RbRioConfig {
+                limit: b9k,
+                time_constant_ns: 2_000_000,
+                w_q: 0.2,
+                mean_pkt_size: 500,
+                ..RbRioConfig::default()
+            }),
+        ),
+        (
+            "rio/packets",
+            QdiscConfig::Rio(RioConfig {
+                limit: p12,
+                class1: RioCurve { min_th: 1.0, max_th: 4.0, max_p: 0.3 },
+                class2: RioCurve { min_th: 2.0, max_th: 6.0, max_p: 0.2 },
+                class3: RioCurve { min_th: 3.0, max_th: 9.0, max_p: 0.1 },
+                w_q: 0.2,
+                mean_pkt_size: 500,
+            }),
+        ),
         ("rio/bytes", QdiscConfig::Rio(RioConfig { limit: b9k, w_q: 0.2, mean_pkt_size: 500, ..RioConfig::default() })),
         // Per-flow: one entry of each keyed on the engine's flow index, one on the 5-tuple.
         ("sqf/packets", QdiscConfig::Sqf(SqfConfig { limit: p12, flow_key: by_flow() })),
@@ -115,80 +155,215 @@ pub fn disciplines() -> Vec<(&'static str, QdiscConfig)> {
         // Shaper: a 1600-byte bucket that random waits both refill and leave short.
         ("tbf/bytes", QdiscConfig::Tbf(TbfConfig { rate: Rate(1_000_000), burst: 1600, limit: b9k })),
         ("tbf/packets", QdiscConfig::Tbf(TbfConfig { rate: Rate(100_000), burst: 1400, limit: p12 })),
-        ("prio/packets", QdiscConfig::Prio(PrioConfig {
-            bands: vec![droptail(Limit::Packets(4)), red(Limit::Packets(6), RedMode::Packets, true, true), droptail(Limit::Packets(3))],
-            classifier: Classifier::default(),
-        })),
-        ("prio/bytes-class-map", QdiscConfig::Prio(PrioConfig {
-            bands: vec![red(Limit::Bytes(4_000), RedMode::Bytes, false, false), droptail(Limit::Bytes(3_000))],
-            classifier: Classifier::Class { map: Some(vec![(3, 0), (1, 0)]), default_band: Some(1) },
-        })),
-        ("prio/dscp-mixed-units", QdiscConfig::Prio(PrioConfig {
-            bands: vec![droptail(Limit::Packets(4)), droptail(Limit::Bytes(3_000)), QdiscConfig::Sqf(SqfConfig { limit: Limit::Packets(5), flow_key: by_flow() })],
-            classifier: Classifier::Dscp { map: vec![(46, 0), (34, 1), (0, 2)], default_band: Some(1) },
-        })),
-        ("wrr/packets", QdiscConfig::Wrr(WrrConfig {
-            bands: vec![
-                WrrBand { weight: 1500, qdisc: droptail(Limit::Packets(5)) },
-                WrrBand { weight: 300, qdisc: red(Limit::Packets(7), RedMode::Packets, true, false) },
-            ],
-            classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0)]), default_band: None },
-        })),
+        (
+            "prio/packets",
+            QdiscConfig::Prio(PrioConfig {
+                bands: vec![droptail(Limit::Packets(4)), red(Limit::Packets(6), RedMode::Packets, true, true), droptail(Limit::Packets(3))],
+                classifier: Classifier::default(),
+            }),
+        ),
+        (
+            "prio/bytes-class-map",
+            QdiscConfig::Prio(PrioConfig {
+                bands: vec![red(Limit::Bytes(4_000), RedMode::Bytes, false, false), droptail(Limit::Bytes(3_000))],
+                classifier: Classifier::Class { map: Some(vec![(3, 0), (1, 0)]), default_band: Some(1) },
+            }),
+        ),
+        (
+            "prio/dscp-mixed-units",
+            QdiscConfig::Prio(PrioConfig {
+                bands: vec![
+                    droptail(Limit::Packets(4)),
+                    droptail(Limit::Bytes(3_000)),
+                    QdiscConfig::Sqf(SqfConfig { limit: Limit::Packets(5), flow_key: by_flow() }),
+                ],
+                classifier: Classifier::Dscp { map: vec![(46, 0), (34, 1), (0, 2)], default_band: Some(1) },
+            }),
+        ),
+        (
+            "wrr/packets",
+            QdiscConfig::Wrr(WrrConfig {
+                bands: vec![
+                    WrrBand { weight: 1500, qdisc: droptail(Limit::Packets(5)) },
+                    WrrBand { weight: 300, qdisc: red(Limit::Packets(7), RedMode::Packets, true, false) },
+                ],
+                classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0)]), default_band: None },
+            }),
+        ),
         // WRR[PRIO[fifo, RED, DRR], TBF]: evictions, marks and a shaped band under one parent.
-        ("wrr/bytes-prio-drr-tbf", QdiscConfig::Wrr(WrrConfig {
-            bands: vec![
-                WrrBand {
-                    weight: 50,
-                    qdisc: QdiscConfig::Prio(PrioConfig {
-                        bands: vec![
-                            droptail(Limit::Bytes(3_000)),
-                            red(Limit::Bytes(3_000), RedMode::Bytes, true, true),
-                            QdiscConfig::Drr(DrrConfig { limit: Limit::Bytes(3_000), quantum: 300, flow_key: by_flow() }),
-                        ],
-                        classifier: Classifier::default(),
-                    }),
-                },
-                WrrBand { weight: 50, qdisc: QdiscConfig::Tbf(TbfConfig { rate: Rate(2_000_000), burst: 1500, limit: Limit::Bytes(4_000) }) },
-            ],
-            classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0), (1, 0)]), default_band: None },
-        })),
+        (
+            "wrr/bytes-prio-drr-tbf",
+            QdiscConfig::Wrr(WrrConfig {
+                bands: vec![
+                    WrrBand {
+                        weight: 50,
+                        qdisc: QdiscConfig::Prio(PrioConfig {
+                            bands: vec![
+                                droptail(Limit::Bytes(3_000)),
+                                red(Limit::Bytes(3_000), RedMode::Bytes, true, true),
+                                QdiscConfig::Drr(DrrConfig { limit: Limit::Bytes(3_000), quantum: 300, flow_key: by_flow() }),
+                            ],
+                            classifier: Classifier::default(),
+                        }),
+                    },
+                    WrrBand {
+                        weight: 50,
+                        qdisc: QdiscConfig::Tbf(TbfConfig { rate: Rate(2_000_000), burst: 1500, limit: Limit::Bytes(4_000) }),
+                    },
+                ],
+                classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0), (1, 0)]), default_band: None },
+            }),
+        ),
         // The modern AQMs (RFC 8289, 8290, 8033): 1 ms target and 5 ms interval / 2 ms update so that
         // random runs reach their dropping states; packet and byte limits, ECN on and off.
-        ("codel/packets", QdiscConfig::Codel(CodelConfig { limit: p12, target_ns: 1_000_000, interval_ns: 5_000_000, mtu: 500, ecn: false })),
-        ("codel/bytes-ecn", QdiscConfig::Codel(CodelConfig { limit: b9k, target_ns: 1_000_000, interval_ns: 5_000_000, mtu: 500, ecn: true })),
-        ("pie/packets", QdiscConfig::Pie(PieConfig { limit: p12, target_ns: 1_000_000, t_update_ns: 2_000_000, max_burst_ns: 4_000_000, alpha: 20.0, beta: 200.0, mtu: 500, ..PieConfig::default() })),
-        ("pie/bytes-rate-ecn-derand", QdiscConfig::Pie(PieConfig { limit: b9k, target_ns: 1_000_000, t_update_ns: 2_000_000, max_burst_ns: 4_000_000, alpha: 20.0, beta: 200.0, ecn: true, bytemode: true, derandomize: true, estimator: PieEstimator::Rate, mtu: 500, dq_threshold: 2_000, ..PieConfig::default() })),
-        ("fq_codel/packets", QdiscConfig::FqCodel(FqCodelConfig { limit: p12, target_ns: 1_000_000, interval_ns: 5_000_000, mtu: 500, ecn: false, drop_batch: 2, flow_key: by_flow(), ..FqCodelConfig::default() })),
-        ("fq_codel/bytes-3-buckets", QdiscConfig::FqCodel(FqCodelConfig { limit: b9k, flows: 3, quantum: 300, target_ns: 1_000_000, interval_ns: 5_000_000, mtu: 500, drop_batch: 2, flow_key: by_flow(), ..FqCodelConfig::default() })),
-        ("fq_codel/memory-5tuple", QdiscConfig::FqCodel(FqCodelConfig { limit: Limit::Packets(50), memory_limit: Some(6_000), ..FqCodelConfig::default() })),
+        (
+            "codel/packets",
+            QdiscConfig::Codel(CodelConfig { limit: p12, target_ns: 1_000_000, interval_ns: 5_000_000, mtu: 500, ecn: false }),
+        ),
+        (
+            "codel/bytes-ecn",
+            QdiscConfig::Codel(CodelConfig { limit: b9k, target_ns: 1_000_000, interval_ns: 5_000_000, mtu: 500, ecn: true }),
+        ),
+        (
+            "pie/packets",
+            QdiscConfig::Pie(PieConfig {
+                limit: p12,
+                target_ns: 1_000_000,
+                t_update_ns: 2_000_000,
+                max_burst_ns: 4_000_000,
+                alpha: 20.0,
+                beta: 200.0,
+                mtu: 500,
+                ..PieConfig::default()
+            }),
+        ),
+        (
+            "pie/bytes-rate-ecn-derand",
+            QdiscConfig::Pie(PieConfig {
+                limit: b9k,
+                target_ns: 1_000_000,
+                t_update_ns: 2_000_000,
+                max_burst_ns: 4_000_000,
+                alpha: 20.0,
+                beta: 200.0,
+                ecn: true,
+                bytemode: true,
+                derandomize: true,
+                estimator: PieEstimator::Rate,
+                mtu: 500,
+                dq_threshold: 2_000,
+                ..PieConfig::default()
+            }),
+        ),
+        (
+            "fq_codel/packets",
+            QdiscConfig::FqCodel(FqCodelConfig {
+                limit: p12,
+                target_ns: 1_000_000,
+                interval_ns: 5_000_000,
+                mtu: 500,
+                ecn: false,
+                drop_batch: 2,
+                flow_key: by_flow(),
+                ..FqCodelConfig::default()
+            }),
+        ),
+        (
+            "fq_codel/bytes-3-buckets",
+            QdiscConfig::FqCodel(FqCodelConfig {
+                limit: b9k,
+                flows: 3,
+                quantum: 300,
+                target_ns: 1_000_000,
+                interval_ns: 5_000_000,
+                mtu: 500,
+                drop_batch: 2,
+                flow_key: by_flow(),
+                ..FqCodelConfig::default()
+            }),
+        ),
+        (
+            "fq_codel/memory-5tuple",
+            QdiscConfig::FqCodel(FqCodelConfig { limit: Limit::Packets(50), memory_limit: Some(6_000), ..FqCodelConfig::default() }),
+        ),
         // The modern AQMs inside classful parents: head drops passed up through PRIO and WRR.
-        ("prio/codel-fq_codel", QdiscConfig::Prio(PrioConfig {
-            bands: vec![
-                QdiscConfig::Codel(CodelConfig { limit: Limit::Packets(5), target_ns: 1_000_000, interval_ns: 5_000_000, mtu: 500, ecn: true }),
-                QdiscConfig::FqCodel(FqCodelConfig { limit: Limit::Packets(6), flows: 4, quantum: 500, target_ns: 1_000_000, interval_ns: 5_000_000, mtu: 500, drop_batch: 2, flow_key: by_flow(), ..FqCodelConfig::default() }),
-            ],
-            classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0)]), default_band: None },
-        })),
-        ("wrr/codel-pie", QdiscConfig::Wrr(WrrConfig {
-            bands: vec![
-                WrrBand { weight: 1500, qdisc: QdiscConfig::Codel(CodelConfig { limit: Limit::Bytes(5_000), target_ns: 1_000_000, interval_ns: 5_000_000, mtu: 500, ecn: false }) },
-                WrrBand { weight: 600, qdisc: QdiscConfig::Pie(PieConfig { limit: Limit::Packets(7), target_ns: 1_000_000, t_update_ns: 2_000_000, max_burst_ns: 4_000_000, alpha: 20.0, beta: 200.0, ecn: true, mtu: 500, ..PieConfig::default() }) },
-            ],
-            classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0)]), default_band: None },
-        })),
+        (
+            "prio/codel-fq_codel",
+            QdiscConfig::Prio(PrioConfig {
+                bands: vec![
+                    QdiscConfig::Codel(CodelConfig {
+                        limit: Limit::Packets(5),
+                        target_ns: 1_000_000,
+                        interval_ns: 5_000_000,
+                        mtu: 500,
+                        ecn: true,
+                    }),
+                    QdiscConfig::FqCodel(FqCodelConfig {
+                        limit: Limit::Packets(6),
+                        flows: 4,
+                        quantum: 500,
+                        target_ns: 1_000_000,
+                        interval_ns: 5_000_000,
+                        mtu: 500,
+                        drop_batch: 2,
+                        flow_key: by_flow(),
+                        ..FqCodelConfig::default()
+                    }),
+                ],
+                classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0)]), default_band: None },
+            }),
+        ),
+        (
+            "wrr/codel-pie",
+            QdiscConfig::Wrr(WrrConfig {
+                bands: vec![
+                    WrrBand {
+                        weight: 1500,
+                        qdisc: QdiscConfig::Codel(CodelConfig {
+                            limit: Limit::Bytes(5_000),
+                            target_ns: 1_000_000,
+                            interval_ns: 5_000_000,
+                            mtu: 500,
+                            ecn: false,
+                        }),
+                    },
+                    WrrBand {
+                        weight: 600,
+                        qdisc: QdiscConfig::Pie(PieConfig {
+                            limit: Limit::Packets(7),
+                            target_ns: 1_000_000,
+                            t_update_ns: 2_000_000,
+                            max_burst_ns: 4_000_000,
+                            alpha: 20.0,
+                            beta: 200.0,
+                            ecn: true,
+                            mtu: 500,
+                            ..PieConfig::default()
+                        }),
+                    },
+                ],
+                classifier: Classifier::Class { map: Some(vec![(3, 0), (2, 0)]), default_band: None },
+            }),
+        ),
         // The PELS feedback wrapper (eq. 11) around the PELS router, 5 ms interval.
-        ("pels_feedback/packets", QdiscConfig::PelsFeedback(PelsFeedbackConfig {
-            router_id: 1,
-            interval_ns: 5_000_000,
-            share: 0.5,
-            qdisc: Box::new(QdiscConfig::Wrr(pels_router(Limit::Packets(3)))),
-        })),
-        ("pels_feedback/bytes", QdiscConfig::PelsFeedback(PelsFeedbackConfig {
-            router_id: 2,
-            interval_ns: 1_000_000,
-            share: 1.0,
-            qdisc: Box::new(QdiscConfig::Wrr(pels_router(Limit::Bytes(3_000)))),
-        })),
+        (
+            "pels_feedback/packets",
+            QdiscConfig::PelsFeedback(PelsFeedbackConfig {
+                router_id: 1,
+                interval_ns: 5_000_000,
+                share: 0.5,
+                qdisc: Box::new(QdiscConfig::Wrr(pels_router(Limit::Packets(3)))),
+            }),
+        ),
+        (
+            "pels_feedback/bytes",
+            QdiscConfig::PelsFeedback(PelsFeedbackConfig {
+                router_id: 2,
+                interval_ns: 1_000_000,
+                share: 1.0,
+                qdisc: Box::new(QdiscConfig::Wrr(pels_router(Limit::Bytes(3_000)))),
+            }),
+        ),
     ]
 }
 
@@ -365,10 +540,13 @@ pub fn run_episode(cfg: &QdiscConfig, seed: u64, operations: u64) -> Result<Tall
                                 // At the end of representable time a shaper earns no tokens.
                                 _ if now == Time::MAX => {}
                                 other => {
-                                    return Err(fail(t.operations, format!(
-                                        "stall: dequeue refused at {now:?} with {} packets queued, next_dequeue_time {other:?}",
-                                        q.len_packets()
-                                    )));
+                                    return Err(fail(
+                                        t.operations,
+                                        format!(
+                                            "stall: dequeue refused at {now:?} with {} packets queued, next_dequeue_time {other:?}",
+                                            q.len_packets()
+                                        ),
+                                    ));
                                 }
                             }
                         }

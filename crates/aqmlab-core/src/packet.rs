@@ -143,7 +143,6 @@ impl Packet {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::Packet;

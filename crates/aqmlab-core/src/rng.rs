@@ -86,10 +86,30 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_independent() {
-        let a: Vec<u64> = (0..4).map({ let mut r = SimRng::stream(7, "x"); move |_| r.next_u64() }).collect();
-        let b: Vec<u64> = (0..4).map({ let mut r = SimRng::stream(7, "x"); move |_| r.next_u64() }).collect();
-        let c: Vec<u64> = (0..4).map({ let mut r = SimRng::stream(7, "y"); move |_| r.next_u64() }).collect();
-        let d: Vec<u64> = (0..4).map({ let mut r = SimRng::stream(8, "x"); move |_| r.next_u64() }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut r = SimRng::stream(7, "x");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = SimRng::stream(7, "x");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map({
+                let mut r = SimRng::stream(7, "y");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let d: Vec<u64> = (0..4)
+            .map({
+                let mut r = SimRng::stream(8, "x");
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(a, d);

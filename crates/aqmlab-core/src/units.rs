@@ -182,35 +182,25 @@ pub const LIMIT_UNITS: &str = "p for packets or a byte size (B, KB, MB, KiB, MiB
 /// Splits `"25.5Mbps"` into (25.5, "Mbps"), rejecting negative, empty or non-finite numbers.
 fn split_number(text: &str, what: &str, allowed: &str) -> Result<(f64, String), UnitError> {
     let s = text.trim();
-    let cut = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
-        .unwrap_or(s.len());
+    let cut = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(s.len());
     let (num, unit) = s.split_at(cut);
     let num = num.replace('_', "");
     if num.is_empty() {
-        return Err(UnitError(format!(
-            "{what} {text:?} must start with a non-negative number followed by a unit: {allowed}"
-        )));
+        return Err(UnitError(format!("{what} {text:?} must start with a non-negative number followed by a unit: {allowed}")));
     }
-    let value: f64 = num
-        .parse()
-        .map_err(|_| UnitError(format!("{what} {text:?}: {num:?} is not a number")))?;
+    let value: f64 = num.parse().map_err(|_| UnitError(format!("{what} {text:?}: {num:?} is not a number")))?;
     if !value.is_finite() {
         return Err(UnitError(format!("{what} {text:?} is not finite")));
     }
     let unit = unit.trim().to_string();
     if unit.is_empty() {
-        return Err(UnitError(format!(
-            "{what} {text:?} has no unit; write one of: {allowed}"
-        )));
+        return Err(UnitError(format!("{what} {text:?} has no unit; write one of: {allowed}")));
     }
     Ok((value, unit))
 }
 
 fn unknown_unit(what: &str, text: &str, unit: &str, allowed: &str) -> UnitError {
-    UnitError(format!(
-        "{what} {text:?}: unknown unit {unit:?}; allowed units: {allowed}"
-    ))
+    UnitError(format!("{what} {text:?}: unknown unit {unit:?}; allowed units: {allowed}"))
 }
 
 /// Parses a duration such as `"20ms"`.
@@ -220,10 +210,7 @@ fn whole_units(value: f64, what: &str, text: &str, base_unit: &str) -> Result<u6
     let v = value.round();
     // 2^64 is exactly representable; every f64 below it fits in a u64.
     if v >= 18_446_744_073_709_551_616.0 {
-        return Err(UnitError(format!(
-            "{what} {text:?} is too large: at most {} {base_unit}",
-            u64::MAX
-        )));
+        return Err(UnitError(format!("{what} {text:?} is too large: at most {} {base_unit}", u64::MAX)));
     }
     Ok(v as u64)
 }
@@ -278,9 +265,7 @@ pub fn parse_limit(text: &str) -> Result<Limit, UnitError> {
     let (v, unit) = split_number(text, "queue limit", LIMIT_UNITS)?;
     if unit == "p" || unit == "pkts" || unit == "packets" {
         if v.fract() != 0.0 {
-            return Err(UnitError(format!(
-                "queue limit {text:?}: a packet count must be a whole number"
-            )));
+            return Err(UnitError(format!("queue limit {text:?}: a packet count must be a whole number")));
         }
         return Ok(Limit::Packets(whole_units(v, "queue limit", text, "packets")?));
     }

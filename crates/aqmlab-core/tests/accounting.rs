@@ -74,9 +74,8 @@ proptest! {
 #[test]
 fn seeded_fuzz_short_run_finds_nothing() {
     for (name, cfg) in fuzz::disciplines() {
-        let t = fuzz::run(&cfg, 7, 100_000, 20_000).unwrap_or_else(|f| {
-            panic!("{name}: {} (episode {}, operation {})", f.message, f.seed, f.operation)
-        });
+        let t = fuzz::run(&cfg, 7, 100_000, 20_000)
+            .unwrap_or_else(|f| panic!("{name}: {} (episode {}, operation {})", f.message, f.seed, f.operation));
         assert_eq!(t.operations, 100_000, "{name}");
         assert!(t.arrivals > 0 && t.departures > 0, "{name}: {t:?}");
     }

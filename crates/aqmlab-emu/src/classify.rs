@@ -52,12 +52,8 @@ impl Classifier {
 
     pub fn classify(&mut self, info: &IpInfo, dir: Direction, uid: u64, now: Time) -> Classified {
         let (proto, sport, dport, seq, ack, flags, payload) = match info.transport {
-            Transport::Tcp { sport, dport, seq, ack, flags, payload } => {
-                (Proto::Tcp, sport, dport, seq as u64, ack as u64, flags, payload)
-            }
-            Transport::Udp { sport, dport, payload } => {
-                (Proto::Udp, sport, dport, info.app.map_or(0, |a| a.seq as u64), 0, 0, payload)
-            }
+            Transport::Tcp { sport, dport, seq, ack, flags, payload } => (Proto::Tcp, sport, dport, seq as u64, ack as u64, flags, payload),
+            Transport::Udp { sport, dport, payload } => (Proto::Udp, sport, dport, info.app.map_or(0, |a| a.seq as u64), 0, 0, payload),
             Transport::Other { .. } => (Proto::Udp, 0, 0, 0, 0, 0, 0),
         };
         let (flow, extra_delay) = self.flow_of(info, proto, sport, dport, dir);

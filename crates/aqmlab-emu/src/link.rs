@@ -263,8 +263,7 @@ mod tests {
     use aqmlab_core::QdiscConfig;
 
     fn fifo_link(rate_bps: u64, delay_ns: u64, limit_packets: u64) -> Link {
-        let qdisc: QdiscConfig =
-            serde_json::from_str(&format!(r#"{{"kind":"droptail","limit":{{"packets":{limit_packets}}}}}"#)).unwrap();
+        let qdisc: QdiscConfig = serde_json::from_str(&format!(r#"{{"kind":"droptail","limit":{{"packets":{limit_packets}}}}}"#)).unwrap();
         let cfg = LinkConfig { rate_bps, delay_ns, qdisc };
         Link::new(&cfg, SimRng::stream(1, "test"), true).unwrap()
     }
@@ -318,7 +317,10 @@ mod tests {
         let mut now = Time::ZERO;
         let mut sent = Vec::new();
         let mut last = Time::ZERO;
-        while let Some(due) = { link.service(now, &mut sent); link.next_due(now) } {
+        while let Some(due) = {
+            link.service(now, &mut sent);
+            link.next_due(now)
+        } {
             if !sent.is_empty() {
                 last = now;
                 sent.clear();

@@ -78,10 +78,23 @@ impl Malformed {
 /// Transport found in an IP packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Transport {
-    Tcp { sport: u16, dport: u16, seq: u32, ack: u32, flags: u8, payload: u32 },
-    Udp { sport: u16, dport: u16, payload: u32 },
+    Tcp {
+        sport: u16,
+        dport: u16,
+        seq: u32,
+        ack: u32,
+        flags: u8,
+        payload: u32,
+    },
+    Udp {
+        sport: u16,
+        dport: u16,
+        payload: u32,
+    },
     /// ICMP or any other protocol, or a non-first IPv6 fragment: no ports.
-    Other { protocol: u8 },
+    Other {
+        protocol: u8,
+    },
 }
 
 /// The application header of aqmlab's own UDP senders (all fields big-endian after the magic):
@@ -177,22 +190,9 @@ fn parse_ipv4(ip: &[u8]) -> Result<IpInfo, Malformed> {
     let src = be32(ip, 12).ok_or(Malformed::TruncatedIp)?;
     let dst = be32(ip, 16).ok_or(Malformed::TruncatedIp)?;
     // Only the first fragment carries the transport header.
-    let (transport, app) = if frag_offset == 0 {
-        parse_transport(protocol, &ip[ihl..total])?
-    } else {
-        (Transport::Other { protocol }, None)
-    };
-    Ok(IpInfo {
-        version: 4,
-        ip_offset: 0,
-        ip_len: total as u32,
-        src,
-        dst,
-        dscp: tos >> 2,
-        ecn: tos & 0x03,
-        transport,
-        app,
-    })
+    let (transport, app) =
+        if frag_offset == 0 { parse_transport(protocol, &ip[ihl..total])? } else { (Transport::Other { protocol }, None) };
+    Ok(IpInfo { version: 4, ip_offset: 0, ip_len: total as u32, src, dst, dscp: tos >> 2, ecn: tos & 0x03, transport, app })
 }
 
 /// IPv6 (RFC 8200 sections 3 and 4).
@@ -206,9 +206,7 @@ fn parse_ipv6(ip: &[u8]) -> Result<IpInfo, Malformed> {
     if total > ip.len() {
         return Err(Malformed::BadIpTotalLength);
     }
-    let fold = |at: usize| -> Option<u32> {
-        Some(be32(ip, at)? ^ be32(ip, at + 4)? ^ be32(ip, at + 8)? ^ be32(ip, at + 12)?)
-    };
+    let fold = |at: usize| -> Option<u32> { Some(be32(ip, at)? ^ be32(ip, at + 4)? ^ be32(ip, at + 8)? ^ be32(ip, at + 12)?) };
     let src = fold(8).ok_or(Malformed::TruncatedIp)?;
     let dst = fold(24).ok_or(Malformed::TruncatedIp)?;
     let mut next = ip[6];

@@ -92,7 +92,13 @@ impl PacketSocket {
     fn set_int(&self, level: libc::c_int, opt: libc::c_int, value: libc::c_int, name: &str) -> Result<(), String> {
         // SAFETY: `value` lives for the call and its size is passed.
         let rc = unsafe {
-            libc::setsockopt(self.fd, level, opt, &value as *const _ as *const libc::c_void, std::mem::size_of::<libc::c_int>() as libc::socklen_t)
+            libc::setsockopt(
+                self.fd,
+                level,
+                opt,
+                &value as *const _ as *const libc::c_void,
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
         };
         if rc < 0 {
             Err(os_error(name, &self.iface))
@@ -105,9 +111,8 @@ impl PacketSocket {
     /// is the frame's real length (MSG_TRUNC), which may exceed `scratch`.
     fn recv(&self, scratch: &mut [u8]) -> io::Result<Option<usize>> {
         // SAFETY: the kernel writes at most scratch.len() bytes into scratch.
-        let n = unsafe {
-            libc::recv(self.fd, scratch.as_mut_ptr() as *mut libc::c_void, scratch.len(), libc::MSG_DONTWAIT | libc::MSG_TRUNC)
-        };
+        let n =
+            unsafe { libc::recv(self.fd, scratch.as_mut_ptr() as *mut libc::c_void, scratch.len(), libc::MSG_DONTWAIT | libc::MSG_TRUNC) };
         if n >= 0 {
             return Ok(Some(n as usize));
         }
@@ -202,8 +207,7 @@ impl Router {
         cfg.validate()?;
         let forward = Link::new(&cfg.forward, streams::emu_link(cfg.seed, "forward"), cfg.records.packet_events)
             .map_err(|e| format!("forward.qdisc: {e}"))?;
-        let reverse = Link::new(&cfg.reverse, streams::emu_link(cfg.seed, "reverse"), false)
-            .map_err(|e| format!("reverse.qdisc: {e}"))?;
+        let reverse = Link::new(&cfg.reverse, streams::emu_link(cfg.seed, "reverse"), false).map_err(|e| format!("reverse.qdisc: {e}"))?;
         let mut sides = [
             Side {
                 socket: PacketSocket::open(&cfg.sender_iface)?,
@@ -225,12 +229,19 @@ impl Router {
         }
         // SAFETY: prctl with PR_SET_TIMERSLACK takes a plain integer.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-        let stats = RouterStats {
-            malformed: Malformed::ALL.iter().map(|m| (m.name(), 0)).collect(),
-            ..RouterStats::default()
-        };
-        Ok(Router { cfg, epoch: Arc::new(AtomicU64::new(epoch)), sides, stats, queue_samples: QueueSamples::default(), next_uid: 0, scratch: vec![0u8; MAX_FRAME], out: Vec::new(),
-            wake_margin: Time(cfg_spin), recent_overshoot: Time::ZERO })
+        let stats = RouterStats { malformed: Malformed::ALL.iter().map(|m| (m.name(), 0)).collect(), ..RouterStats::default() };
+        Ok(Router {
+            cfg,
+            epoch: Arc::new(AtomicU64::new(epoch)),
+            sides,
+            stats,
+            queue_samples: QueueSamples::default(),
+            next_uid: 0,
+            scratch: vec![0u8; MAX_FRAME],
+            out: Vec::new(),
+            wake_margin: Time(cfg_spin),
+            recent_overshoot: Time::ZERO,
+        })
     }
 
     /// A handle that sets the epoch (CLOCK_MONOTONIC ns) while the router runs.
@@ -317,7 +328,10 @@ impl Router {
             libc::pollfd { fd: self.sides[0].socket.fd, events: libc::POLLIN, revents: 0 },
             libc::pollfd { fd: self.sides[1].socket.fd, events: libc::POLLIN, revents: 0 },
         ];
-        let ts = libc::timespec { tv_sec: (sleep.as_nanos() / 1_000_000_000) as libc::time_t, tv_nsec: (sleep.as_nanos() % 1_000_000_000) as libc::c_long };
+        let ts = libc::timespec {
+            tv_sec: (sleep.as_nanos() / 1_000_000_000) as libc::time_t,
+            tv_nsec: (sleep.as_nanos() % 1_000_000_000) as libc::c_long,
+        };
         self.stats.sleeps += 1;
         // SAFETY: fds and ts are live locals; no signal mask is changed (null).
         let ready = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };

@@ -18,9 +18,7 @@ use aqmlab_model::streams;
 /// `build_flow`), so an emulated flow starts when the simulated one does.
 pub fn start_offsets(seed: u64, group: &str, count: u32, jitter_ns: u64) -> Vec<u64> {
     let mut rng = streams::group_start(seed, group);
-    (0..count)
-        .map(|_| if jitter_ns > 0 { (rng.uniform() * jitter_ns as f64) as u64 } else { 0 })
-        .collect()
+    (0..count).map(|_| if jitter_ns > 0 { (rng.uniform() * jitter_ns as f64) as u64 } else { 0 }).collect()
 }
 
 /// One row per packet, in send order.
@@ -105,11 +103,7 @@ fn mpeg(mut src: MpegSource, spec: &FlowSpec) -> Result<Schedule, String> {
 }
 
 fn rtp(cfg: &RtpConfig, spec: &FlowSpec) -> Result<Schedule, String> {
-    let mut src = MediaSource::new(
-        cfg.clone(),
-        streams::flow_media(spec.seed, spec.flow),
-        streams::flow_jitter(spec.seed, spec.flow),
-    )?;
+    let mut src = MediaSource::new(cfg.clone(), streams::flow_media(spec.seed, spec.flow), streams::flow_jitter(spec.seed, spec.flow))?;
     let mut s = Schedule { rtp: true, ..Schedule::default() };
     let mut next = Time(spec.start_ns);
     let mut due = Vec::new();

@@ -77,12 +77,7 @@ pub type LoggedSample = [i64; 8];
 /// UDP flow one row per sample time (0, `sample_ns`, ... up to `duration_ns`) with the payload
 /// bytes its receiver got by then. Rows in (time, flow) order; rows with equal time and flow
 /// keep their order (TCP rows first, then UDP flows in the order given).
-pub fn flow_samples(
-    tcp: &[LoggedSample],
-    udp: &[(u32, Vec<Delivery>)],
-    sample_ns: u64,
-    duration_ns: u64,
-) -> Result<FlowSamples, String> {
+pub fn flow_samples(tcp: &[LoggedSample], udp: &[(u32, Vec<Delivery>)], sample_ns: u64, duration_ns: u64) -> Result<FlowSamples, String> {
     if sample_ns == 0 {
         return Err("flow_sample: must be positive".into());
     }

@@ -268,9 +268,8 @@ fn replayed_frames_table<'py>(
         if frame_id.len() != n || frame_type.len() != n || size.len() != n {
             return Err(value_error(format!("flow {flow}: schedule columns differ in length")));
         }
-        let schedule: Vec<ScheduledPacket> = (0..n)
-            .map(|i| ScheduledPacket { t_ns: t_ns[i], frame_id: frame_id[i], frame_type: frame_type[i], size: size[i] })
-            .collect();
+        let schedule: Vec<ScheduledPacket> =
+            (0..n).map(|i| ScheduledPacket { t_ns: t_ns[i], frame_id: frame_id[i], frame_type: frame_type[i], size: size[i] }).collect();
         mpeg_frames(flow, gop_len, &schedule, &received, &mut out).map_err(|e| value_error(format!("flow {flow}: {e}")))?;
     }
     table_to_py(py, out.into_table())

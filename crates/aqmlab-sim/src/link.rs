@@ -9,13 +9,13 @@
 //! packet is pulled from the discipline; a transmission with nothing queued behind it needs
 //! no event of its own (`end_needs_no_event`).
 
-use aqmlab_model::record::{event, PacketEvents};
 use crate::sim::network::Network;
 use crate::sim::Event;
 use crate::topology::{LinkId, NodeId};
 use aqmlab_core::qdisc::pels_feedback::FeedbackLabel;
 use aqmlab_core::qdisc::DequeueOutcome;
 use aqmlab_core::{Packet, Queue, Rate, SimRng, Time, Verdict};
+use aqmlab_model::record::{event, PacketEvents};
 use std::collections::VecDeque;
 
 pub struct Link {

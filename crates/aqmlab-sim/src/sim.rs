@@ -11,11 +11,11 @@ mod build;
 pub(crate) mod network;
 mod tables;
 
-use aqmlab_model::record::FlowSamples;
 use crate::tcp::TcpSender;
 use crate::topology::LinkId;
 use apps::Application;
 use aqmlab_core::{Packet, Time};
+use aqmlab_model::record::FlowSamples;
 use network::Network;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

@@ -60,9 +60,7 @@ impl Topology {
         };
         // A destination whose sole predecessor itself has a sole predecessor gets its own BFS
         // (no chains of copies); so does every other destination with several predecessors.
-        let copy_from: Vec<Option<usize>> = (0..n)
-            .map(|dst| predecessor(dst).filter(|&p| p != dst && predecessor(p).is_none()))
-            .collect();
+        let copy_from: Vec<Option<usize>> = (0..n).map(|dst| predecessor(dst).filter(|&p| p != dst && predecessor(p).is_none())).collect();
         let mut seen = vec![false; n];
         let mut frontier = VecDeque::new();
         for dst in (0..n).filter(|&d| copy_from[d].is_none()) {
@@ -145,8 +143,7 @@ mod tests {
     }
 
     fn link(from: NodeId, to: NodeId) -> Link {
-        let cfg: QdiscConfig =
-            serde_json::from_str(r#"{"kind": "droptail", "limit": {"packets": 10}}"#).expect("a DropTail config");
+        let cfg: QdiscConfig = serde_json::from_str(r#"{"kind": "droptail", "limit": {"packets": 10}}"#).expect("a DropTail config");
         let queue = build_qdisc(&cfg, Rate(1_000_000)).expect("queue");
         Link::new(from, to, Rate(1_000_000), Time(0), queue, SimRng::stream(1, "test"), String::new())
     }

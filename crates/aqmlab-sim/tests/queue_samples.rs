@@ -30,10 +30,7 @@ fn named_statistics_follow_the_fixed_columns() {
     // RED: its average queue is `avg`, not a second column.
     let mut red = QueueSamples::default();
     red.push(Time(5), 3, 3000, Some(1.5));
-    red.push_named_stats(&[NamedStat {
-        name: AVERAGE_QUEUE,
-        value: 1.5,
-    }]);
+    red.push_named_stats(&[NamedStat { name: AVERAGE_QUEUE, value: 1.5 }]);
     let t = red.into_table();
     assert_eq!(names(&t), ["t_ns", "qlen_pkts", "qlen_bytes", "avg"]);
     assert_eq!(f64s(&t, "avg"), [1.5]);
@@ -48,21 +45,8 @@ fn named_statistics_follow_the_fixed_columns() {
     codel.push(Time(3), 9, 9000, None);
     codel.push_named_stats(&[stat("dropping", 1.0), stat("drop_count", 4.0)]);
     let t = codel.into_table();
-    assert_eq!(
-        names(&t),
-        [
-            "t_ns",
-            "qlen_pkts",
-            "qlen_bytes",
-            "avg",
-            "dropping",
-            "drop_count"
-        ]
-    );
+    assert_eq!(names(&t), ["t_ns", "qlen_pkts", "qlen_bytes", "avg", "dropping", "drop_count"]);
     assert_eq!(f64s(&t, "dropping"), [0.0, 1.0, 1.0]);
     let count = f64s(&t, "drop_count");
-    assert!(
-        count[0] == 0.0 && count[1].is_nan() && count[2] == 4.0,
-        "{count:?}"
-    );
+    assert!(count[0] == 0.0 && count[1].is_nan() && count[2] == 4.0, "{count:?}");
 }

@@ -71,13 +71,7 @@ pub struct CodelConfig {
 
 impl Default for CodelConfig {
     fn default() -> CodelConfig {
-        CodelConfig {
-            limit: default_limit(),
-            target_ns: DEFAULT_TARGET_NS,
-            interval_ns: DEFAULT_INTERVAL_NS,
-            mtu: DEFAULT_MTU,
-            ecn: false,
-        }
+        CodelConfig { limit: default_limit(), target_ns: DEFAULT_TARGET_NS, interval_ns: DEFAULT_INTERVAL_NS, mtu: DEFAULT_MTU, ecn: false }
     }
 }
 
@@ -88,12 +82,7 @@ impl CodelConfig {
     }
 
     pub(crate) fn params(&self) -> CodelParams {
-        CodelParams {
-            target: Time(self.target_ns),
-            interval: Time(self.interval_ns),
-            mtu: self.mtu as u64,
-            ecn: self.ecn,
-        }
+        CodelParams { target: Time(self.target_ns), interval: Time(self.interval_ns), mtu: self.mtu as u64, ecn: self.ecn }
     }
 }
 

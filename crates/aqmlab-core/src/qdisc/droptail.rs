@@ -1,11 +1,11 @@
 //! Drop-Tail: a FIFO that refuses arrivals once its packet or byte limit is reached.
 
+use super::shared::packet_fifo::PacketFifo;
 use super::{Dequeued, DropReason, Evicted, Qdisc, QdiscCapabilities, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Time};
 use serde::{Deserialize, Serialize};
-use super::shared::packet_fifo::PacketFifo;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -149,9 +149,9 @@ impl super::per_flow_tests::Inspect for Drr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::shared::flow_key::FlowField;
     use crate::qdisc::testutil::pkt;
+    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::Queue;
 
     fn cfg(limit: Limit, quantum: u32) -> DrrConfig {
@@ -323,9 +323,7 @@ mod tests {
     fn validation_names_the_field() {
         assert!(cfg(Limit::Packets(0), 1500).validate().unwrap_err().starts_with("limit"));
         assert!(cfg(Limit::Packets(10), 0).validate().unwrap_err().starts_with("quantum"));
-        let e = DrrConfig { flow_key: FlowKeyConfig { fields: vec![] }, ..cfg(Limit::Packets(10), 1500) }
-            .validate()
-            .unwrap_err();
+        let e = DrrConfig { flow_key: FlowKeyConfig { fields: vec![] }, ..cfg(Limit::Packets(10), 1500) }.validate().unwrap_err();
         assert!(e.starts_with("flow_key"), "{e}");
         assert!(cfg(Limit::Bytes(1), 1).validate().is_ok());
         assert!(DrrConfig::default().validate().is_ok());

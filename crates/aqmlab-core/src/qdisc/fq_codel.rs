@@ -29,8 +29,8 @@
 //!   among them (its queue emptied), the arrival is refused as `Overflow`.
 
 use super::codel::{self, CodelParams, CodelVars, HeadActions};
-use super::shared::packet_fifo::PacketFifo;
 use super::shared::flow_key::{splitmix64, FlowKeyConfig, FlowKeyer};
+use super::shared::packet_fifo::PacketFifo;
 use super::{Dequeued, DropReason, Evicted, NamedStat, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;

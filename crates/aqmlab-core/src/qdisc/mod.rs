@@ -28,8 +28,8 @@ pub mod classful;
 pub mod shared;
 
 pub mod codel;
-pub mod drr;
 pub mod droptail;
+pub mod drr;
 pub mod fq_codel;
 pub mod pfq;
 pub mod pie;
@@ -70,13 +70,7 @@ pub enum DropReason {
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 5] = [
-        DropReason::Overflow,
-        DropReason::Early,
-        DropReason::Forced,
-        DropReason::Evicted,
-        DropReason::Policy,
-    ];
+    pub const ALL: [DropReason; 5] = [DropReason::Overflow, DropReason::Early, DropReason::Forced, DropReason::Evicted, DropReason::Policy];
     pub fn name(self) -> &'static str {
         match self {
             DropReason::Overflow => "overflow",

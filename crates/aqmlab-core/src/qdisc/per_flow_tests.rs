@@ -94,25 +94,40 @@ fn disciplines() -> Vec<(String, Limit, Make)> {
     for limit in [Limit::Packets(1), Limit::Packets(7), Limit::Packets(25), Limit::Bytes(1600), Limit::Bytes(9000)] {
         for key in [FlowKeyConfig::default(), sport.clone()] {
             let k = key.clone();
-            v.push((format!("sqf {limit:?} {key:?}"), limit, Box::new(move || {
-                probed(Sqf::new(SqfConfig { limit, flow_key: k.clone() }))
-            })));
+            v.push((format!("sqf {limit:?} {key:?}"), limit, Box::new(move || probed(Sqf::new(SqfConfig { limit, flow_key: k.clone() })))));
             for quantum in [1500u32, 300] {
                 let k = key.clone();
-                v.push((format!("drr {limit:?} q{quantum} {key:?}"), limit, Box::new(move || {
-                    probed(Drr::new(DrrConfig { limit, quantum, flow_key: k.clone() }))
-                })));
+                v.push((
+                    format!("drr {limit:?} q{quantum} {key:?}"),
+                    limit,
+                    Box::new(move || probed(Drr::new(DrrConfig { limit, quantum, flow_key: k.clone() }))),
+                ));
                 for threshold in [0u32, 1500, 3000] {
                     let k = key.clone();
-                    v.push((format!("pfq {limit:?} q{quantum} t{threshold} {key:?}"), limit, Box::new(move || {
-                        probed(Pfq::new(PfqConfig { limit, quantum, priority_threshold: threshold, flow_key: k.clone() }))
-                    })));
+                    v.push((
+                        format!("pfq {limit:?} q{quantum} t{threshold} {key:?}"),
+                        limit,
+                        Box::new(move || {
+                            probed(Pfq::new(PfqConfig { limit, quantum, priority_threshold: threshold, flow_key: k.clone() }))
+                        }),
+                    ));
                 }
                 for flows in [4u32, 1024] {
                     let k = key.clone();
-                    v.push((format!("fq_codel {limit:?} q{quantum} {flows} buckets {key:?}"), limit, Box::new(move || {
-                        probed(FqCodel::new(FqCodelConfig { limit, quantum, flows, drop_batch: 3, flow_key: k.clone(), ..FqCodelConfig::default() }))
-                    })));
+                    v.push((
+                        format!("fq_codel {limit:?} q{quantum} {flows} buckets {key:?}"),
+                        limit,
+                        Box::new(move || {
+                            probed(FqCodel::new(FqCodelConfig {
+                                limit,
+                                quantum,
+                                flows,
+                                drop_batch: 3,
+                                flow_key: k.clone(),
+                                ..FqCodelConfig::default()
+                            }))
+                        }),
+                    ));
                 }
             }
         }

@@ -46,7 +46,7 @@
 use super::shared::deficit_round_robin::{default_quantum, drr_dequeue, settle, ActiveList, RrFlow, DEFAULT_QUANTUM};
 use super::shared::flow_key::{FlowKeyConfig, FlowKeyer};
 use super::shared::flow_table::{never_fits, Entry, FlowTable, Slot};
-use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
+use super::{Dequeued, DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Time};
@@ -114,15 +114,7 @@ impl Pfq {
     pub fn new(cfg: PfqConfig) -> Pfq {
         let keyer = FlowKeyer::new(&cfg.flow_key);
         let quantum = cfg.quantum.max(1) as u64;
-        Pfq {
-            cfg,
-            keyer,
-            quantum,
-            flows: FlowTable::new(),
-            active: ActiveList::new(),
-            priority: BTreeMap::new(),
-            victims: Vec::new(),
-        }
+        Pfq { cfg, keyer, quantum, flows: FlowTable::new(), active: ActiveList::new(), priority: BTreeMap::new(), victims: Vec::new() }
     }
 
     /// Number of flows with state, i.e. with at least one packet queued.
@@ -228,9 +220,9 @@ impl super::per_flow_tests::Inspect for Pfq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::shared::flow_key::FlowField;
     use crate::qdisc::testutil::pkt;
+    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::Queue;
 
     fn cfg(limit: Limit, priority_threshold: u32) -> PfqConfig {
@@ -323,7 +315,7 @@ mod tests {
         offer(&mut q, 1, 1, 1000); // priority (1000 < 3000): flow 1 = 2000 B, all priority
         offer(&mut q, 2, 2, 1500); // priority
         offer(&mut q, 3, 3, 100); // priority
-        // Full. A new flow arrives: flow 1 (2000 B) is longest; its tail is a priority packet.
+                                  // Full. A new flow arrives: flow 1 (2000 B) is longest; its tail is a priority packet.
         assert_eq!(offer(&mut q, 4, 4, 100), (Verdict::Enqueued, vec![1]));
         assert_eq!(drain(&mut q), vec![0, 2, 3, 4]);
         q.check_invariants().unwrap();
@@ -344,9 +336,7 @@ mod tests {
     fn validation_names_the_field() {
         assert!(cfg(Limit::Bytes(0), 1500).validate().unwrap_err().starts_with("limit"));
         assert!(PfqConfig { quantum: 0, ..cfg(Limit::Packets(5), 1500) }.validate().unwrap_err().starts_with("quantum"));
-        let e = PfqConfig { flow_key: FlowKeyConfig { fields: vec![] }, ..cfg(Limit::Packets(5), 1500) }
-            .validate()
-            .unwrap_err();
+        let e = PfqConfig { flow_key: FlowKeyConfig { fields: vec![] }, ..cfg(Limit::Packets(5), 1500) }.validate().unwrap_err();
         assert!(e.starts_with("flow_key"), "{e}");
         assert!(cfg(Limit::Packets(5), 0).validate().is_ok());
         assert!(PfqConfig::default().validate().is_ok());

@@ -389,8 +389,8 @@ impl Qdisc for Pie {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::testutil::pkt;
+    use crate::qdisc::testutil::PopPacket;
 
     fn ms(t: u64) -> Time {
         Time::from_millis(t)
@@ -519,17 +519,20 @@ mod tests {
     #[test]
     fn bytemode_drops_large_packets_more_often() {
         let count = |size: u32| {
-            let mut pie = Pie::new(PieConfig { bytemode: true, limit: Limit::Bytes(1_000_000), t_update_ns: u64::MAX / 4, ..PieConfig::default() });
+            let mut pie =
+                Pie::new(PieConfig { bytemode: true, limit: Limit::Bytes(1_000_000), t_update_ns: u64::MAX / 4, ..PieConfig::default() });
             pie.burst_allowance = Time::ZERO;
             pie.qdelay = ms(30);
             for i in 0..10 {
                 pie.q.push(pkt(i, 1, 1000));
             }
             let mut rng = SimRng::stream(5, "t");
-            (0..20_000).filter(|_| {
-                pie.drop_prob = 0.05;
-                pie.drop_early(size, &mut rng)
-            }).count()
+            (0..20_000)
+                .filter(|_| {
+                    pie.drop_prob = 0.05;
+                    pie.drop_early(size, &mut rng)
+                })
+                .count()
         };
         let (small, large) = (count(150), count(1500));
         assert!(large as f64 > 5.0 * small as f64, "small {small} large {large}");

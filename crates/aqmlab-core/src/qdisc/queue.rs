@@ -205,23 +205,26 @@ impl Queue {
         if s.received_packets != s.enqueued_packets + dropped {
             return Err(format!(
                 "{}: received {} != enqueued {} + dropped {}",
-                self.kind(), s.received_packets, s.enqueued_packets, dropped
+                self.kind(),
+                s.received_packets,
+                s.enqueued_packets,
+                dropped
             ));
         }
         let backlog = s.enqueued_packets as i128 - s.dequeued_packets as i128 - evicted as i128;
         if backlog != self.len_packets() as i128 || self.backlog != self.len_packets() {
             return Err(format!(
                 "{}: backlog by accounting {} (counted as it changed: {}) != discipline's {} packets",
-                self.kind(), backlog, self.backlog, self.len_packets()
+                self.kind(),
+                backlog,
+                self.backlog,
+                self.len_packets()
             ));
         }
         let evicted_b: u64 = s.evicted_bytes.iter().sum();
         let backlog_b = s.enqueued_bytes as i128 - s.dequeued_bytes as i128 - evicted_b as i128;
         if backlog_b != self.len_bytes() as i128 {
-            return Err(format!(
-                "{}: byte backlog by accounting {} != discipline's {}",
-                self.kind(), backlog_b, self.len_bytes()
-            ));
+            return Err(format!("{}: byte backlog by accounting {} != discipline's {}", self.kind(), backlog_b, self.len_bytes()));
         }
         Ok(())
     }

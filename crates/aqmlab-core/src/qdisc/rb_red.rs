@@ -72,7 +72,7 @@
 use super::shared::drop_spreader::DropSpreader;
 use super::shared::rate_based::{adjust_probability, AveragedFifo, RateBasedConfig};
 use super::shared::rate_estimator::RateEstimator;
-use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
+use super::{Dequeued, DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Rate, Time};
@@ -150,9 +150,9 @@ impl Qdisc for RbRed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::shared::queue_model::{run, Source};
     use crate::qdisc::testutil::pkt;
+    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::Queue;
     use crate::units::Limit;
 
@@ -230,7 +230,9 @@ mod tests {
             let t = run(&mut q, LINK, &[src], Time::from_secs(60), Time::from_secs(20), 3);
             println!(
                 "rb_red AP {ap}: avg queue {:.2} (instantaneous {:.2}), drop fraction {:.4}",
-                t.mean_avg, t.mean_queue, t.drop_fraction(0)
+                t.mean_avg,
+                t.mean_queue,
+                t.drop_fraction(0)
             );
             t.mean_avg
         };

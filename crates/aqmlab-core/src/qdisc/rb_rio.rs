@@ -59,7 +59,7 @@
 use super::shared::drop_spreader::DropSpreader;
 use super::shared::rate_based::{adjust_probability, AveragedFifo, RateBasedConfig};
 use super::shared::rate_estimator::RateEstimator;
-use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
+use super::{Dequeued, DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Rate, Time};
@@ -204,11 +204,11 @@ impl Qdisc for RbRio {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::shared::queue_model::{run, Source, Tally};
-    use crate::units::Limit;
     use crate::qdisc::testutil::pkt;
+    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::Queue;
+    use crate::units::Limit;
     use proptest::prelude::*;
 
     const SR: f64 = 10.0;
@@ -315,9 +315,7 @@ mod tests {
     }
 
     fn three_classes(rates_mbps: [f64; 3]) -> Vec<Source> {
-        (0..3)
-            .map(|k| Source { rate_bps: rates_mbps[k] * 1e6, size: 1000, class: k as u8 + 1, poisson: false })
-            .collect()
+        (0..3).map(|k| Source { rate_bps: rates_mbps[k] * 1e6, size: 1000, class: k as u8 + 1, poisson: false }).collect()
     }
 
     fn run_classes(rates_mbps: [f64; 3], cfg: RbRioConfig) -> (Tally, Queue) {

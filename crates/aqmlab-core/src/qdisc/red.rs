@@ -22,7 +22,7 @@
 
 use super::shared::packet_fifo::PacketFifo;
 use super::shared::queue_average::QueueAverage;
-use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
+use super::{Dequeued, DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::{Ecn, Packet};
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
@@ -68,10 +68,7 @@ impl RedConfig {
             return Err(format!("min_th: must be >= 0, got {}", self.min_th));
         }
         if !(self.min_th < self.max_th) {
-            return Err(format!(
-                "min_th ({}) must be smaller than max_th ({})",
-                self.min_th, self.max_th
-            ));
+            return Err(format!("min_th ({}) must be smaller than max_th ({})", self.min_th, self.max_th));
         }
         if !(self.w_q > 0.0 && self.w_q <= 1.0) {
             return Err(format!("w_q: must be in (0, 1], got {}", self.w_q));
@@ -215,8 +212,8 @@ impl Qdisc for Red {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::testutil::pkt;
+    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::Queue;
 
     fn cfg() -> RedConfig {

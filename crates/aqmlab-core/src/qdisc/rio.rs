@@ -36,10 +36,10 @@
 //! classified sees plain RED with class3's curve instead of being judged as the lowest class.
 //! Values above 3 are also class3.
 
-use super::shared::queue_average::QueueAverage;
 use super::rb_rio::class_index;
 use super::shared::packet_fifo::PacketFifo;
-use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
+use super::shared::queue_average::QueueAverage;
+use super::{Dequeued, DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
@@ -64,10 +64,7 @@ impl RioCurve {
             return Err(format!("{name}.min_th: must be >= 0, got {}", self.min_th));
         }
         if !(self.min_th < self.max_th) {
-            return Err(format!(
-                "{name}.min_th ({}) must be smaller than {name}.max_th ({})",
-                self.min_th, self.max_th
-            ));
+            return Err(format!("{name}.min_th ({}) must be smaller than {name}.max_th ({})", self.min_th, self.max_th));
         }
         if !(self.max_p > 0.0 && self.max_p <= 1.0) {
             return Err(format!("{name}.max_p: must be in (0, 1], got {}", self.max_p));
@@ -262,9 +259,9 @@ impl Qdisc for Rio {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::shared::queue_model::{run, Source};
     use crate::qdisc::testutil::pkt;
+    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::Queue;
 
     const LINK: Rate = Rate::mbps(10);
@@ -353,9 +350,8 @@ mod tests {
         let loads = [0.8, 0.95, 1.05, 1.2, 1.4, 1.7, 2.0, 2.5, 3.0, 4.0];
         let mut first = [None; 3];
         for &load in &loads {
-            let sources: Vec<Source> = (1..=3)
-                .map(|c| Source { rate_bps: load * 1e7 / 3.0, size: 1000, class: c, poisson: true })
-                .collect();
+            let sources: Vec<Source> =
+                (1..=3).map(|c| Source { rate_bps: load * 1e7 / 3.0, size: 1000, class: c, poisson: true }).collect();
             let mut q = Queue::new(Box::new(Rio::new(RioConfig::default(), LINK)));
             let t = run(&mut q, LINK, &sources, Time::from_secs(40), Time::from_secs(10), 11);
             let d = [t.drop_fraction(1), t.drop_fraction(2), t.drop_fraction(3)];

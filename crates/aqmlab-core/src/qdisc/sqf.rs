@@ -35,7 +35,7 @@
 
 use super::shared::flow_key::{FlowKeyConfig, FlowKeyer};
 use super::shared::flow_table::{never_fits, Entry, FlowTable, Slot};
-use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
+use super::{Dequeued, DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Time};
@@ -137,9 +137,9 @@ impl super::per_flow_tests::Inspect for Sqf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::shared::flow_key::FlowField;
     use crate::qdisc::testutil::pkt;
+    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::Queue;
     use proptest::prelude::*;
 
@@ -202,7 +202,7 @@ mod tests {
         offer(&mut q, 0, 1, 600); // flow 1: 600, 600 -> 1200
         offer(&mut q, 1, 1, 600);
         offer(&mut q, 2, 2, 1000); // flow 2: 1000
-        // 1000 < 1200: flow 2 goes first; then flow 1.
+                                   // 1000 < 1200: flow 2 goes first; then flow 1.
         assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().uid, 2);
         offer(&mut q, 3, 2, 700); // flow 2: 700 < flow 1's 1200
         assert_eq!(q.dequeue(Time::ZERO).packet.unwrap().uid, 3);
@@ -276,7 +276,7 @@ mod tests {
             offer(&mut q, i, 1, 500); // flow 1: 2500 B
         }
         offer(&mut q, 5, 2, 300); // flow 2: 300 B, total 2800
-        // 1200 B for flow 3: needs 1000 B of room: flow 1 loses two tails (4, 3).
+                                  // 1200 B for flow 3: needs 1000 B of room: flow 1 loses two tails (4, 3).
         assert_eq!(offer(&mut q, 6, 3, 1200), (Verdict::Enqueued, vec![4, 3]));
         assert_eq!(q.len_bytes(), 3000);
         // Larger than the whole buffer: refused outright, nobody evicted.
@@ -304,9 +304,7 @@ mod tests {
     fn validation_names_the_field() {
         let e = SqfConfig { limit: Limit::Packets(0), flow_key: FlowKeyConfig::default() }.validate().unwrap_err();
         assert!(e.starts_with("limit"), "{e}");
-        let e = SqfConfig { limit: Limit::Packets(5), flow_key: FlowKeyConfig { fields: vec![] } }
-            .validate()
-            .unwrap_err();
+        let e = SqfConfig { limit: Limit::Packets(5), flow_key: FlowKeyConfig { fields: vec![] } }.validate().unwrap_err();
         assert!(e.starts_with("flow_key.fields"), "{e}");
         assert!(by_flow(Limit::Bytes(1)).validate().is_ok());
         assert!(SqfConfig::default().validate().is_ok());

@@ -31,7 +31,7 @@
 //! work-conserving disciplines) forwards to it; after a `dequeue` that returned `None` on an
 //! idle link the engine schedules a retry at that time.
 
-use super::{DropReason, Evicted, Dequeued, Qdisc, Verdict};
+use super::{Dequeued, DropReason, Evicted, Qdisc, Verdict};
 use crate::packet::Packet;
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
@@ -156,8 +156,8 @@ impl Qdisc for Tbf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::testutil::PopPacket;
     use crate::qdisc::testutil::pkt;
+    use crate::qdisc::testutil::PopPacket;
     use crate::units::parse_rate;
 
     fn tbf(rate: Rate, burst: u64, limit: u64) -> Tbf {
@@ -318,7 +318,12 @@ mod tests {
             cfg.validate().unwrap();
             // The paper's MAX_Q_DELAY is the queue drain time: 10 KB at 600 Kbps is 133 ms.
             let delay_ms = 10_000.0 * 8.0 / cfg.rate.as_bps_f64() * 1e3;
-            let expect = match r { "600Kbps" => 133.0, "300Kbps" => 267.0, "150Kbps" => 533.0, _ => 1067.0 };
+            let expect = match r {
+                "600Kbps" => 133.0,
+                "300Kbps" => 267.0,
+                "150Kbps" => 533.0,
+                _ => 1067.0,
+            };
             assert!((delay_ms - expect).abs() < 1.0, "{r}: {delay_ms} ms");
         }
         let cfg = TbfConfig { rate: parse_rate("35Kbps").unwrap(), burst: 1600, limit: Limit::Bytes(5_000) };

@@ -43,18 +43,13 @@ impl PelsConfig {
             return Err("fps: must be positive".into());
         }
         if self.packet_size <= UDP_IP_HEADER_BYTES {
-            return Err(format!(
-                "packet_size: must exceed the {UDP_IP_HEADER_BYTES}-byte IP+UDP headers"
-            ));
+            return Err(format!("packet_size: must exceed the {UDP_IP_HEADER_BYTES}-byte IP+UDP headers"));
         }
         if self.base_packets == 0 {
             return Err("base_packets: must be at least 1 (the base layer)".into());
         }
         if self.max_packets < self.base_packets || self.max_packets > MAX_FRAME_PACKETS {
-            return Err(format!(
-                "max_packets: must be in base_packets..={MAX_FRAME_PACKETS}, got {}",
-                self.max_packets
-            ));
+            return Err(format!("max_packets: must be in base_packets..={MAX_FRAME_PACKETS}, got {}", self.max_packets));
         }
         if !finite_pos(self.initial_rate_bps) {
             return Err("initial_rate: must be positive".into());

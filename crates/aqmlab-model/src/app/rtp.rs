@@ -39,8 +39,15 @@ pub enum MediaConfig {
         #[serde(default)]
         shaping_ns: u64,
     },
-    Audio { mean_rate_bps: u64, period_ns: u64, size_cv: f64 },
-    Poisson { rate_bps: u64, packet_size: u32 },
+    Audio {
+        mean_rate_bps: u64,
+        period_ns: u64,
+        size_cv: f64,
+    },
+    Poisson {
+        rate_bps: u64,
+        packet_size: u32,
+    },
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -234,9 +241,7 @@ fn frames_per_window(shaping_ns: u64, fps: f64) -> u32 {
 pub fn packetize(frame: u64, mtu: u32) -> Vec<u32> {
     let payload = (mtu - RTP_UDP_IP_HEADER_BYTES) as u64;
     let n = frame.div_ceil(payload).max(1);
-    (0..n)
-        .map(|i| (if i + 1 < n { payload } else { frame - payload * (n - 1) }) as u32 + RTP_UDP_IP_HEADER_BYTES)
-        .collect()
+    (0..n).map(|i| (if i + 1 < n { payload } else { frame - payload * (n - 1) }) as u32 + RTP_UDP_IP_HEADER_BYTES).collect()
 }
 
 #[cfg(test)]
@@ -262,7 +267,10 @@ mod tests {
 
     #[test]
     fn vbr_video_meets_its_mean_rate_with_mtu_packets() {
-        let mut s = source(MediaConfig::Video { mean_rate_bps: 5_000_000, fps: 25.0, size_cv: 0.5, trace: None, mtu: 1500, burst: false, shaping_ns: 0 }, 0);
+        let mut s = source(
+            MediaConfig::Video { mean_rate_bps: 5_000_000, fps: 25.0, size_cv: 0.5, trace: None, mtu: 1500, burst: false, shaping_ns: 0 },
+            0,
+        );
         let (bytes, pkts) = drive(&mut s, 200);
         let payload_rate = (bytes - pkts.len() as u64 * RTP_UDP_IP_HEADER_BYTES as u64) as f64 * 8.0 / 200.0;
         assert!((payload_rate / 5e6 - 1.0).abs() < 0.03, "{payload_rate}");
@@ -311,7 +319,10 @@ mod tests {
     #[test]
     fn video_packets_are_paced_over_the_frame_interval_unless_bursty() {
         let frame = |burst| {
-            let mut s = source(MediaConfig::Video { mean_rate_bps: 2_920_000, fps: 25.0, size_cv: 0.0, trace: None, mtu: 1500, burst, shaping_ns: 0 }, 0);
+            let mut s = source(
+                MediaConfig::Video { mean_rate_bps: 2_920_000, fps: 25.0, size_cv: 0.0, trace: None, mtu: 1500, burst, shaping_ns: 0 },
+                0,
+            );
             s.generate(Time::ZERO);
             let mut out = Vec::new();
             s.due(Time::MAX, &mut out);
@@ -326,8 +337,15 @@ mod tests {
     fn a_shaping_window_sends_its_frames_at_one_constant_rate() {
         // 200 ms at 25 fps = 5 frames per window; frame sizes vary (cv 0.5) but inside a
         // window every gap is the same, and windows start every 200 ms.
-        let cfg = MediaConfig::Video { mean_rate_bps: 5_000_000, fps: 25.0, size_cv: 0.5, trace: None, mtu: 1500,
-                                       burst: false, shaping_ns: 200_000_000 };
+        let cfg = MediaConfig::Video {
+            mean_rate_bps: 5_000_000,
+            fps: 25.0,
+            size_cv: 0.5,
+            trace: None,
+            mtu: 1500,
+            burst: false,
+            shaping_ns: 200_000_000,
+        };
         let mut s = source(cfg, 0);
         assert_eq!(s.generate(Time::ZERO), Time::from_millis(200));
         let mut out = Vec::new();
@@ -341,8 +359,15 @@ mod tests {
 
     #[test]
     fn video_frames_record_their_runs_of_sequence_numbers() {
-        let cfg = MediaConfig::Video { mean_rate_bps: 5_000_000, fps: 25.0, size_cv: 0.5, trace: None, mtu: 1356,
-                                       burst: false, shaping_ns: 200_000_000 };
+        let cfg = MediaConfig::Video {
+            mean_rate_bps: 5_000_000,
+            fps: 25.0,
+            size_cv: 0.5,
+            trace: None,
+            mtu: 1356,
+            burst: false,
+            shaping_ns: 200_000_000,
+        };
         let mut s = source(cfg, 0);
         let (_, pkts) = drive(&mut s, 2);
         assert_eq!(s.frames.len(), 50);
@@ -359,8 +384,15 @@ mod tests {
 
     #[test]
     fn shaping_and_burst_are_exclusive() {
-        let cfg = MediaConfig::Video { mean_rate_bps: 5_000_000, fps: 25.0, size_cv: 0.5, trace: None, mtu: 1500,
-                                       burst: true, shaping_ns: 200_000_000 };
+        let cfg = MediaConfig::Video {
+            mean_rate_bps: 5_000_000,
+            fps: 25.0,
+            size_cv: 0.5,
+            trace: None,
+            mtu: 1500,
+            burst: true,
+            shaping_ns: 200_000_000,
+        };
         let err = RtpConfig { media: cfg, jitter_sd_ns: 0 }.validate().unwrap_err();
         assert!(err.contains("burst and shaping"), "{err}");
     }

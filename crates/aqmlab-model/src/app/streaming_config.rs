@@ -65,9 +65,7 @@ impl StreamingConfig {
             return Err("buffer_multiple: must be >= 1".into());
         }
         if self.packet_size <= RTP_UDP_IP_HEADER_BYTES {
-            return Err(format!(
-                "packet_size: must exceed the {RTP_UDP_IP_HEADER_BYTES} B of IP/UDP/RTP headers"
-            ));
+            return Err(format!("packet_size: must exceed the {RTP_UDP_IP_HEADER_BYTES} B of IP/UDP/RTP headers"));
         }
         if self.report_interval_ns == 0 || self.tcp_check_ns == 0 {
             return Err("report_interval and tcp_check: must be positive".into());

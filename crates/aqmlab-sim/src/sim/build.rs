@@ -8,11 +8,11 @@ use crate::config::{FlowGroup, LinkConfig, SimConfig};
 use crate::engine::EventList;
 use crate::link::Link;
 use crate::pcap::PcapWriter;
-use aqmlab_model::record::{FlowSamples, PacketEvents, QueueSamples};
-use aqmlab_model::streams;
 use crate::topology::{NodeId, Topology};
 use aqmlab_core::qdisc::build_qdisc;
 use aqmlab_core::{Proto, QdiscConfig, Rate, SimRng, Time};
+use aqmlab_model::record::{FlowSamples, PacketEvents, QueueSamples};
+use aqmlab_model::streams;
 
 fn access_link(from: NodeId, to: NodeId, rate: u64, delay: u64, qdisc: &QdiscConfig, seed: u64, name: String) -> Result<Link, String> {
     let rate = Rate(rate);

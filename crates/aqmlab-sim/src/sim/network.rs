@@ -7,12 +7,12 @@ use super::{Event, RunCounters};
 use crate::config::SimConfig;
 use crate::engine::EventList;
 use crate::pcap::PcapWriter;
-use aqmlab_model::headers::{TCP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES};
-use aqmlab_model::record::QueueSamples;
 use crate::tcp::Segment;
 use crate::topology::{LinkId, NodeId, Topology};
 use aqmlab_core::qdisc::pels_feedback::FeedbackLabel;
 use aqmlab_core::{Packet, SackBlocks, SimRng, Time};
+use aqmlab_model::headers::{TCP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES};
+use aqmlab_model::record::QueueSamples;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -154,11 +154,8 @@ impl Network {
         let uid = self.next_uid;
         self.next_uid += 1;
         let flow = &self.flows[f as usize];
-        let (src, dst, sport, dport) = if from_sender {
-            (flow.src, flow.dst, flow.sport, flow.dport)
-        } else {
-            (flow.dst, flow.src, flow.dport, flow.sport)
-        };
+        let (src, dst, sport, dport) =
+            if from_sender { (flow.src, flow.dst, flow.sport, flow.dport) } else { (flow.dst, flow.src, flow.dport, flow.sport) };
         Packet { uid, flow: f, src, dst, sport, dport, dscp: flow.dscp, sent_at: self.now, ..Packet::default() }
     }
 

@@ -5,8 +5,8 @@
 use super::network::Network;
 use super::{Event, Simulation};
 use crate::pcap::PcapWriter;
-use aqmlab_model::record::{Column, Table};
 use aqmlab_core::{Proto, Time};
+use aqmlab_model::record::{Column, Table};
 
 /// Where the applications' tables go among the records, as before they came through
 /// `Application::tables`: the order of the record list the binding returns. A table not
@@ -44,8 +44,14 @@ impl Simulation {
         let (mut id, mut group, mut is_tcp) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut start, mut stop, mut sdelay, mut rdelay, mut base_rtt) =
             (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut sent, mut retx, mut fast, mut tos, mut spurious, mut delivered) =
-            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut sent, mut retx, mut fast, mut tos, mut spurious, mut delivered) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
         for (i, (f, app)) in self.net.flows.iter().zip(&self.apps).enumerate() {
             id.push(i as u32);
             group.push(f.group as u32);

@@ -14,8 +14,8 @@
 //! 9438 section 4.6 intends: CUBIC changes only the reduction factor and the growth function.
 //! The receiver-window cap is applied by the sender too.
 
-use aqmlab_model::app::tcp_config::CongestionControl;
 use aqmlab_core::Time;
+use aqmlab_model::app::tcp_config::CongestionControl;
 
 /// RFC 9438 section 5.1: C = 0.4 (segments / s^3).
 pub const CUBIC_C: f64 = 0.4;

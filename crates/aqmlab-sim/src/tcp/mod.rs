@@ -34,8 +34,8 @@ pub mod cc;
 pub mod rtt;
 pub mod sack;
 
-use aqmlab_model::app::tcp_config::TcpConfig;
 use aqmlab_core::{SackBlocks, Time};
+use aqmlab_model::app::tcp_config::TcpConfig;
 use cc::Controller;
 use rtt::RttEstimator;
 use sack::{RangeSet, SackReporter, DUP_THRESH};
@@ -161,12 +161,7 @@ impl TcpSender {
             recover: 0,
             ecn_recover: 0,
             partial_ack_seen: false,
-            rtt: RttEstimator::new(
-                Time(cfg.initial_rto_ns),
-                Time(cfg.min_rto_ns),
-                Time(cfg.max_rto_ns),
-                Time(cfg.clock_granularity_ns),
-            ),
+            rtt: RttEstimator::new(Time(cfg.initial_rto_ns), Time(cfg.min_rto_ns), Time(cfg.max_rto_ns), Time(cfg.clock_granularity_ns)),
             timing: None,
             rto_deadline: None,
             data_end: None,
@@ -341,9 +336,7 @@ impl TcpSender {
                 // application has none), stay in conventional RTO recovery and do not
                 // enter step 3.
                 let mut sent = 0;
-                while sent < 2
-                    && self.snd_max + self.mss <= self.snd_una + self.rwnd
-                    && self.data_end.is_none_or(|end| self.snd_max < end)
+                while sent < 2 && self.snd_max + self.mss <= self.snd_una + self.rwnd && self.data_end.is_none_or(|end| self.snd_max < end)
                 {
                     let seq = self.snd_max;
                     self.transmit(seq, false, now, out);
@@ -610,8 +603,8 @@ impl TcpSender {
         self.dupacks = 0;
         self.timing = None;
         self.snd_nxt = self.snd_una; // go-back-N
-        // SACK: the scoreboard is advisory and forgotten after a timeout (RFC 2018 section 8,
-        // RFC 6675 section 5.1): everything not cumulatively acked is presumed lost.
+                                     // SACK: the scoreboard is advisory and forgotten after a timeout (RFC 2018 section 8,
+                                     // RFC 6675 section 5.1): everything not cumulatively acked is presumed lost.
         self.board.clear();
         self.rto_deadline = None;
         if self.frto {

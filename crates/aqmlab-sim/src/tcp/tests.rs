@@ -106,8 +106,8 @@ fn three_duplicate_acks_trigger_exactly_one_fast_retransmit() {
 /// Plays a lossless-except-`lost` network between a sender and a receiver, one-way delay
 /// `owd`, until all `total` bytes are delivered or `limit` passes. Returns the finish time.
 fn transfer(s: &mut TcpSender, r: &mut TcpReceiver, lost: &[u64], total: u64, owd: Time) -> Option<Time> {
-    use std::collections::BinaryHeap;
     use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
     // (time, order, is_ack, seq_or_ack)
     let mut events: BinaryHeap<Reverse<(Time, u64, bool, u64)>> = BinaryHeap::new();
     let mut order = 0;
@@ -401,10 +401,7 @@ fn sack_retransmits_every_lost_segment_it_can_then_new_data() {
     // after 12 and not lost) = 2, so NextSeg retransmits 4 and 6 (lost: 3+ SACKed segments
     // above each), then sends new data until cwnd - pipe < 1 SMSS.
     let seqs: Vec<(u64, bool)> = out.iter().map(|x| (x.seq, x.retransmission)).collect();
-    assert_eq!(
-        seqs,
-        vec![(seg(1), true), (seg(4), true), (seg(6), true), (seg(14), false), (seg(15), false)]
-    );
+    assert_eq!(seqs, vec![(seg(1), true), (seg(4), true), (seg(6), true), (seg(14), false), (seg(15), false)]);
     assert_eq!((s.cwnd, s.pipe()), (6500, 6 * MSS));
 }
 
@@ -607,10 +604,18 @@ fn sack_without_losses_sends_exactly_like_newreno() {
         let c = TcpConfig { sack, ..cfg() };
         let (mut s, mut r) = (TcpSender::new(&c), TcpReceiver::new(&c));
         let mut trace = Vec::new();
-        let o = play(&mut s, &mut r, 300 * MSS, ms(20), ms(1), |_, _| false, |s, out, _| {
-            trace.extend(out.iter().map(|x| x.seq));
-            trace.push(s.cwnd);
-        });
+        let o = play(
+            &mut s,
+            &mut r,
+            300 * MSS,
+            ms(20),
+            ms(1),
+            |_, _| false,
+            |s, out, _| {
+                trace.extend(out.iter().map(|x| x.seq));
+                trace.push(s.cwnd);
+            },
+        );
         assert!(o.done.is_some());
         traces.push((trace, o.done));
     }
@@ -769,10 +774,18 @@ fn frto_off_sends_exactly_as_before() {
         let c = TcpConfig { frto, ..cfg() };
         let (mut s, mut r) = (TcpSender::new(&c), TcpReceiver::new(&c));
         let mut trace = Vec::new();
-        let o = play(&mut s, &mut r, 300 * MSS, ms(20), ms(1), |_, _| false, |s, out, _| {
-            trace.extend(out.iter().map(|x| x.seq));
-            trace.push(s.cwnd);
-        });
+        let o = play(
+            &mut s,
+            &mut r,
+            300 * MSS,
+            ms(20),
+            ms(1),
+            |_, _| false,
+            |s, out, _| {
+                trace.extend(out.iter().map(|x| x.seq));
+                trace.push(s.cwnd);
+            },
+        );
         assert!(o.done.is_some() && s.stats.timeouts == 0);
         traces.push(trace);
     }

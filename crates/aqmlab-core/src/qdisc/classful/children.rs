@@ -62,10 +62,7 @@ pub(crate) fn build_children<'a>(
     prefix: &str,
     link_rate: Rate,
 ) -> Result<Vec<Queue>, String> {
-    children
-        .enumerate()
-        .map(|(i, c)| build_qdisc(c, link_rate).map_err(|e| format!("{field}.{i}.{prefix}{e}")))
-        .collect()
+    children.enumerate().map(|(i, c)| build_qdisc(c, link_rate).map_err(|e| format!("{field}.{i}.{prefix}{e}"))).collect()
 }
 
 /// Offers `pkt` to `child`, copying its evictions into `evicted`.

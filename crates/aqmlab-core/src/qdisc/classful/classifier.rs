@@ -47,7 +47,10 @@ impl Classifier {
         };
         if let Some(d) = default_band {
             if d >= bands {
-                return Err(format!("{field}.default_band: band {d} does not exist (there are {bands} bands, 0..={})", bands.saturating_sub(1)));
+                return Err(format!(
+                    "{field}.default_band: band {d} does not exist (there are {bands} bands, 0..={})",
+                    bands.saturating_sub(1)
+                ));
             }
         }
         for (i, &(k, band)) in map.unwrap_or(&[]).iter().enumerate() {

@@ -29,8 +29,8 @@
 //!   0 and ignore it.
 
 use super::children::take;
-use crate::qdisc::{build_qdisc, Dequeued, Evicted, FeedbackLabeller, NamedStat, Qdisc, QdiscConfig, Queue, Verdict};
 use crate::packet::Packet;
+use crate::qdisc::{build_qdisc, Dequeued, Evicted, FeedbackLabeller, NamedStat, Qdisc, QdiscConfig, Queue, Verdict};
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -210,9 +210,9 @@ impl FeedbackLabeller for PelsFeedback {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::droptail::DropTailConfig;
     use crate::qdisc::classful::classifier::Classifier;
-use crate::qdisc::prio::PrioConfig;
+    use crate::qdisc::droptail::DropTailConfig;
+    use crate::qdisc::prio::PrioConfig;
     use crate::qdisc::testutil::pkt;
     use crate::qdisc::wrr::{WrrBand, WrrConfig};
 

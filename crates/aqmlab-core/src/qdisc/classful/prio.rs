@@ -23,8 +23,8 @@
 use super::children::{build_children, offer, sum_limits, take, validate_children};
 use super::classifier::{BandTable, Classifier};
 use super::pels_feedback::FeedbackLabel;
-use crate::qdisc::{Dequeued, Evicted, FeedbackLabeller, Qdisc, QdiscConfig, Queue, Verdict};
 use crate::packet::Packet;
+use crate::qdisc::{Dequeued, Evicted, FeedbackLabeller, Qdisc, QdiscConfig, Queue, Verdict};
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -119,8 +119,8 @@ mod tests {
     use super::*;
     use crate::qdisc::droptail::DropTailConfig;
     use crate::qdisc::drr::DrrConfig;
-    use crate::qdisc::shared::flow_key::{FlowField, FlowKeyConfig};
     use crate::qdisc::red::{RedConfig, RedMode};
+    use crate::qdisc::shared::flow_key::{FlowField, FlowKeyConfig};
     use crate::qdisc::testutil::pkt;
     use crate::qdisc::{build_qdisc, DropReason, QdiscConfig};
 
@@ -181,10 +181,21 @@ mod tests {
         let mut rng = SimRng::stream(1, "t");
         // Band 0 Drop-Tail of 2 packets, band 1 RED that drops early, band 2 DRR with LQD.
         let red = QdiscConfig::Red(RedConfig {
-            limit: Limit::Packets(100), min_th: 0.0, max_th: 0.5, w_q: 1.0, max_p: 1.0,
-            gentle: false, mode: RedMode::Packets, ecn: false, mean_pkt_size: 500,
+            limit: Limit::Packets(100),
+            min_th: 0.0,
+            max_th: 0.5,
+            w_q: 1.0,
+            max_p: 1.0,
+            gentle: false,
+            mode: RedMode::Packets,
+            ecn: false,
+            mean_pkt_size: 500,
         });
-        let drr = QdiscConfig::Drr(DrrConfig { limit: Limit::Packets(3), flow_key: FlowKeyConfig::of(&[FlowField::Flow]), ..DrrConfig::default() });
+        let drr = QdiscConfig::Drr(DrrConfig {
+            limit: Limit::Packets(3),
+            flow_key: FlowKeyConfig::of(&[FlowField::Flow]),
+            ..DrrConfig::default()
+        });
         let mut q = prio(vec![dt(2), red, drr], Classifier::default());
         let at = Time::ZERO;
         assert_eq!(q.enqueue(colored(0, 3), at, &mut rng).verdict, Verdict::Enqueued);
@@ -242,13 +253,21 @@ mod tests {
         let e = PrioConfig { bands: vec![inner, dt(1)], classifier: Classifier::default() }.validate().unwrap_err();
         assert!(e.starts_with("bands.0.bands.2.limit:"), "{e}");
         assert!(PrioConfig { bands: vec![], classifier: Classifier::default() }.validate().unwrap_err().starts_with("bands:"));
-        let e = PrioConfig { bands: vec![dt(1); 2], classifier: Classifier::Class { map: None, default_band: Some(2) } }.validate().unwrap_err();
+        let e = PrioConfig { bands: vec![dt(1); 2], classifier: Classifier::Class { map: None, default_band: Some(2) } }
+            .validate()
+            .unwrap_err();
         assert!(e.starts_with("classifier.default_band:"), "{e}");
-        let e = PrioConfig { bands: vec![dt(1); 2], classifier: Classifier::Dscp { map: vec![(46, 0), (64, 1)], default_band: None } }.validate().unwrap_err();
+        let e = PrioConfig { bands: vec![dt(1); 2], classifier: Classifier::Dscp { map: vec![(46, 0), (64, 1)], default_band: None } }
+            .validate()
+            .unwrap_err();
         assert!(e.starts_with("classifier.map.1:"), "{e}");
-        let e = PrioConfig { bands: vec![dt(1); 2], classifier: Classifier::Dscp { map: vec![(46, 0), (46, 1)], default_band: None } }.validate().unwrap_err();
+        let e = PrioConfig { bands: vec![dt(1); 2], classifier: Classifier::Dscp { map: vec![(46, 0), (46, 1)], default_band: None } }
+            .validate()
+            .unwrap_err();
         assert!(e.contains("twice"), "{e}");
-        let e = PrioConfig { bands: vec![dt(1); 2], classifier: Classifier::Class { map: Some(vec![(3, 5)]), default_band: None } }.validate().unwrap_err();
+        let e = PrioConfig { bands: vec![dt(1); 2], classifier: Classifier::Class { map: Some(vec![(3, 5)]), default_band: None } }
+            .validate()
+            .unwrap_err();
         assert!(e.starts_with("classifier.map.0:"), "{e}");
         assert!(build_qdisc(&QdiscConfig::Prio(PrioConfig { bands: vec![], classifier: Classifier::default() }), Rate::mbps(1)).is_err());
     }

@@ -39,8 +39,8 @@
 use super::children::{build_children, offer, sum_limits, take, validate_children};
 use super::classifier::{BandTable, Classifier};
 use super::pels_feedback::FeedbackLabel;
-use crate::qdisc::{Dequeued, Evicted, FeedbackLabeller, Qdisc, QdiscConfig, Queue, Verdict};
 use crate::packet::Packet;
+use crate::qdisc::{Dequeued, Evicted, FeedbackLabeller, Qdisc, QdiscConfig, Queue, Verdict};
 use crate::rng::SimRng;
 use crate::units::{Limit, Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -115,7 +115,15 @@ impl Wrr {
         let bands = queues
             .into_iter()
             .zip(&cfg.bands)
-            .map(|(q, b)| Band { q, limit: b.qdisc.limit(), weight: b.weight as u64, deficit: 0, held: None, held_marked: false, active: false })
+            .map(|(q, b)| Band {
+                q,
+                limit: b.qdisc.limit(),
+                weight: b.weight as u64,
+                deficit: 0,
+                held: None,
+                held_marked: false,
+                active: false,
+            })
             .collect::<Vec<_>>();
         Ok(Wrr { table: cfg.classifier.table(bands.len()), bands, active: VecDeque::new() })
     }
@@ -248,10 +256,7 @@ impl Qdisc for Wrr {
         self.bands.iter().map(|b| b.q.flow_states()).sum()
     }
     fn next_dequeue_time(&self, now: Time) -> Option<Time> {
-        self.bands
-            .iter()
-            .filter_map(|b| if b.held.is_some() { Some(now) } else { b.q.next_dequeue_time(now) })
-            .min()
+        self.bands.iter().filter_map(|b| if b.held.is_some() { Some(now) } else { b.q.next_dequeue_time(now) }).min()
     }
     /// A labeller when a band holds one (as [`super::prio::Prio`]).
     fn feedback_labeller(&self) -> Option<&dyn FeedbackLabeller> {
@@ -357,8 +362,7 @@ mod tests {
         }
         let mut rng = SimRng::stream(11, "sizes");
         for weights in [vec![1u32, 1, 1], vec![7, 300, 1500], vec![50, 50, 2], vec![1, 1000, 13]] {
-            let mut queues: Vec<VecDeque<u32>> =
-                (0..3).map(|_| (0..200).map(|_| 40 + (rng.next_u64() % 1461) as u32).collect()).collect();
+            let mut queues: Vec<VecDeque<u32>> = (0..3).map(|_| (0..200).map(|_| 40 + (rng.next_u64() % 1461) as u32).collect()).collect();
             let cls = Classifier::Class { map: Some(vec![(3, 0), (2, 1), (1, 2)]), default_band: Some(2) };
             let mut q = wrr(weights.iter().map(|&w| band(w, dt(1000))).collect(), cls);
             let mut r = SimRng::stream(1, "t");
@@ -451,8 +455,15 @@ mod tests {
     #[test]
     fn drops_and_early_drops_of_children_propagate() {
         let red = QdiscConfig::Red(RedConfig {
-            limit: Limit::Packets(100), min_th: 0.0, max_th: 0.5, w_q: 1.0, max_p: 1.0,
-            gentle: false, mode: RedMode::Packets, ecn: false, mean_pkt_size: 500,
+            limit: Limit::Packets(100),
+            min_th: 0.0,
+            max_th: 0.5,
+            w_q: 1.0,
+            max_p: 1.0,
+            gentle: false,
+            mode: RedMode::Packets,
+            ecn: false,
+            mean_pkt_size: 500,
         });
         let mut q = wrr(vec![band(1500, dt(1)), band(1500, red)], two_way());
         let mut rng = SimRng::stream(1, "t");
@@ -510,11 +521,19 @@ mod tests {
         assert!(e.starts_with("bands.1.weight:"), "{e}");
         let e = WrrConfig { bands: vec![], classifier: Classifier::default() }.validate().unwrap_err();
         assert!(e.starts_with("bands:"), "{e}");
-        let inner = QdiscConfig::Prio(PrioConfig { bands: vec![dt(1), QdiscConfig::Droptail(DropTailConfig { limit: Limit::Packets(0) })], classifier: Classifier::default() });
+        let inner = QdiscConfig::Prio(PrioConfig {
+            bands: vec![dt(1), QdiscConfig::Droptail(DropTailConfig { limit: Limit::Packets(0) })],
+            classifier: Classifier::default(),
+        });
         let e = WrrConfig { bands: vec![band(1, inner)], classifier: Classifier::default() }.validate().unwrap_err();
         assert!(e.starts_with("bands.0.qdisc.bands.1.limit:"), "{e}");
-        let e = WrrConfig { bands: vec![band(1, dt(1))], classifier: Classifier::Dscp { map: vec![(46, 1)], default_band: None } }.validate().unwrap_err();
+        let e = WrrConfig { bands: vec![band(1, dt(1))], classifier: Classifier::Dscp { map: vec![(46, 1)], default_band: None } }
+            .validate()
+            .unwrap_err();
         assert!(e.starts_with("classifier.map.0:"), "{e}");
-        assert!(serde_json::from_str::<WrrConfig>(r#"{"bands": [{"weight": 1, "qdisc": {"kind": "fifo", "limit": {"packets": 1}}, "prio": 2}]}"#).is_err());
+        assert!(serde_json::from_str::<WrrConfig>(
+            r#"{"bands": [{"weight": 1, "qdisc": {"kind": "fifo", "limit": {"packets": 1}}, "prio": 2}]}"#
+        )
+        .is_err());
     }
 }

@@ -91,5 +91,4 @@ mod tests {
             assert!(max_gap as f64 <= (2.0 / p - 1.0 - 1e-9).ceil(), "p {p}: gap {max_gap}");
         }
     }
-
 }

@@ -38,8 +38,7 @@ pub enum FlowField {
 }
 
 impl FlowField {
-    pub const ALL: [FlowField; 6] =
-        [FlowField::Src, FlowField::Dst, FlowField::Sport, FlowField::Dport, FlowField::Proto, FlowField::Flow];
+    pub const ALL: [FlowField; 6] = [FlowField::Src, FlowField::Dst, FlowField::Sport, FlowField::Dport, FlowField::Proto, FlowField::Flow];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -85,9 +84,7 @@ pub struct FlowKeyConfig {
 
 impl Default for FlowKeyConfig {
     fn default() -> Self {
-        FlowKeyConfig {
-            fields: vec![FlowField::Src, FlowField::Dst, FlowField::Sport, FlowField::Dport, FlowField::Proto],
-        }
+        FlowKeyConfig { fields: vec![FlowField::Src, FlowField::Dst, FlowField::Sport, FlowField::Dport, FlowField::Proto] }
     }
 }
 

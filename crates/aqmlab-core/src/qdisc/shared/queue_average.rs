@@ -79,5 +79,4 @@ mod tests {
         let expect = 10.0 * (1.0 - w).powf(100.0) * (1.0 - w) * (1.0 - w);
         assert!((a.value() - expect).abs() < 1e-9, "{} vs {expect}", a.value());
     }
-
 }

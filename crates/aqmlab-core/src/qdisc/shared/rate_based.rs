@@ -177,5 +177,4 @@ mod tests {
         assert_eq!(adjust_probability(0.5, 0.0, 10.0, 2.0), 0.0);
         assert_eq!(equilibrium_queue(50.0, 2.5), 40.0);
     }
-
 }

@@ -116,5 +116,4 @@ mod tests {
         let later = e.rate_at(Time::from_millis(105) + gap);
         assert!((later - after * (-1.0f64).exp()).abs() < 1e-3 * after, "{later}");
     }
-
 }

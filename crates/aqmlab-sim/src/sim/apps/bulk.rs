@@ -3,10 +3,10 @@
 use super::super::network::Network;
 use super::tcp::TcpConnection;
 use super::{Application, FlowTotals};
-use aqmlab_model::app::tcp_config::TcpConfig;
-use aqmlab_model::record::FlowSample;
 use crate::tcp::TcpSender;
 use aqmlab_core::{Packet, Proto};
+use aqmlab_model::app::tcp_config::TcpConfig;
+use aqmlab_model::record::FlowSample;
 
 pub(super) struct Bulk {
     tcp: TcpConnection,

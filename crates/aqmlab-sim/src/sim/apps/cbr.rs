@@ -2,9 +2,9 @@
 
 use super::super::network::Network;
 use super::{sample_without_window, Application, FlowTotals};
+use aqmlab_core::{Packet, Proto, Rate, Time};
 use aqmlab_model::headers::UDP_IP_HEADER_BYTES;
 use aqmlab_model::record::FlowSample;
-use aqmlab_core::{Packet, Proto, Rate, Time};
 
 /// The only timer: the next packet is due.
 const SEND: u8 = 0;

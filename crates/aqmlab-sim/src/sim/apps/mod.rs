@@ -26,10 +26,10 @@ mod stream;
 mod tcp;
 
 use super::network::Network;
-use aqmlab_model::app::AppConfig;
-use aqmlab_model::record::{FlowSample, Table};
 use crate::tcp::TcpSender;
 use aqmlab_core::{Packet, Proto, Time};
+use aqmlab_model::app::AppConfig;
+use aqmlab_model::record::{FlowSample, Table};
 
 /// What an application may need to know about its flow when it is built.
 pub(crate) struct AppSetup {

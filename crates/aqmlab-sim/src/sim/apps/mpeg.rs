@@ -5,12 +5,12 @@
 use super::super::network::Network;
 use super::receive_log::ReceiveLog;
 use super::{sample_without_window, AppSetup, Application, FlowTotals};
-use aqmlab_model::app::mpeg::{Frame, MpegConfig, MpegSink, MpegSource};
-use aqmlab_model::headers::UDP_IP_HEADER_BYTES;
-use aqmlab_model::streams;
-use aqmlab_model::record::{FlowSample, FrameRow, FramesTable, Table};
 use crate::sim::FEEDBACK_SIZE;
 use aqmlab_core::{Packet, Proto, SimRng, Time};
+use aqmlab_model::app::mpeg::{Frame, MpegConfig, MpegSink, MpegSource};
+use aqmlab_model::headers::UDP_IP_HEADER_BYTES;
+use aqmlab_model::record::{FlowSample, FrameRow, FramesTable, Table};
+use aqmlab_model::streams;
 
 /// The next frame is due.
 const FRAME_SEND: u8 = 0;

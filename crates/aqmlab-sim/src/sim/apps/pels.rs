@@ -6,10 +6,10 @@
 use super::super::network::Network;
 use super::{sample_without_window, Application, FlowTotals};
 use crate::app::pels::{account, PelsReceiver, PelsSender, ACK_SIZE};
+use aqmlab_core::{Packet, Proto};
 use aqmlab_model::app::pels_config::PelsConfig;
 use aqmlab_model::headers::UDP_IP_HEADER_BYTES;
 use aqmlab_model::record::{Column, FlowSample, Table};
-use aqmlab_core::{Packet, Proto};
 
 /// The only timer: the source's next packet is due.
 const SEND: u8 = 0;

@@ -1,8 +1,8 @@
 //! The receiver's log of a media flow (RTP-like, MPEG, adaptive stream over UDP): one row per
 //! packet received, which becomes that flow's rows of the `media` table.
 
-use aqmlab_model::record::{Column, Table};
 use aqmlab_core::{Packet, Time};
+use aqmlab_model::record::{Column, Table};
 
 /// One row per packet the receiver got: sequence number, size, send and receive times.
 #[derive(Default)]

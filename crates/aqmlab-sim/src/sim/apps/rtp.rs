@@ -4,11 +4,11 @@
 use super::super::network::Network;
 use super::receive_log::ReceiveLog;
 use super::{sample_without_window, AppSetup, Application, FlowTotals};
+use aqmlab_core::{Packet, Proto, Time};
 use aqmlab_model::app::rtp::{Emission, MediaSource, RtpConfig};
 use aqmlab_model::headers::RTP_UDP_IP_HEADER_BYTES;
-use aqmlab_model::streams;
 use aqmlab_model::record::{Column, FlowSample, Table};
-use aqmlab_core::{Packet, Proto, Time};
+use aqmlab_model::streams;
 
 /// The source produces its next frame or packet.
 const GENERATE: u8 = 0;
@@ -28,11 +28,7 @@ pub(super) struct Rtp {
 impl Rtp {
     pub(super) fn new(r: &RtpConfig, setup: &AppSetup) -> Result<Rtp, String> {
         let (seed, id) = (setup.seed, setup.id);
-        let src = MediaSource::new(
-            r.clone(),
-            streams::flow_media(seed, id),
-            streams::flow_jitter(seed, id),
-        )?;
+        let src = MediaSource::new(r.clone(), streams::flow_media(seed, id), streams::flow_jitter(seed, id))?;
         Ok(Rtp { src, running: false, due_at: None, log: ReceiveLog::default(), due: Vec::new() })
     }
 

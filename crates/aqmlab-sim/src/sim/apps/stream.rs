@@ -6,12 +6,12 @@ use super::receive_log::ReceiveLog;
 use super::tcp::{TcpConnection, FIRST_APP_TIMER};
 use super::{sample_without_window, AppSetup, Application, FlowTotals};
 use crate::app::streaming::{Report, StreamServer};
-use aqmlab_model::app::streaming_config::{StreamTransport, StreamingConfig};
-use aqmlab_model::headers::{RTP_UDP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES};
-use aqmlab_model::record::{FlowSample, Table};
 use crate::sim::FEEDBACK_SIZE;
 use crate::tcp::{TcpSender, ISS_DATA};
 use aqmlab_core::{Packet, Proto, Time};
+use aqmlab_model::app::streaming_config::{StreamTransport, StreamingConfig};
+use aqmlab_model::headers::{RTP_UDP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES};
+use aqmlab_model::record::{FlowSample, Table};
 
 /// A streaming flow over the transport its configuration names.
 pub(super) fn build(c: &StreamingConfig, setup: &AppSetup) -> Result<Box<dyn Application>, String> {

@@ -4,12 +4,12 @@
 
 use super::super::network::Network;
 use super::FlowTotals;
-use aqmlab_model::app::tcp_config::TcpConfig;
-use aqmlab_model::record::FlowSample;
 use crate::sim::TCP_HEADER;
 use crate::tcp::{AckAction, Segment, TcpReceiver, TcpSender};
 use aqmlab_core::packet::tcp_flags;
 use aqmlab_core::{Ecn, Packet, Proto, Time};
+use aqmlab_model::app::tcp_config::TcpConfig;
+use aqmlab_model::record::FlowSample;
 
 /// The connection's timers; an application over TCP numbers its own from `FIRST_APP_TIMER`.
 const RTO_TIMER: u8 = 0;

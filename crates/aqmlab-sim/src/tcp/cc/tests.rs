@@ -138,7 +138,7 @@ fn target_is_clamped_to_one_and_a_half_windows() {
     let later = Time::from_secs(20); // W_cubic(20 s) is about 1175 segments
     let step = c.on_ack(w, MSS, MSS, rtt, later) - w;
     assert!((MSS / 2..=MSS / 2 + 1).contains(&step), "step {step} B"); // + the carried fraction
-    // And target >= cwnd: before K the window never shrinks on an ACK.
+                                                                       // And target >= cwnd: before K the window never shrinks on an ACK.
     let mut c = Controller::new(CongestionControl::Cubic, MSS);
     c.on_congestion_event(100 * MSS, 100 * MSS);
     assert!(c.on_ack(90 * MSS, MSS, MSS, rtt, Time::ZERO) >= 90 * MSS);
