@@ -2,8 +2,8 @@
 //!
 //! Every consumer of randomness (a discipline's drop coin, a flow's start-time jitter, a
 //! video source's frame sizes) draws from its own stream, derived from the scenario seed and a
-//! stable name such as `"qdisc/bottleneck"` or `"flow/12/start"`. Adding a consumer therefore
-//! never shifts the numbers another consumer sees, and the same seed gives the same bytes out.
+//! stable name such as `"link/bottleneck"` or `"flow/12/class"` (every name is spelled in
+//! aqmlab-model's `streams`). Adding a consumer therefore never shifts the numbers another consumer sees, and the same seed gives the same bytes out.
 
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;

@@ -88,7 +88,28 @@ fn fuzzed_disciplines_have_unique_names_and_cover_both_limit_modes() {
     names.sort();
     names.dedup();
     assert_eq!(names.len(), list.len());
-    for kind in ["droptail", "red", "rb_red", "rb_rio", "rio", "sqf", "drr", "pfq", "tbf", "prio", "wrr", "pels_feedback"] {
+    let kinds = [
+        "droptail",
+        "red",
+        "rb_red",
+        "rb_rio",
+        "rio",
+        "sqf",
+        "drr",
+        "pfq",
+        "tbf",
+        "prio",
+        "wrr",
+        "pels_feedback",
+        "codel",
+        "fq_codel",
+        "pie",
+    ];
+    // Every fuzzed entry is of a listed kind, so the list below cannot silently fall behind.
+    for (name, _) in &list {
+        assert!(kinds.contains(&name.split('/').next().unwrap()), "{name}: add its kind to this test");
+    }
+    for kind in kinds {
         let modes: Vec<Limit> = list.iter().filter(|(n, _)| n.split('/').next() == Some(kind)).map(|(_, c)| c.limit()).collect();
         assert!(modes.iter().any(|l| matches!(l, Limit::Packets(_))), "{kind} has no packet-limit entry");
         assert!(modes.iter().any(|l| matches!(l, Limit::Bytes(_))), "{kind} has no byte-limit entry");

@@ -95,17 +95,11 @@ impl Simulation {
         let cancel = self.cancel.clone();
         let progress = self.progress.clone();
         let result = py.detach(|| {
-            let mut guard = self.inner.lock().map_err(|_| "simulation state poisoned".to_string())?;
-            let sim = guard.as_mut().ok_or_else(|| "simulation already consumed".to_string())?;
-            sim.run(&cancel, &progress)
+            let mut guard = self.inner.lock().map_err(|_| PyRuntimeError::new_err("simulation state poisoned"))?;
+            let sim = guard.as_mut().ok_or_else(|| PyRuntimeError::new_err("simulation already consumed"))?;
+            sim.run(&cancel, &progress).map_err(|c| Cancelled::new_err(c.to_string()))
         });
-        match result {
-            Ok(()) => Ok(()),
-            // The engine reports a cancel as this string (aqmlab-sim's `Simulation::run`); the
-            // match lives here alone so that Python sees a type, never the string.
-            Err(e) if e == "cancelled" => Err(Cancelled::new_err("simulation cancelled")),
-            Err(e) => Err(PyRuntimeError::new_err(e)),
-        }
+        result
     }
 
     fn progress_ns(&self) -> u64 {
@@ -129,11 +123,7 @@ impl Simulation {
         let (tables, pcap) = sim.take_records();
         let out = PyDict::new(py);
         for (name, table) in tables {
-            let cols = PyList::empty(py);
-            for (col, data) in table {
-                cols.append((col, data.dtype(), PyBytes::new(py, &data.to_le_bytes())))?;
-            }
-            out.set_item(name, cols)?;
+            out.set_item(name, table_to_py(py, table)?)?;
         }
         Ok((out, pcap.map(|b| PyBytes::new(py, &b))))
     }
@@ -186,11 +176,7 @@ impl Router {
         let mut r = self.inner.lock().map_err(|_| PyRuntimeError::new_err("poisoned"))?;
         let out = PyDict::new(py);
         for (name, table) in r.take_records() {
-            let cols = PyList::empty(py);
-            for (col, data) in table {
-                cols.append((col, data.dtype(), PyBytes::new(py, &data.to_le_bytes())))?;
-            }
-            out.set_item(name, cols)?;
+            out.set_item(name, table_to_py(py, table)?)?;
         }
         Ok(out)
     }

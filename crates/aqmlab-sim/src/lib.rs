@@ -13,4 +13,4 @@ pub mod tcp;
 pub mod topology;
 
 pub use config::SimConfig;
-pub use sim::Simulation;
+pub use sim::{Cancelled, Simulation};

@@ -70,6 +70,19 @@ pub struct RunCounters {
     pub packets_created: u64,
 }
 
+/// A run stopped by its cancel flag before the configured duration (the binding raises it as
+/// `aqmlab._core.Cancelled`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cancelled;
+
+impl std::fmt::Display for Cancelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("simulation cancelled")
+    }
+}
+
+impl std::error::Error for Cancelled {}
+
 pub struct Simulation {
     net: Network,
     /// Each flow's application, by flow id.
@@ -107,8 +120,8 @@ impl Simulation {
     }
 
     /// Runs to the configured duration. Checks `cancel` and publishes the simulated time in
-    /// `progress_ns` every few thousand events; returns Err if cancelled.
-    pub fn run(&mut self, cancel: &AtomicBool, progress_ns: &AtomicU64) -> Result<(), String> {
+    /// `progress_ns` every few thousand events; stops with [`Cancelled`] once `cancel` is set.
+    pub fn run(&mut self, cancel: &AtomicBool, progress_ns: &AtomicU64) -> Result<(), Cancelled> {
         let end = Time(self.net.cfg.duration_ns);
         while let Some((at, ev)) = self.net.events.pop_until(end) {
             self.prefetch_ahead();
@@ -119,7 +132,7 @@ impl Simulation {
             if self.net.counters.dispatched.is_multiple_of(8192) {
                 progress_ns.store(at.as_nanos(), Ordering::Relaxed);
                 if cancel.load(Ordering::Relaxed) {
-                    return Err("cancelled".into());
+                    return Err(Cancelled);
                 }
             }
         }

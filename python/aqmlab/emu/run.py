@@ -54,8 +54,6 @@ MIN_UDP_PACKET = UDP_IP_HEADER + 32
 LEAD_NS = 1_000_000_000
 #: How long a process may take to say "ready".
 READY_TIMEOUT_S = 20.0
-#: Congestion controls a flow may use (both built into every Linux kernel).
-CONGESTION_CONTROLS = ("reno", "cubic")
 
 #: Scenario fields the emulator does not reproduce (kernel TCP has its own), for summary.json.
 NOT_EMULATED = [

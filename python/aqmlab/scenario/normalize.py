@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.scenario.applications import MEDIA, Audio, Cbr, Mpeg, Pels, Stream, Tcp, Video
+from aqmlab.scenario.applications import MEDIA, Audio, Bulk, Cbr, Mpeg, Pels, Stream, Tcp, Video
 from aqmlab.scenario.disciplines import Classifier, PelsFeedback, Prio, Wrr
 from aqmlab.scenario.flows import FlowGroup
 from aqmlab.scenario.topology import Hop, Link
@@ -93,7 +93,10 @@ def _app(app: Any) -> dict[str, Any]:
         return {"kind": "rtp", "media": _media(app), "jitter_sd_ns": app.jitter}
     if isinstance(app, Stream):
         return _stream(app)
-    return {"kind": "bulk", "tcp": _tcp(app.tcp)}
+    if isinstance(app, Bulk):
+        return {"kind": "bulk", "tcp": _tcp(app.tcp)}
+    # A new application model without its arm here must fail loudly, not run as bulk TCP.
+    raise TypeError(f"no simulator config for application {type(app).__name__}")
 
 
 def _tcp(t: Tcp) -> dict[str, Any]:
