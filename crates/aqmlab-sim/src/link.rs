@@ -83,7 +83,7 @@ impl Network {
     /// Whether packet events at link `l` are recorded.
     #[inline]
     fn records_packets_of(&self, l: LinkId) -> bool {
-        self.topo.links[l as usize].recorder.is_some()
+        self.any_recorder && self.topo.links[l as usize].recorder.is_some()
     }
 
     #[inline(never)]
@@ -248,6 +248,7 @@ impl Network {
     /// The serialized packet enters the link's delay line. Departures from one link are in
     /// time order and the delay is constant, so the line is a FIFO and only its head needs an
     /// event.
+    #[inline] // called from the engine's dispatch alone: inlined, as it was before the split
     pub(crate) fn on_tx_done(&mut self, l: LinkId) {
         let link = &mut self.topo.links[l as usize];
         if link.lazy_tx.take().is_some() {
@@ -267,6 +268,7 @@ impl Network {
 
     /// The head of link `l`'s delay line reaches the far node: forwarded, or given back when
     /// it is the packet's destination (see `Network::on_arrive`).
+    #[inline] // likewise
     pub(crate) fn on_pipe_arrive(&mut self, l: LinkId) -> Option<Packet> {
         let link = &mut self.topo.links[l as usize];
         let (_, p) = link.pipe.pop_front().expect("PipeArrive on an empty delay line");

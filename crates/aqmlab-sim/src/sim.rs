@@ -202,6 +202,7 @@ impl Simulation {
     }
 
     /// Hands packet `p`, arrived at one of its flow's hosts, to the flow's application.
+    #[inline]
     fn deliver(&mut self, p: Packet) {
         let f = p.flow;
         let to_receiver = p.dst == self.net.flows[f as usize].dst;

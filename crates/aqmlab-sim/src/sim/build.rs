@@ -60,6 +60,7 @@ impl Simulation {
         let records = &cfg.records;
         // The scenario records the bottleneck's packets; any other link could have a recorder.
         topo.links[bottleneck as usize].recorder = records.packet_events.then(PacketEvents::default);
+        let any_recorder = topo.links.iter().any(|l| l.recorder.is_some());
         let mut net = Network {
             pcap: records.pcap.then(PcapWriter::new),
             cfg,
@@ -77,6 +78,7 @@ impl Simulation {
             counters: RunCounters::default(),
             lazy_tx_ends: true,
             pass_through: true,
+            any_recorder,
         };
         net.pels_flows = net.flows.iter().any(|f| f.labelled);
         for (id, f) in net.flows.iter().enumerate() {
