@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from aqmlab.analysis import head_to_head as h2h
-from aqmlab.reproduce import head_to_head as m
-from aqmlab.reproduce import parallel_map
+from aqmlab.reproduce import head_to_head as m, parallel_map
 from aqmlab.reproduce.head_to_head_model import LADDER_BPS, population
 from conftest import aqmlab
 

@@ -82,7 +82,7 @@ def _run_all(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overri
         if target.exists() and not force:
             _fail(f"{target} exists; pass --force to replace it")
     results = []
-    for (sc, raw), target in zip(loaded, targets):
+    for (sc, raw), target in zip(loaded, targets, strict=True):
         result = simulate(sc, progress=progress)
         write_results(result, raw, target, force=force)
         if plot:

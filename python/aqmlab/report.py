@@ -49,7 +49,7 @@ def x_axis(axis: dict[str, Any]) -> XAxis:
     if all(parsed) and len(units) == 1:
         unit = units.pop()
         title = f"{axis['name']} ({unit})" if unit else axis["name"]
-        return XAxis({lab: float(m.group(1)) for lab, m in zip(labels, parsed)}, title, False)
+        return XAxis({lab: float(m.group(1)) for lab, m in zip(labels, parsed, strict=True)}, title, False)
     return XAxis({lab: float(i) for i, lab in enumerate(labels)}, axis["name"], True)
 
 
@@ -68,7 +68,7 @@ def metric_figure(points: pd.DataFrame, axes: list[dict[str, Any]], axis: dict[s
     periods = list(points.groupby(["start_s", "end_s"], sort=True).groups)
     fig, panels = plt.subplots(1, len(periods), figsize=(4.2 * len(periods) + 1.2, 3.4), squeeze=False,
                                sharey=True)
-    for panel, (start, end) in zip(panels[0], periods):
+    for panel, (start, end) in zip(panels[0], periods, strict=False):
         in_period = points[(points["start_s"] == start) & (points["end_s"] == end)]
         lines = list(in_period.groupby(others, sort=False)) if others else [((), in_period)]
         for i, (key, line) in enumerate(lines):
@@ -89,7 +89,7 @@ def metric_figure(points: pd.DataFrame, axes: list[dict[str, Any]], axis: dict[s
 
 def _line_label(others: list[str], key: Any) -> str:
     key = key if isinstance(key, tuple) else (key,)
-    return ", ".join(f"{k}={v}" for k, v in zip(others, key)) if len(others) > 1 else str(key[0]) if others else ""
+    return ", ".join(f"{k}={v}" for k, v in zip(others, key, strict=False)) if len(others) > 1 else str(key[0]) if others else ""
 
 
 def _draw_line(panel: Any, line: pd.DataFrame, column: str, xa: XAxis, metric: str, label: str, color: str,
@@ -112,7 +112,7 @@ def points_table(points: pd.DataFrame, axes: list[dict[str, Any]], metrics: list
     cols = [a["name"] for a in axes] + ["start_s", "end_s", "seeds"]
     table = points[cols].copy()
     for m in metrics:
-        table[m] = [_mean_ci(a, b) for a, b in zip(points[f"{m}_mean"], points[f"{m}_ci95"])]
+        table[m] = [_mean_ci(a, b) for a, b in zip(points[f"{m}_mean"], points[f"{m}_ci95"], strict=True)]
     return table
 
 

@@ -56,7 +56,8 @@ def _strip_optional(annotation: Any) -> tuple[Any, bool]:
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(annotation) if a is not type(None)]
         if len(args) < len(typing.get_args(annotation)):
-            return (args[0] if len(args) == 1 else typing.Union[tuple(args)]), True
+            union = typing.Union[tuple(args)]  # noqa: UP007 built at run time from a tuple; `|` has no such form
+            return (args[0] if len(args) == 1 else union), True
     return annotation, False
 
 

@@ -263,7 +263,7 @@ class FlowFrames:
     rx_frag: np.ndarray
     encoding: Encoding
 
-    def until(self, end_ns: int) -> "FlowFrames":
+    def until(self, end_ns: int) -> FlowFrames:
         """The frames sent before `end_ns` only."""
         n = int(np.searchsorted(self.t_ns, end_ns))
         keep = self.rx_frame < n
@@ -272,7 +272,7 @@ class FlowFrames:
 
     def received(self) -> list[list[int]]:
         out: list[list[int]] = [[] for _ in range(len(self.t_ns))]
-        for f, k in zip(self.rx_frame.tolist(), self.rx_frag.tolist()):
+        for f, k in zip(self.rx_frame.tolist(), self.rx_frag.tolist(), strict=True):
             out[f].append(k)
         return out
 
@@ -434,7 +434,7 @@ def ssim(a: np.ndarray, b: np.ndarray) -> float:
     """ffmpeg's ssim filter's "All": the planes' SSIM weighted by their sample counts."""
     pa, pb = _planes(a), _planes(b)
     weights = [p.size for p in pa]
-    return float(sum(w * _ssim_plane(x, y) for w, x, y in zip(weights, pa, pb)) / sum(weights))
+    return float(sum(w * _ssim_plane(x, y) for w, x, y in zip(weights, pa, pb, strict=True)) / sum(weights))
 
 
 # --------------------------------------------------------------------------- per flow

@@ -57,7 +57,7 @@ class FlowFilter:
     dport: int | None
 
     @staticmethod
-    def parse(text: str, name: str = "filter") -> "FlowFilter":
+    def parse(text: str, name: str = "filter") -> FlowFilter:
         parts = text.split(":")
         if len(parts) != 5:
             raise PcapError(f"{name}: {text!r} is not PROTO:SRC:SPORT:DST:DPORT (use * for any field), "

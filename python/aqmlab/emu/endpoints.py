@@ -106,7 +106,7 @@ class TcpSender(threading.Thread):
         while not stopping.is_set() and now_ns(epoch) < f["stop_ns"]:
             try:
                 sock.send(data)
-            except (socket.timeout, BlockingIOError):
+            except (TimeoutError, BlockingIOError):
                 continue
             except OSError:
                 break
@@ -236,7 +236,7 @@ def tcp_sink(listener: socket.socket, counts: dict[int, int], flow: int) -> None
     while not stopping.is_set() and conn is None:
         try:
             conn, _ = listener.accept()
-        except socket.timeout:
+        except TimeoutError:
             continue
     if conn is None:
         return
@@ -245,7 +245,7 @@ def tcp_sink(listener: socket.socket, counts: dict[int, int], flow: int) -> None
     while not stopping.is_set():
         try:
             n = conn.recv_into(buf)
-        except socket.timeout:
+        except TimeoutError:
             continue
         if n == 0:
             break
@@ -262,7 +262,7 @@ def udp_sink(sock: socket.socket, log: list[tuple]) -> None:
     while not stopping.is_set():
         try:
             n = sock.recv_into(buf)
-        except socket.timeout:
+        except TimeoutError:
             continue
         t = time.monotonic_ns()
         at = RTP_HEADER.size if n >= RTP_HEADER.size + 4 and buf[0] >> 6 == 2 and buf[12:16] == APP_MAGIC else 0
@@ -346,7 +346,7 @@ def run_probe(spec: dict[str, Any], out: Path) -> None:
         while time.monotonic() < deadline:
             try:
                 data, anc, _, _ = sock.recvmsg(2048, 1024)
-            except socket.timeout:
+            except TimeoutError:
                 break
             ihl = (data[0] & 0x0F) * 4
             kind, _, _, rid, rseq = struct.unpack_from("!BBHHH", data, ihl)

@@ -21,7 +21,7 @@ import numpy as np
 from aqmlab import _core
 
 
-def _control(router: "_core.Router") -> None:
+def _control(router: _core.Router) -> None:
     """Reads commands from stdin until EOF (the orchestrator gone means stop)."""
     for line in sys.stdin:
         word, _, arg = line.strip().partition(" ")
@@ -32,7 +32,7 @@ def _control(router: "_core.Router") -> None:
     router.cancel()
 
 
-def write_records(router: "_core.Router", out: Path) -> None:
+def write_records(router: _core.Router, out: Path) -> None:
     arrays = {}
     for table, cols in router.take_records().items():
         for name, dtype, buf in cols:

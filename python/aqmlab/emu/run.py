@@ -23,8 +23,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,8 +35,8 @@ from aqmlab.emu import netns, schedule
 from aqmlab.emu.netns import EmulationUnavailable, Testbed
 from aqmlab.metrics import DROP_REASONS, EVENT_NAMES, flow_period_metrics, period_metrics
 from aqmlab.run import RunResult, _to_frame
-from aqmlab.video import annotate_frames
 from aqmlab.scenario import KERNEL_CONGESTION_CONTROL, Bulk, Cbr, Scenario, ScenarioError
+from aqmlab.video import annotate_frames
 
 #: Most flows one run may have (each is a socket and a thread in an endpoint process).
 MAX_FLOWS = 64

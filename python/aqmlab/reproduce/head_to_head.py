@@ -150,7 +150,7 @@ def measure(job: Job, tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
     flows = tables["flows"]
     pk = tables["packets"]
     deq = pk[pk["event"] == DEQUEUE]
-    ids = dict(zip(flows["group_name"], flows["flow"]))
+    ids = dict(zip(flows["group_name"], flows["flow"], strict=True))
     out: dict[str, Any] = {"kind": job.kind, "clip": job.clip.clip_id, "bottleneck_bps": job.bottleneck_bps,
                            "seed": job.seed, "transport": job.transport}
     if job.kind == "scaling":
@@ -373,7 +373,7 @@ def summarize(results: list[dict], clips: list[Clip]) -> tuple[dict[str, pd.Data
 
 def write_report(tables: dict[str, pd.DataFrame], seed: int, n: int, quick: bool, path: Path) -> None:
     lines = [f"# Head-to-head UDP vs TCP streaming ({SOURCE})", "",
-             f"Seed {seed}, {n} clips{' (quick: clips capped at %d s)' % QUICK_CLIP_CAP_S if quick else ''}. "
+             f"Seed {seed}, {n} clips{f' (quick: clips capped at {int(QUICK_CLIP_CAP_S)} s)' if quick else ''}. "
              "Published values are the paper's text (its figures' plotted values are not available); "
              "model and choices: scenarios/head-to-head/*.toml, aqmlab/reproduce/head_to_head_model.py "
              "and docs/reproductions/head-to-head.md.", ""]

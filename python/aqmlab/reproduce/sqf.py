@@ -433,7 +433,7 @@ def _axes(ncols: int):
 def _per_n_figure(results: list[dict], metric: str, ylabel: str, path: Path, log: bool) -> None:
     """The paper's Figures 6 and 7: (a) audio, (b) video; one line per discipline against n."""
     fig, axes = _axes(2)
-    for ax, group in zip(axes, ("audio", "video")):
+    for ax, group in zip(axes, ("audio", "video"), strict=False):
         for i, d in enumerate(DISCIPLINES):
             ys = [_mean_by(results, f"{group}_{metric}", experiment="testbed", discipline=d, n=n) for n in NS]
             ax.plot(NS, ys, marker="o", color=f"C{i}", ls="--" if d not in PAPER_DISCIPLINES else "-",

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+import itertools
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
 from aqmlab.scenario.base import U32, Strict
 from aqmlab.units import Duration, Rate, Size
-
 
 # The simulator's congestion controllers and the Linux module `aqmlab emulate` loads for each.
 KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic"}
@@ -35,7 +35,7 @@ class Tcp(Strict):
                                "kernel reno or cubic")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Tcp":
+    def _sane(self) -> Tcp:
         """mss positive; min_rto <= max_rto."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
@@ -59,7 +59,7 @@ class Cbr(Strict):
     packet_size: Size = Field("1000B", description="IP packet size")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Cbr":
+    def _sane(self) -> Cbr:
         """rate positive; packet_size at least 28 B (IPv4 + UDP headers)."""
         if self.rate <= 0:
             raise ValueError("rate must be positive")
@@ -102,7 +102,7 @@ class Mpeg(Strict):
     up_after: int = Field(2, ge=1, lt=U32, json_schema_extra={"unit": "reports"}, description="loss-free reports before scaling up one level")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Mpeg":
+    def _sane(self) -> Mpeg:
         """gop of I, P, B starting with I; max_packet above 28 B; frame sizes positive."""
         bad = sorted(set(self.gop) - set("IPB"))
         if bad:
@@ -138,7 +138,7 @@ class Video(Strict):
     jitter: Duration = Field("0s", description="source jitter: s.d. of a half-normal delay per packet")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Video":
+    def _sane(self) -> Video:
         """mtu above 40 B; rate positive unless a trace is given; burst and shaping exclude each other."""
         if self.mtu <= 40:
             raise ValueError("mtu must exceed the 40 B of IP, UDP and RTP headers")
@@ -159,7 +159,7 @@ class Audio(Strict):
     jitter: Duration = Field("0s", description="source jitter: s.d. of a half-normal delay per packet")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Audio":
+    def _sane(self) -> Audio:
         """rate and period positive; rate x period above 40 B of headers."""
         if self.rate <= 0 or self.period <= 0:
             raise ValueError("rate and period must be positive")
@@ -177,7 +177,7 @@ class Poisson(Strict):
     jitter: Duration = Field("0s", description="source jitter: s.d. of a half-normal delay per packet")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Poisson":
+    def _sane(self) -> Poisson:
         """rate positive; packet_size above 40 B."""
         if self.rate <= 0:
             raise ValueError("rate must be positive")
@@ -208,9 +208,9 @@ class Stream(Strict):
     tcp: Tcp = Field(default_factory=Tcp, description="TCP settings")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Stream":
+    def _sane(self) -> Stream:
         """levels positive and strictly ascending; clip, report_interval and tcp_check positive; packet_size above 40 B."""
-        if any(r <= 0 for r in self.levels) or any(a >= b for a, b in zip(self.levels, self.levels[1:])):
+        if any(r <= 0 for r in self.levels) or any(a >= b for a, b in itertools.pairwise(self.levels)):
             raise ValueError("levels must be positive and strictly ascending")
         if self.clip <= 0:
             raise ValueError("clip must be positive")
@@ -244,7 +244,7 @@ class Pels(Strict):
     partition: bool = Field(True, description="false: best-effort, every enhancement packet yellow (section 6.5)")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Pels":
+    def _sane(self) -> Pels:
         """base_packets <= max_packets; packet_size above 28 B; gamma_low <= gamma_init; initial_rate between the base layer's and the full frame's rate."""
         if self.max_packets < self.base_packets:
             raise ValueError(f"max_packets {self.max_packets} must be at least base_packets {self.base_packets}")
@@ -260,6 +260,6 @@ class Pels(Strict):
 
 
 MEDIA = (Video, Audio, Poisson)
-App = Annotated[Union[Bulk, Cbr, Mpeg, Video, Audio, Poisson, Stream, Pels], Field(discriminator="kind")]
+App = Annotated[Bulk | Cbr | Mpeg | Video | Audio | Poisson | Stream | Pels, Field(discriminator="kind")]
 APP_MODELS: dict[str, type[Strict]] = {"bulk": Bulk, "cbr": Cbr, "mpeg": Mpeg, "video": Video,
                                        "audio": Audio, "poisson": Poisson, "stream": Stream, "pels": Pels}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -32,7 +32,7 @@ class Red(Strict):
     mean_pkt_size: Size = Field("1000B", ge=1, description="typical packet size: byte-mode unit and idle decay")
 
     @model_validator(mode="after")
-    def _thresholds_ordered(self) -> "Red":
+    def _thresholds_ordered(self) -> Red:
         """min_th < max_th."""
         if self.min_th >= self.max_th:
             raise ValueError(f"min_th ({self.min_th:g}) must be smaller than max_th ({self.max_th:g})")
@@ -52,7 +52,7 @@ class RbRed(Strict):
     mean_pkt_size: Size = Field("1000B", ge=1, description="typical packet size (byte-mode unit)")
 
     @model_validator(mode="after")
-    def _target_within_limit(self) -> "RbRed":
+    def _target_within_limit(self) -> RbRed:
         """target_queue, if given, at most the limit (in packets, or mean_pkt_size packets)."""
         limit = self.limit.get("packets") or self.limit["bytes"] / self.mean_pkt_size
         if self.target_queue is not None and self.target_queue > limit:
@@ -76,7 +76,7 @@ class RioCurve(Strict):
     max_p: float = Field(..., gt=0, le=1, description="drop probability at max_th")
 
     @model_validator(mode="after")
-    def _ordered(self) -> "RioCurve":
+    def _ordered(self) -> RioCurve:
         """min_th < max_th."""
         if self.min_th >= self.max_th:
             raise ValueError(f"min_th ({self.min_th:g}) must be smaller than max_th ({self.max_th:g})")
@@ -110,7 +110,7 @@ class FlowKey(Strict):
         description="5-tuple by default; e.g. [\"sport\"] aggregates an application")
 
     @model_validator(mode="after")
-    def _distinct(self) -> "FlowKey":
+    def _distinct(self) -> FlowKey:
         """fields is non-empty and has no repeats."""
         if not self.fields or len(set(self.fields)) != len(self.fields):
             raise ValueError(f"fields must be a non-empty list without repeats of: {', '.join(FLOW_FIELDS)}")
@@ -170,7 +170,7 @@ class Codel(Strict):
     ecn: bool = Field(False, description="CE-mark ECN-capable packets instead of dropping (Linux default off)")
 
     @model_validator(mode="after")
-    def _ordered(self) -> "Codel":
+    def _ordered(self) -> Codel:
         """0 < target < interval (RFC 8289 suggests target 5-10 % of interval)."""
         _target_below_interval(self)
         return self
@@ -193,7 +193,7 @@ class FqCodel(Strict):
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification for the hash")
 
     @model_validator(mode="after")
-    def _sane(self) -> "FqCodel":
+    def _sane(self) -> FqCodel:
         """0 < target < interval; quantum and memory_limit (if given) at least 1 byte."""
         _target_below_interval(self)
         if self.quantum <= 0:
@@ -225,7 +225,7 @@ class Pie(Strict):
     dq_threshold: Size = Field("16384B", description="bytes per departure-rate measurement (estimator = \"rate\")")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Pie":
+    def _sane(self) -> Pie:
         """target and t_update positive; mtu and dq_threshold at least 1 byte."""
         _positive_durations(self, "target", "t_update")
         if self.mtu <= 0 or self.dq_threshold <= 0:
@@ -243,7 +243,7 @@ class Tbf(Strict):
     limit: Limit = Field("10KB", description="queue limit, bytes or packets")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Tbf":
+    def _sane(self) -> Tbf:
         """rate and burst positive."""
         if self.rate <= 0:
             raise ValueError("rate must be positive")
@@ -261,7 +261,7 @@ class Classifier(Strict):
     default_band: int | None = Field(None, ge=0, lt=MAX_BANDS, description="band of unlisted packets; default the last band")
 
     @model_validator(mode="after")
-    def _dscp_needs_map(self) -> "Classifier":
+    def _dscp_needs_map(self) -> Classifier:
         """by = "dscp" needs a map; map keys are classes 0..3 (by class or color) or DSCPs 0..63,
         each listed once; bands and default_band name existing bands (checked by the parent)."""
         if self.by == "dscp" and not self.map:
@@ -288,12 +288,12 @@ class Prio(Strict):
     """Strict priority over child disciplines (band 0 first), as Linux prio."""
 
     kind: Literal["prio"]
-    bands: list["Qdisc"] = Field(..., min_length=1, max_length=MAX_BANDS,
+    bands: list[Qdisc] = Field(..., min_length=1, max_length=MAX_BANDS,
                                  description="child disciplines, highest priority first")
     classifier: Classifier = Field(default_factory=Classifier, description="packet to band")
 
     @model_validator(mode="after")
-    def _bands_exist(self) -> "Prio":
+    def _bands_exist(self) -> Prio:
         """The classifier names existing bands only."""
         self.classifier.check_bands(len(self.bands))
         return self
@@ -304,7 +304,7 @@ class WrrBand(Strict):
 
     weight: int = Field(..., ge=1, lt=U32, json_schema_extra={"unit": "bytes"},
                         description="bytes served per round")
-    qdisc: "Qdisc" = Field(..., description="the child discipline")
+    qdisc: Qdisc = Field(..., description="the child discipline")
 
 
 class Wrr(Strict):
@@ -315,7 +315,7 @@ class Wrr(Strict):
     classifier: Classifier = Field(default_factory=Classifier, description="packet to band")
 
     @model_validator(mode="after")
-    def _bands_exist(self) -> "Wrr":
+    def _bands_exist(self) -> Wrr:
         """The classifier names existing bands only."""
         self.classifier.check_bands(len(self.bands))
         return self
@@ -330,18 +330,17 @@ class PelsFeedback(Strict):
     router_id: int = Field(1, ge=0, lt=2**32, description="id written into labels; distinct per router")
     interval: Duration = Field("30ms", description="measurement interval T")
     share: float = Field(0.5, gt=0, le=1, description="PELS share of the link rate (C = share x rate)")
-    qdisc: "Qdisc" = Field(..., description="the discipline that queues: normally WRR of PRIO (green, yellow, red) and a FIFO")
+    qdisc: Qdisc = Field(..., description="the discipline that queues: normally WRR of PRIO (green, yellow, red) and a FIFO")
 
     @model_validator(mode="after")
-    def _positive_interval(self) -> "PelsFeedback":
+    def _positive_interval(self) -> PelsFeedback:
         """interval positive."""
         if self.interval <= 0:
             raise ValueError("interval must be positive")
         return self
 
 
-Qdisc = Annotated[Union[DropTail, Red, RbRed, RbRio, Rio, Sqf, Drr, Pfq, Tbf, Prio, Wrr, PelsFeedback,
-                        Codel, FqCodel, Pie],
+Qdisc = Annotated[DropTail | Red | RbRed | RbRio | Rio | Sqf | Drr | Pfq | Tbf | Prio | Wrr | PelsFeedback | Codel | FqCodel | Pie,
                   Field(discriminator="kind")]
 for _model in (Prio, WrrBand, Wrr, PelsFeedback):
     _model.model_rebuild()

@@ -32,7 +32,7 @@ class FlowGroup(Strict):
         None, description="[enter, exit] routers (0 = R1) where senders and receivers attach; default the whole row")
 
     @model_validator(mode="after")
-    def _sane(self) -> "FlowGroup":
+    def _sane(self) -> FlowGroup:
         """stop not before start; class_weights >= 0 with a positive sum; access_rate positive."""
         if self.stop is not None and self.stop < self.start:
             raise ValueError("stop must not be before start")

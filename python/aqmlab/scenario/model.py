@@ -61,7 +61,7 @@ class Emulation(Strict):
     busy_poll: bool = Field(False, description="router polls without sleeping: lowest latency, costs a core")
 
     @model_validator(mode="after")
-    def _ranges(self) -> "Emulation":
+    def _ranges(self) -> Emulation:
         """dscp_classes pairs are DSCP 0..63 and class 0..3."""
         for dscp, cls in self.dscp_classes or []:
             if not (0 <= dscp <= 63 and 0 <= cls <= 3):
@@ -84,7 +84,7 @@ class Scenario(Strict):
     emulation: Emulation | None = Field(None, description="settings of `aqmlab emulate` only")
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Scenario":
+    def _consistent(self) -> Scenario:
         """duration positive; flow group names unique; sender_delay ranges [lo, hi] with lo <= hi; a flow path within the routers (0 <= enter < exit <= last); metrics periods within the run; an MPEG frame fits the bottleneck buffer."""
         if self.duration <= 0:
             raise ValueError("duration must be positive")
