@@ -7,21 +7,21 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from aqmlab.scenario.base import MAX_BANDS, U32, Strict
-from aqmlab.units import Duration, Limit, Rate, Size, format_ns
+from aqmlab.units import Duration, Limit, Rate, Size, format_ns, written
 
 
 class DropTail(Strict):
     """FIFO that drops arrivals once full."""
 
     kind: Literal["droptail"]
-    limit: Limit = Field("100p", description="capacity: packets (\"100p\") or bytes (\"150KB\")")
+    limit: Limit = Field(written("100p"), description="capacity: packets (\"100p\") or bytes (\"150KB\")")
 
 
 class Red(Strict):
     """Random Early Detection (Floyd and Jacobson 1993), with gentle, byte mode and ECN."""
 
     kind: Literal["red"]
-    limit: Limit = Field("100p", description="physical capacity, packets or bytes")
+    limit: Limit = Field(written("100p"), description="physical capacity, packets or bytes")
     min_th: float = Field(20.0, ge=0, json_schema_extra={"unit": "packets"}, description="lower average-queue threshold")
     max_th: float = Field(60.0, gt=0, json_schema_extra={"unit": "packets"}, description="upper average-queue threshold")
     w_q: float = Field(0.002, gt=0, le=1, description="EWMA weight of the average queue")
@@ -29,7 +29,7 @@ class Red(Strict):
     gentle: bool = Field(True, description="ramp to 1 between max_th and 2*max_th")
     mode: Literal["packets", "bytes"] = Field("packets", description="measure the queue in packets or bytes")
     ecn: bool = Field(False, description="mark ECN-capable packets instead of dropping")
-    mean_pkt_size: Size = Field("1000B", ge=1, description="typical packet size: byte-mode unit and idle decay")
+    mean_pkt_size: Size = Field(written("1000B"), ge=1, description="typical packet size: byte-mode unit and idle decay")
 
     @model_validator(mode="after")
     def _thresholds_ordered(self) -> Red:
@@ -44,12 +44,12 @@ class RbRed(Strict):
     by the average queue and the aggressiveness AP (see aqmlab-core qdisc/rb_red.rs)."""
 
     kind: Literal["rb_red"]
-    limit: Limit = Field("100p", description="physical capacity, packets or bytes")
-    time_constant: Duration = Field("100ms", gt=0, description="time constant of the arrival-rate estimator")
+    limit: Limit = Field(written("100p"), description="physical capacity, packets or bytes")
+    time_constant: Duration = Field(written("100ms"), gt=0, description="time constant of the arrival-rate estimator")
     aggressiveness: float = Field(2.0, gt=0, description="AP: the average queue settles near 2*target/AP")
     target_queue: float | None = Field(None, gt=0, json_schema_extra={"unit": "packets"}, description="target average queue; default half the limit")
     w_q: float = Field(0.002, gt=0, le=1, description="EWMA weight of the average queue")
-    mean_pkt_size: Size = Field("1000B", ge=1, description="typical packet size (byte-mode unit)")
+    mean_pkt_size: Size = Field(written("1000B"), ge=1, description="typical packet size (byte-mode unit)")
 
     @model_validator(mode="after")
     def _target_within_limit(self) -> RbRed:
@@ -88,7 +88,7 @@ class Rio(Strict):
     average counts the packets of classes >= k."""
 
     kind: Literal["rio"]
-    limit: Limit = Field("100p", description="physical capacity, packets or bytes")
+    limit: Limit = Field(written("100p"), description="physical capacity, packets or bytes")
     class1: RioCurve = Field(default_factory=lambda: RioCurve(min_th=10, max_th=30, max_p=0.2),
                              description="RED curve of the lowest class")
     class2: RioCurve = Field(default_factory=lambda: RioCurve(min_th=20, max_th=50, max_p=0.1),
@@ -96,17 +96,22 @@ class Rio(Strict):
     class3: RioCurve = Field(default_factory=lambda: RioCurve(min_th=30, max_th=70, max_p=0.05),
                              description="RED curve of the highest class")
     w_q: float = Field(0.002, gt=0, le=1, description="EWMA weight of the averages")
-    mean_pkt_size: Size = Field("1000B", ge=1, description="typical packet size")
+    mean_pkt_size: Size = Field(written("1000B"), ge=1, description="typical packet size")
 
 
 FLOW_FIELDS = ("src", "dst", "sport", "dport", "proto", "flow")
+FlowField = Literal["src", "dst", "sport", "dport", "proto", "flow"]
+
+
+def _five_tuple() -> list[FlowField]:
+    return ["src", "dst", "sport", "dport", "proto"]
 
 
 class FlowKey(Strict):
     """Which header fields identify a flow for per-flow disciplines."""
 
-    fields: list[Literal["src", "dst", "sport", "dport", "proto", "flow"]] = Field(
-        default_factory=lambda: ["src", "dst", "sport", "dport", "proto"],
+    fields: list[FlowField] = Field(
+        default_factory=_five_tuple,
         description="5-tuple by default; e.g. [\"sport\"] aggregates an application")
 
     @model_validator(mode="after")
@@ -121,7 +126,7 @@ class Sqf(Strict):
     """Shortest queue first with longest queue drop (Bonald, Muscariello, Ostallo 2011)."""
 
     kind: Literal["sqf"]
-    limit: Limit = Field("100p", description="shared buffer, packets or bytes")
+    limit: Limit = Field(written("100p"), description="shared buffer, packets or bytes")
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification")
 
 
@@ -129,7 +134,7 @@ class Drr(Strict):
     """Fair queueing as deficit round robin (Shreedhar and Varghese 1995) with longest queue drop."""
 
     kind: Literal["drr", "fq"]
-    limit: Limit = Field("100p", description="shared buffer, packets or bytes")
+    limit: Limit = Field(written("100p"), description="shared buffer, packets or bytes")
     quantum: int = Field(1500, ge=1, lt=U32, json_schema_extra={"unit": "bytes"}, description="DRR bytes per round (one MTU)")
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification")
 
@@ -139,7 +144,7 @@ class Pfq(Strict):
     (see aqmlab-core qdisc/pfq.rs for the exact rule and its known difference from the paper)."""
 
     kind: Literal["pfq"]
-    limit: Limit = Field("100p", description="shared buffer, packets or bytes")
+    limit: Limit = Field(written("100p"), description="shared buffer, packets or bytes")
     quantum: int = Field(1500, ge=1, lt=U32, json_schema_extra={"unit": "bytes"}, description="DRR bytes per round")
     priority_threshold: int = Field(1500, ge=0, lt=U32, json_schema_extra={"unit": "bytes"}, description="bytes queued below which a flow has priority")
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification")
@@ -163,10 +168,10 @@ class Codel(Strict):
     target for an interval, then at interval/sqrt(count)."""
 
     kind: Literal["codel"]
-    limit: Limit = Field("1000p", description="physical capacity, packets or bytes (Linux default 1000p)")
-    target: Duration = Field("5ms", description="acceptable standing sojourn time (RFC 8289 4.3)")
-    interval: Duration = Field("100ms", description="window the sojourn must stay above target in (RFC 8289 4.4)")
-    mtu: Size = Field("1500B", description="no drop while at most this many bytes are queued (RFC 8289 5.3)")
+    limit: Limit = Field(written("1000p"), description="physical capacity, packets or bytes (Linux default 1000p)")
+    target: Duration = Field(written("5ms"), description="acceptable standing sojourn time (RFC 8289 4.3)")
+    interval: Duration = Field(written("100ms"), description="window the sojourn must stay above target in (RFC 8289 4.4)")
+    mtu: Size = Field(written("1500B"), description="no drop while at most this many bytes are queued (RFC 8289 5.3)")
     ecn: bool = Field(False, description="CE-mark ECN-capable packets instead of dropping (Linux default off)")
 
     @model_validator(mode="after")
@@ -181,13 +186,13 @@ class FqCodel(Strict):
     each queue, overflow drops half the fattest queue (Linux batch, at most drop_batch packets)."""
 
     kind: Literal["fq_codel"]
-    limit: Limit = Field("10240p", description="capacity over all queues, packets or bytes (RFC 8290 5.1)")
+    limit: Limit = Field(written("10240p"), description="capacity over all queues, packets or bytes (RFC 8290 5.1)")
     memory_limit: Size | None = Field(None, description="optional cap on bytes queued (Linux memory_limit); none by default")
     flows: int = Field(1024, ge=1, le=65536, json_schema_extra={"unit": "queues"}, description="hash buckets, i.e. flow queues (RFC 8290 5.1)")
-    quantum: Size = Field("1514B", description="DRR bytes per round per queue (Linux: one Ethernet frame)")
-    target: Duration = Field("5ms", description="CoDel target per queue")
-    interval: Duration = Field("100ms", description="CoDel interval per queue")
-    mtu: Size = Field("1500B", description="CoDel's one-MTU no-drop test (on the whole backlog, as Linux)")
+    quantum: Size = Field(written("1514B"), description="DRR bytes per round per queue (Linux: one Ethernet frame)")
+    target: Duration = Field(written("5ms"), description="CoDel target per queue")
+    interval: Duration = Field(written("100ms"), description="CoDel interval per queue")
+    mtu: Size = Field(written("1500B"), description="CoDel's one-MTU no-drop test (on the whole backlog, as Linux)")
     ecn: bool = Field(True, description="CE-mark ECN-capable packets instead of dropping (RFC 8290 default on)")
     drop_batch: int = Field(64, ge=1, json_schema_extra={"unit": "packets"}, description="most packets dropped from the fattest queue per overflow (Linux)")
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification for the hash")
@@ -209,20 +214,20 @@ class Pie(Strict):
     derandomization."""
 
     kind: Literal["pie"]
-    limit: Limit = Field("1000p", description="physical capacity, packets or bytes (Linux default 1000p)")
-    target: Duration = Field("15ms", description="target queue delay QDELAY_REF (RFC 8033 4.2)")
-    t_update: Duration = Field("15ms", description="drop-probability update period (RFC 8033 4.2)")
+    limit: Limit = Field(written("1000p"), description="physical capacity, packets or bytes (Linux default 1000p)")
+    target: Duration = Field(written("15ms"), description="target queue delay QDELAY_REF (RFC 8033 4.2)")
+    t_update: Duration = Field(written("15ms"), description="drop-probability update period (RFC 8033 4.2)")
     alpha: float = Field(0.125, ge=0, json_schema_extra={"unit": "1/s"}, description="weight of the delay error (RFC 8033 4.2)")
     beta: float = Field(1.25, ge=0, json_schema_extra={"unit": "1/s"}, description="weight of the delay trend (RFC 8033 4.2)")
-    max_burst: Duration = Field("150ms", description="burst allowance (RFC 8033 4.4)")
+    max_burst: Duration = Field(written("150ms"), description="burst allowance (RFC 8033 4.4)")
     ecn: bool = Field(False, description="CE-mark ECN-capable packets while drop_prob <= mark_ecn_threshold")
     mark_ecn_threshold: float = Field(0.1, ge=0, le=1, description="highest drop probability that marks (RFC 8033 5.1)")
     bytemode: bool = Field(False, description="scale the drop probability by size/mtu (Linux bytemode)")
-    mtu: Size = Field("1500B", description="packet size of the 2-packet no-drop floor and the bytemode unit")
+    mtu: Size = Field(written("1500B"), description="packet size of the 2-packet no-drop floor and the bytemode unit")
     derandomize: bool = Field(False, description="spread drops by the accumulated probability (RFC 8033 5.4)")
     estimator: Literal["timestamp", "rate"] = Field(
         "timestamp", description="queue delay from packet timestamps (Linux, ns-3 default) or the departure rate (RFC 8033 5.2)")
-    dq_threshold: Size = Field("16384B", description="bytes per departure-rate measurement (estimator = \"rate\")")
+    dq_threshold: Size = Field(written("16384B"), description="bytes per departure-rate measurement (estimator = \"rate\")")
 
     @model_validator(mode="after")
     def _sane(self) -> Pie:
@@ -239,8 +244,8 @@ class Tbf(Strict):
 
     kind: Literal["tbf"]
     rate: Rate = Field(..., description="token rate")
-    burst: Size = Field("1600B", description="bucket size (largest burst)")
-    limit: Limit = Field("10KB", description="queue limit, bytes or packets")
+    burst: Size = Field(written("1600B"), description="bucket size (largest burst)")
+    limit: Limit = Field(written("10KB"), description="queue limit, bytes or packets")
 
     @model_validator(mode="after")
     def _sane(self) -> Tbf:
@@ -328,7 +333,7 @@ class PelsFeedback(Strict):
 
     kind: Literal["pels_feedback"]
     router_id: int = Field(1, ge=0, lt=2**32, description="id written into labels; distinct per router")
-    interval: Duration = Field("30ms", description="measurement interval T")
+    interval: Duration = Field(written("30ms"), description="measurement interval T")
     share: float = Field(0.5, gt=0, le=1, description="PELS share of the link rate (C = share x rate)")
     qdisc: Qdisc = Field(..., description="the discipline that queues: normally WRR of PRIO (green, yellow, red) and a FIFO")
 

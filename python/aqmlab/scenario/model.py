@@ -10,15 +10,15 @@ from aqmlab.scenario.applications import Mpeg
 from aqmlab.scenario.base import Strict
 from aqmlab.scenario.flows import FlowGroup
 from aqmlab.scenario.topology import Dumbbell
-from aqmlab.units import Duration, format_ns
+from aqmlab.units import Duration, format_ns, written
 
 
 class Records(Strict):
     """What the simulator records besides the summary."""
 
     packet_events: bool = Field(True, description="log arrive/enqueue/drop/dequeue at the bottleneck")
-    queue_sample: Duration = Field("10ms", gt=0, description="bottleneck queue sampling interval")
-    flow_sample: Duration = Field("100ms", gt=0, description="per-flow sampling interval")
+    queue_sample: Duration = Field(written("10ms"), gt=0, description="bottleneck queue sampling interval")
+    flow_sample: Duration = Field(written("100ms"), gt=0, description="per-flow sampling interval")
     pcap: bool = Field(False, description="write bottleneck.pcap (headers only)")
 
 
