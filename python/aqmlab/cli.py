@@ -6,7 +6,7 @@ import inspect
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -28,7 +28,7 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
-def _fail(lines: list[str] | str, status: int = EXIT_USAGE) -> None:
+def _fail(lines: list[str] | str, status: int = EXIT_USAGE) -> NoReturn:
     for line in [lines] if isinstance(lines, str) else lines:
         err.print(f"[bold red]error:[/] {line}", highlight=False, markup=True, soft_wrap=True)
     sys.exit(status)

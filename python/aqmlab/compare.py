@@ -191,7 +191,7 @@ def _inline_table(q: dict[str, Any]) -> str:
 def rows(paper: str) -> dict[str, tuple[str, tuple[str, ...]]]:
     """display name -> (scenario, discipline overrides) for every row of a paper's table."""
     p = PAPERS[paper]
-    out = {name: (scenario, ()) for name, scenario in p.mechanisms.items()}
+    out: dict[str, tuple[str, tuple[str, ...]]] = {name: (scenario, ()) for name, scenario in p.mechanisms.items()}
     for name, q in available_baselines().items():
         sets = [f"{p.qdisc_key}={_inline_table(q | {'limit': p.limit})}"]
         if paper == "head-to-head":

@@ -44,9 +44,9 @@ def x_axis(axis: dict[str, Any]) -> XAxis:
     """Numbers stay numbers; quantities with one unit ("25p", "10Mbps") plot as their number
     with the unit in the title; anything else (a discipline) is categorical, in sweep order."""
     labels = axis["labels"]
-    parsed = [_QUANTITY.match(str(lab)) for lab in labels]
-    units = {m.group(2) for m in parsed if m}
-    if all(parsed) and len(units) == 1:
+    parsed = [m for m in (_QUANTITY.match(str(lab)) for lab in labels) if m is not None]
+    units = {m.group(2) for m in parsed}
+    if len(parsed) == len(labels) and len(units) == 1:
         unit = units.pop()
         title = f"{axis['name']} ({unit})" if unit else axis["name"]
         return XAxis({lab: float(m.group(1)) for lab, m in zip(labels, parsed, strict=True)}, title, False)

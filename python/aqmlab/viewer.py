@@ -350,6 +350,8 @@ def decode(bs: Bitstream, codec: str, frames: int, received: list[list[int]] | N
            packets: np.ndarray | None = None) -> dict[int, np.ndarray]:
     """Decodes `frames` display frames of the looped clip with the losses applied (None: no
     loss); returns the pictures the decoder output, by display index."""
+    if (received is None) != (packets is None):
+        raise ValueError("decode: pass received and packets together, or neither")
     av = _av()
     ctx = _decoder(codec)
     pictures: dict[int, np.ndarray] = {}
@@ -365,7 +367,7 @@ def decode(bs: Bitstream, codec: str, frames: int, received: list[list[int]] | N
             d = loop * clip + int(bs.display[i])
             if d >= frames:
                 continue  # the flow ended before this frame
-            payload = bs.frame(i) if received is None else kept_bytes(bs.frame(i), int(packets[d]), received[d])
+            payload = bs.frame(i) if received is None or packets is None else kept_bytes(bs.frame(i), int(packets[d]), received[d])
             if not payload:
                 continue
             pkt = av.Packet(payload)

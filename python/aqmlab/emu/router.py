@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,8 @@ def _control(router: _core.Router) -> None:
 
 
 def write_records(router: _core.Router, out: Path) -> None:
-    arrays = {}
+    # Any: numpy's stub for savez types **kwds such that a str -> ndarray dict clashes with allow_pickle
+    arrays: dict[str, Any] = {}
     for table, cols in router.take_records().items():
         for name, dtype, buf in cols:
             arrays[f"{table}/{name}"] = np.frombuffer(buf, dtype=np.dtype(f"<{dtype}"))

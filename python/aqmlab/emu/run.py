@@ -131,7 +131,7 @@ def kernel_congestion_control(sc: Scenario, g: Any) -> str:
 
 def plan_flows(sc: Scenario) -> list[dict[str, Any]]:
     """One entry per flow, numbered as the simulator numbers them (groups in order)."""
-    flows = []
+    flows: list[dict[str, Any]] = []
     for gi, g in enumerate(sc.flows):
         lo, hi = g.sender_delay_range()
         stop = sc.duration if g.stop is None else min(g.stop, sc.duration)
@@ -206,13 +206,16 @@ class Process:
         self.proc = subprocess.Popen(
             [*tb.exec_prefix(ns), sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        # Popen types its pipes as optional; these are set, having been opened with PIPE
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
 
     def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.proc.stdout], [], [], 0.1)
+            ready, _, _ = select.select([self.stdout], [], [], 0.1)
             if ready:
-                line = self.proc.stdout.readline()
+                line = self.stdout.readline()
                 if line.strip() == "ready":
                     return
                 if line == "":
@@ -226,8 +229,8 @@ class Process:
 
     def tell(self, line: str) -> None:
         with contextlib.suppress(BrokenPipeError, OSError, ValueError):
-            self.proc.stdin.write(line + "\n")
-            self.proc.stdin.flush()
+            self.stdin.write(line + "\n")
+            self.stdin.flush()
 
     def stop(self, timeout: float = 10.0) -> int:
         """Asks politely (stdin "stop", SIGTERM), then kills; returns the exit status."""

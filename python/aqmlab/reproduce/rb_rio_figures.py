@@ -110,7 +110,7 @@ def fig8(results, discs, path: Path) -> None:
     """Aggregate throughput of TCP, responsive and unresponsive MPEG per period, and Jain."""
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6))
     groups = ("tcp", "responsive", "unresponsive")
-    x = 0
+    x: float = 0
     labels = []
     for a, b in PERIODS_S:
         for d in discs:
