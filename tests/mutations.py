@@ -273,7 +273,8 @@ def _semantic(name: str, data: dict[str, Any]) -> Iterator[Case]:
     for i, g in enumerate(data["flows"]):
         base = ("flows", i)
         for path in ([0, routers + 1], [1, 0], [-1, 1], [0, 0]):
-            yield Case(name, "path-missing", f"flows.{i}.path={path}", ("path",), data=_set(data, base + ("path",), path))
+            yield Case(name, "path-missing", f"flows.{i}.path={path}", ("path",),
+                       data=_set(data, base + ("path",), path))
         yield Case(name, "period-outside", f"flows.{i}.stop", ("stop",),
                    data=_set(_set(data, base + ("start",), "5s"), base + ("stop",), "1s"))
         if isinstance(g.get("app"), dict) and g["app"].get("kind") in ("video", "audio", "stream"):

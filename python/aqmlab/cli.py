@@ -235,7 +235,8 @@ def _print_table(title: str, df: Any) -> None:
 
 
 @main.command()
-@_paper_options("results/compare/<paper>", "seeds per discipline, run in parallel on the local cores; the table shows means")
+@_paper_options("results/compare/<paper>",
+                "seeds per discipline, run in parallel on the local cores; the table shows means")
 @click.option("--quick", is_flag=True, help="one seed and short runs: a fast check")
 @click.option("--force", is_flag=True, help="replace an existing output directory")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="parallel processes (default: cores)")

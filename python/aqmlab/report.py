@@ -89,7 +89,9 @@ def metric_figure(points: pd.DataFrame, axes: list[dict[str, Any]], axis: dict[s
 
 def _line_label(others: list[str], key: Any) -> str:
     key = key if isinstance(key, tuple) else (key,)
-    return ", ".join(f"{k}={v}" for k, v in zip(others, key, strict=False)) if len(others) > 1 else str(key[0]) if others else ""
+    if len(others) > 1:
+        return ", ".join(f"{k}={v}" for k, v in zip(others, key, strict=False))
+    return str(key[0]) if others else ""
 
 
 def _draw_line(panel: Any, line: pd.DataFrame, column: str, xa: XAxis, metric: str, label: str, color: str,

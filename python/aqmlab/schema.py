@@ -278,7 +278,8 @@ def _nested_models(model: type[BaseModel]) -> list[type[BaseModel]]:
     found = [model]
     for f in model.model_fields.values():
         inner = _strip_annotated(_strip_optional(f.annotation)[0])
-        nested = _model_of(inner) or (_model_of(typing.get_args(inner)[0]) if typing.get_origin(inner) is list else None)
+        nested = _model_of(inner) or (
+            _model_of(typing.get_args(inner)[0]) if typing.get_origin(inner) is list else None)
         if nested is not None and nested is not sc.Tcp and nested not in found:
             found += [m for m in _nested_models(nested) if m not in found]
     return found

@@ -8,10 +8,10 @@ records into pictures and scores them (docs/quality.md):
    frame ``d mod clip length``.
 2. **Real encoding.** One clip (the whole GOPs that fit in ``CLIP_SECONDS``) is encoded once
    with a real codec chosen by the flow's model, and looped: every loop starts with an I frame,
-   so the looped bitstream decodes as one, whatever the run's length. The codec: MPEG flows (the Rb-RIO paper's MPEG-1 model) as
-   MPEG-2 video with the flow's own GOP (``IBBPBBPBB`` is ``g=9, bf=2``, open GOP as the
-   model's decodability rule assumes) at the flow's mean bit rate; RTP video (the SQF paper's
-   VLC stream) as H.264 with one key frame per second and slices of at most one packet's
+   so the looped bitstream decodes as one, whatever the run's length. The codec: MPEG flows
+   (the Rb-RIO paper's MPEG-1 model) as MPEG-2 video with the flow's own GOP (``IBBPBBPBB`` is
+   ``g=9, bf=2``, open GOP as the model's decodability rule assumes) at the flow's mean bit rate;
+   RTP video (the SQF paper's VLC stream) as H.264 with one key frame per second and slices of at most one packet's
    payload (RFC 6184's single NAL unit mode). The bit rate is the model's mean rounded to two
    significant digits (one encoding for every run of a scenario). Single-threaded, so bit-exact
    run after run; cached with its loss-free scores under ``$AQMLAB_CACHE`` (default
@@ -177,7 +177,8 @@ def prepare(enc: Encoding, source: np.ndarray) -> tuple[Bitstream, CleanScores]:
     try:
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, data=np.frombuffer(bs.data, dtype=np.uint8), offsets=bs.offsets, display=bs.display,
-                     types=bs.types, digests=np.frombuffer(b"".join(clean.digests), dtype=np.uint8).reshape(-1, 16), psnr=clean.psnr, ssim=clean.ssim)
+                     types=bs.types, digests=np.frombuffer(b"".join(clean.digests), dtype=np.uint8).reshape(-1, 16),
+                     psnr=clean.psnr, ssim=clean.ssim)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -319,7 +320,8 @@ def mpeg_flows(frames: pd.DataFrame, media: pd.DataFrame) -> list[FlowFrames]:
     return out
 
 
-def rtp_flows(media_frames: pd.DataFrame, media: pd.DataFrame, payload: dict[int, int] | None = None) -> list[FlowFrames]:
+def rtp_flows(media_frames: pd.DataFrame, media: pd.DataFrame,
+              payload: dict[int, int] | None = None) -> list[FlowFrames]:
     """RTP video flows from ``media_frames.parquet`` (each frame's run of sequence numbers) and
     ``media.parquet``. `payload` is each flow's largest payload (default: the largest packet
     seen minus the 40 B of IP/UDP/RTP headers)."""
@@ -367,7 +369,10 @@ def decode(bs: Bitstream, codec: str, frames: int, received: list[list[int]] | N
             d = loop * clip + int(bs.display[i])
             if d >= frames:
                 continue  # the flow ended before this frame
-            payload = bs.frame(i) if received is None or packets is None else kept_bytes(bs.frame(i), int(packets[d]), received[d])
+            if received is None or packets is None:
+                payload = bs.frame(i)
+            else:
+                payload = kept_bytes(bs.frame(i), int(packets[d]), received[d])
             if not payload:
                 continue
             pkt = av.Packet(payload)

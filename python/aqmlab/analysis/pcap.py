@@ -319,7 +319,8 @@ def summary_table(s: dict[str, Any]) -> pd.DataFrame:
         return round(float(v) * scale, nd)
     rows = [
         ("UDP flow", s["udp_flow"], ""), ("TCP flow", s["tcp_flow"], ""),
-        ("bottleneck (Kbps)" + (" [estimated]" if s["bottleneck_estimated"] else ""), num(s["bottleneck_bps"], 1e-3, 1), ""),
+        ("bottleneck (Kbps)" + (" [estimated]" if s["bottleneck_estimated"] else ""),
+         num(s["bottleneck_bps"], 1e-3, 1), ""),
         ("average bandwidth (Kbps) [Fig. 7, 8]", num(s["udp_avg_bps"], 1e-3, 1), num(s["tcp_avg_bps"], 1e-3, 1)),
         ("(TCP - UDP) / bottleneck [Fig. 9]", num(s["normalized_difference"]), ""),
         ("RTT (ms) [Fig. 10, 11]", num(s["rtt_s"], 1e3, 1), ""),

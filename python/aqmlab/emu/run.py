@@ -90,7 +90,8 @@ def emulation_problems(sc: Scenario) -> list[str]:
                             f"bulk, cbr, {', '.join(schedule.KINDS)}")
         if isinstance(g.app, Cbr) and g.app.packet_size < MIN_UDP_PACKET:
             problems.append(f"flows.{g.name}.app.packet_size: {g.app.packet_size} B; emulated UDP packets "
-                            f"carry a {MIN_UDP_PACKET - UDP_IP_HEADER}-byte application header, so at least {MIN_UDP_PACKET} B")
+                            f"carry a {MIN_UDP_PACKET - UDP_IP_HEADER}-byte application header, "
+                            f"so at least {MIN_UDP_PACKET} B")
     tcp = [g.app.tcp for g in sc.flows if isinstance(g.app, Bulk)]
     for field in ("sack", "ecn"):
         if len({getattr(t, field) for t in tcp}) > 1:

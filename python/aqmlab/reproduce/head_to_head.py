@@ -288,12 +288,14 @@ def scaling_table(results: list[dict], clips: list[Clip]) -> pd.DataFrame:
             x = v[int(math.ceil(0.8 * len(v))) - 1]
             return "never" if math.isinf(x) else round(float(x), 1)
         rows += [
-            {"quantity": "streams with no scale change (%) [Fig. 19]", "UDP": pct("udp", lambda r: r["scale_changes"] == 0),
+            {"quantity": "streams with no scale change (%) [Fig. 19]",
+             "UDP": pct("udp", lambda r: r["scale_changes"] == 0),
              "TCP": pct("tcp", lambda r: r["scale_changes"] == 0), "published": "UDP ~35, TCP ~55"},
             {"quantity": "mean scale changes per stream [Fig. 19]",
              "UDP": round(float(np.mean([r["scale_changes"] for r in sc["udp"]])), 2),
              "TCP": round(float(np.mean([r["scale_changes"] for r in sc["tcp"]])), 2), "published": "UDP > TCP"},
-            {"quantity": "below 35 Kbps from the start (%) [Fig. 20]", "UDP": pct("udp", lambda r: r["time_to_adapt_s"] <= 0.1),
+            {"quantity": "below 35 Kbps from the start (%) [Fig. 20]",
+             "UDP": pct("udp", lambda r: r["time_to_adapt_s"] <= 0.1),
              "TCP": pct("tcp", lambda r: r["time_to_adapt_s"] <= 0.1), "published": "~15"},
             {"quantity": "adapted within 10 s (%) [Fig. 20]", "UDP": pct("udp", lambda r: r["time_to_adapt_s"] <= 10),
              "TCP": pct("tcp", lambda r: r["time_to_adapt_s"] <= 10), "published": "UDP ~80"},

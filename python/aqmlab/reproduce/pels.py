@@ -114,7 +114,8 @@ def combine_seeds(per_seed: list[pd.DataFrame]) -> pd.DataFrame:
     for i, fmt in enumerate(first["fmt"]):
         m, h = mean_ci([float(t["ours"].iloc[i]) for t in per_seed])
         cells.append("-" if m != m else (format(m, fmt) if h != h else f"{format(m, fmt)} ± {format(h, fmt)}"))
-    return pd.DataFrame({"claim": first["claim"], "published": first["published"], "ours": cells, "note": first["note"]})
+    return pd.DataFrame({"claim": first["claim"], "published": first["published"], "ours": cells,
+                         "note": first["note"]})
 
 
 def mechanisms_table(runs: dict[str, dict[str, pd.DataFrame]]) -> pd.DataFrame:
@@ -125,7 +126,8 @@ def mechanisms_table(runs: dict[str, dict[str, pd.DataFrame]]) -> pd.DataFrame:
         loss = pa.colour_losses(t["pels_frames"], STEADY_FROM_S, end)
         ctl = pa.controller_summary(t["pels_control"], STEADY_FROM_S, end)
         rows += [
-            _row(f"{name}: router loss p (all PELS bytes)", pub, ctl["loss"] * 100, ".2f", "%; N flows chosen by eq. (10)"),
+            _row(f"{name}: router loss p (all PELS bytes)", pub, ctl["loss"] * 100, ".2f",
+                 "%; N flows chosen by eq. (10)"),
             _row(f"{name}: enhancement-layer loss", "-", loss["enhancement"] * 100, ".2f", "%"),
             _row(f"{name}: mean gamma", "p/p_thr", ctl["gamma"], ".3f",
                  f"p_fgs/p_thr = {loss['enhancement'] / P_THR:.3f}"),
@@ -136,7 +138,8 @@ def mechanisms_table(runs: dict[str, dict[str, pd.DataFrame]]) -> pd.DataFrame:
     d = runs["delay"]
     end = measured_end(d)
     delays = pa.colour_delays(d["pels_packets"], STEADY_FROM_S, end)
-    waves = [pa.colour_delays(d["pels_packets"], a + 10, min(a + 50, end))["red"] for a in range(0, int(end), 50) if a + 10 < end]
+    waves = [pa.colour_delays(d["pels_packets"], a + 10, min(a + 50, end))["red"]
+             for a in range(0, int(end), 50) if a + 10 < end]
     rows += [
         _row("delay: green mean one-way delay", "16 ms", delays["green"], ".1f", "ms"),
         _row("delay: yellow mean one-way delay", "25 ms", delays["yellow"], ".1f", "ms"),
@@ -163,9 +166,11 @@ def mechanisms_table(runs: dict[str, dict[str, pd.DataFrame]]) -> pd.DataFrame:
         return f[(f["t_ns"] >= STEADY_FROM_S * 1e9) & (f["t_ns"] < end * 1e9)]
 
     rows += [
-        _row("best effort: enhancement loss", "-", pa.colour_losses(be["pels_frames"], STEADY_FROM_S, end)["enhancement"] * 100, ".2f", "%"),
+        _row("best effort: enhancement loss", "-",
+             pa.colour_losses(be["pels_frames"], STEADY_FROM_S, end)["enhancement"] * 100, ".2f", "%"),
         _row("best effort: mean utility (eq. 3)", "-", w(be["pels_frames"])["utility"].mean(), ".3f", ""),
-        _row("PELS (gamma-7): mean utility (eq. 3)", ">= 0.96 (eq. 6)", w(runs["gamma-7"]["pels_frames"])["utility"].mean(), ".3f", ""),
+        _row("PELS (gamma-7): mean utility (eq. 3)", ">= 0.96 (eq. 6)",
+             w(runs["gamma-7"]["pels_frames"])["utility"].mean(), ".3f", ""),
     ]
     return pd.DataFrame(rows)
 
@@ -315,7 +320,8 @@ def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), 
     quality table use the first seed."""
     jobs = [(name, tuple(overrides), seed, quick) for seed in seeds for name in SIMULATIONS]
     results = parallel_map(run_simulation, jobs, workers)
-    by_seed = [dict(zip(SIMULATIONS, results[i:i + len(SIMULATIONS)], strict=True)) for i in range(0, len(results), len(SIMULATIONS))]
+    by_seed = [dict(zip(SIMULATIONS, results[i:i + len(SIMULATIONS)], strict=True))
+               for i in range(0, len(results), len(SIMULATIONS))]
     runs = by_seed[0]
     figures, data = out_dir / "figures", out_dir / "data"
     figures.mkdir(parents=True)
@@ -344,9 +350,11 @@ def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), 
 
 
 
-def write_report(tables: dict[str, pd.DataFrame], seeds: list[int], overrides: tuple[str, ...], quick: bool, path: Path) -> None:
+def write_report(tables: dict[str, pd.DataFrame], seeds: list[int], overrides: tuple[str, ...], quick: bool,
+                 path: Path) -> None:
     many = (f"Seeds {', '.join(map(str, seeds))}: mechanisms and parking lot as mean ± 95 % CI over seeds; "
-            f"their notes, the figures and the quality table from seed {seeds[0]}" if len(seeds) > 1 else f"Seed {seeds[0]}")
+            f"their notes, the figures and the quality table from seed {seeds[0]}"
+            if len(seeds) > 1 else f"Seed {seeds[0]}")
     lines = [f"# PELS reproduction ({SOURCE})", "",
              f"{many}{' (quick: shortened runs)' if quick else ''}. Overrides: {', '.join(overrides) or 'none'}. "
              "Published values are the paper's text; its figures were lost with the text conversion. "

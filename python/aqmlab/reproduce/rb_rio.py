@@ -108,7 +108,8 @@ def measure(job: Job, res: Any) -> dict[str, Any]:
         for a, b in PERIODS_S:
             dp = d[(d["t_ns"] >= a * 1e9) & (d["t_ns"] < b * 1e9)]
             by_class = dp.groupby("class")["size"].sum()
-            active = flows[(flows["group_name"] == group) & (flows["start_ns"] < b * 1e9) & (flows["stop_ns"] > a * 1e9)]
+            active = flows[(flows["group_name"] == group) & (flows["start_ns"] < b * 1e9)
+                           & (flows["stop_ns"] > a * 1e9)]
             out["groups"].append({
                 "group": group, "start_s": a, "end_s": b, "active": len(active),
                 "mbps": float(dp["size"].sum()) * 8 / (b - a) / 1e6,
@@ -251,7 +252,8 @@ def class_throughput_table(results: list[dict], experiment: str, discs: tuple[st
                 row: dict[str, Any] = {"period_s": f"{a}-{b}", "discipline": DISPLAY[d], "group": group}
                 row["mbps"] = _ci_cell([g["mbps"] * s for g, s in zip(gs, scale, strict=True)], ".3f")
                 for c in (1, 2, 3):
-                    row[f"class{c}_mbps"] = _ci_cell([g[f"class{c}_mbps"] * s for g, s in zip(gs, scale, strict=True)], ".3f")
+                    row[f"class{c}_mbps"] = _ci_cell([g[f"class{c}_mbps"] * s for g, s in zip(gs, scale, strict=True)],
+                                                     ".3f")
                 rows.append(row)
     return pd.DataFrame(rows)
 

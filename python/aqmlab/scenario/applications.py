@@ -19,7 +19,8 @@ class Tcp(Strict):
     """TCP with NewReno or CUBIC window rules (RFC 5681, RFC 6582, RFC 6298; RFC 9438)."""
 
     mss: Size = Field(written("1460B"), description="payload per segment; packets are mss + 40 B")
-    initial_cwnd: int = Field(2, ge=1, le=100, json_schema_extra={"unit": "segments"}, description="initial congestion window")
+    initial_cwnd: int = Field(2, ge=1, le=100, json_schema_extra={"unit": "segments"},
+                              description="initial congestion window")
     initial_rto: Duration = Field(written("1s"), description="RTO before the first RTT sample (RFC 6298 2.1)")
     min_rto: Duration = Field(written("1s"), description="lower bound on the RTO (RFC 6298 2.4)")
     max_rto: Duration = Field(written("60s"), description="upper bound on the RTO")
@@ -99,7 +100,8 @@ class Mpeg(Strict):
     classes: FrameClasses = Field(default_factory=FrameClasses, description="class mark per frame type")
     responsive: bool = Field(False, description="scale down on receiver-reported loss")
     feedback_interval: Duration | None = Field(None, description="receiver report period; default: base RTT")
-    up_after: int = Field(2, ge=1, lt=U32, json_schema_extra={"unit": "reports"}, description="loss-free reports before scaling up one level")
+    up_after: int = Field(2, ge=1, lt=U32, json_schema_extra={"unit": "reports"},
+                          description="loss-free reports before scaling up one level")
 
     @model_validator(mode="after")
     def _sane(self) -> Mpeg:
@@ -132,7 +134,8 @@ class Video(Strict):
     size_cv: float = Field(0.5, ge=0, description="coefficient of variation of frame sizes (log-normal)")
     trace: str | None = Field(None, description="file of frame sizes in bytes, one per line (overrides rate)")
     mtu: Size = Field(written("1500B"), description="largest IP packet")
-    burst: bool = Field(False, description="send a frame's packets back to back instead of paced over the frame interval")
+    burst: bool = Field(False,
+                        description="send a frame's packets back to back instead of paced over the frame interval")
     shaping: Duration = Field(written("0s"), description="pace the frames of each window of this length at one rate, "
                                                  "as VLC's TS muxer (200 ms there); 0 = pace each frame alone")
     jitter: Duration = Field(written("0s"), description="source jitter: s.d. of a half-normal delay per packet")
@@ -201,7 +204,8 @@ class Stream(Strict):
     loss_down: float = Field(0.05, ge=0.0, le=1.0, description="UDP: step down above this report loss")
     loss_up: float = Field(0.01, ge=0.0, le=1.0, description="UDP: step up only at or below this loss")
     rtt_up_factor: float = Field(2.0, ge=1.0, description="UDP: step up only with RTT <= this x min RTT")
-    silence_reports: int = Field(3, ge=1, lt=U32, json_schema_extra={"unit": "report intervals"}, description="UDP: step down after this many silent intervals")
+    silence_reports: int = Field(3, ge=1, lt=U32, json_schema_extra={"unit": "report intervals"},
+                                 description="UDP: step down after this many silent intervals")
     up_after: Duration = Field(written("10s"), description="time in good conditions before a step up")
     tcp_check: Duration = Field(written("5s"), description="TCP: how often the server looks at its backlog")
     tcp_backlog_down: Duration = Field(written("5s"), description="TCP: backlog (content time) that scales down")
@@ -209,7 +213,8 @@ class Stream(Strict):
 
     @model_validator(mode="after")
     def _sane(self) -> Stream:
-        """levels positive and strictly ascending; clip, report_interval and tcp_check positive; packet_size above 40 B."""
+        """levels positive and strictly ascending; clip, report_interval and tcp_check positive;
+        packet_size above 40 B."""
         if any(r <= 0 for r in self.levels) or any(a >= b for a, b in itertools.pairwise(self.levels)):
             raise ValueError("levels must be positive and strictly ascending")
         if self.clip <= 0:
@@ -230,10 +235,13 @@ class Pels(Strict):
     21 green packets per frame cannot be both a 128 kb/s base and leave room for 1 mb/s flows."""
 
     kind: Literal["pels"]
-    fps: float = Field(10.0, gt=0, json_schema_extra={"unit": "frames/s"}, description="frames per second (our choice; not in the paper)")
+    fps: float = Field(10.0, gt=0, json_schema_extra={"unit": "frames/s"},
+                       description="frames per second (our choice; not in the paper)")
     packet_size: Size = Field(written("500B"), description="IP size of every packet (section 6.1)")
-    base_packets: int = Field(3, ge=1, le=128, json_schema_extra={"unit": "packets"}, description="green packets per frame (base layer)")
-    max_packets: int = Field(126, ge=1, le=128, json_schema_extra={"unit": "packets"}, description="packets of a full-rate frame (section 6.1)")
+    base_packets: int = Field(3, ge=1, le=128, json_schema_extra={"unit": "packets"},
+                              description="green packets per frame (base layer)")
+    max_packets: int = Field(126, ge=1, le=128, json_schema_extra={"unit": "packets"},
+                             description="packets of a full-rate frame (section 6.1)")
     initial_rate: Rate = Field(written("128kbps"), description="MKC initial rate r0 (section 6.3)")
     alpha: Rate = Field(written("20kbps"), description="MKC additive gain per control step (section 6.4)")
     beta: float = Field(0.5, gt=0, description="MKC multiplicative gain (stable for 0 < beta < 2)")
@@ -245,7 +253,8 @@ class Pels(Strict):
 
     @model_validator(mode="after")
     def _sane(self) -> Pels:
-        """base_packets <= max_packets; packet_size above 28 B; gamma_low <= gamma_init; initial_rate between the base layer's and the full frame's rate."""
+        """base_packets <= max_packets; packet_size above 28 B; gamma_low <= gamma_init; initial_rate
+        between the base layer's and the full frame's rate."""
         if self.max_packets < self.base_packets:
             raise ValueError(f"max_packets {self.max_packets} must be at least base_packets {self.base_packets}")
         if self.packet_size <= 28:

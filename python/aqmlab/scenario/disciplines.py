@@ -22,14 +22,17 @@ class Red(Strict):
 
     kind: Literal["red"]
     limit: Limit = Field(written("100p"), description="physical capacity, packets or bytes")
-    min_th: float = Field(20.0, ge=0, json_schema_extra={"unit": "packets"}, description="lower average-queue threshold")
-    max_th: float = Field(60.0, gt=0, json_schema_extra={"unit": "packets"}, description="upper average-queue threshold")
+    min_th: float = Field(20.0, ge=0, json_schema_extra={"unit": "packets"},
+                          description="lower average-queue threshold")
+    max_th: float = Field(60.0, gt=0, json_schema_extra={"unit": "packets"},
+                          description="upper average-queue threshold")
     w_q: float = Field(0.002, gt=0, le=1, description="EWMA weight of the average queue")
     max_p: float = Field(0.1, gt=0, le=1, description="drop probability at max_th")
     gentle: bool = Field(True, description="ramp to 1 between max_th and 2*max_th")
     mode: Literal["packets", "bytes"] = Field("packets", description="measure the queue in packets or bytes")
     ecn: bool = Field(False, description="mark ECN-capable packets instead of dropping")
-    mean_pkt_size: Size = Field(written("1000B"), ge=1, description="typical packet size: byte-mode unit and idle decay")
+    mean_pkt_size: Size = Field(written("1000B"), ge=1,
+                                description="typical packet size: byte-mode unit and idle decay")
 
     @model_validator(mode="after")
     def _thresholds_ordered(self) -> Red:
@@ -47,7 +50,8 @@ class RbRed(Strict):
     limit: Limit = Field(written("100p"), description="physical capacity, packets or bytes")
     time_constant: Duration = Field(written("100ms"), gt=0, description="time constant of the arrival-rate estimator")
     aggressiveness: float = Field(2.0, gt=0, description="AP: the average queue settles near 2*target/AP")
-    target_queue: float | None = Field(None, gt=0, json_schema_extra={"unit": "packets"}, description="target average queue; default half the limit")
+    target_queue: float | None = Field(None, gt=0, json_schema_extra={"unit": "packets"},
+                                       description="target average queue; default half the limit")
     w_q: float = Field(0.002, gt=0, le=1, description="EWMA weight of the average queue")
     mean_pkt_size: Size = Field(written("1000B"), ge=1, description="typical packet size (byte-mode unit)")
 
@@ -135,7 +139,8 @@ class Drr(Strict):
 
     kind: Literal["drr", "fq"]
     limit: Limit = Field(written("100p"), description="shared buffer, packets or bytes")
-    quantum: int = Field(1500, ge=1, lt=U32, json_schema_extra={"unit": "bytes"}, description="DRR bytes per round (one MTU)")
+    quantum: int = Field(1500, ge=1, lt=U32, json_schema_extra={"unit": "bytes"},
+                         description="DRR bytes per round (one MTU)")
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification")
 
 
@@ -146,7 +151,8 @@ class Pfq(Strict):
     kind: Literal["pfq"]
     limit: Limit = Field(written("100p"), description="shared buffer, packets or bytes")
     quantum: int = Field(1500, ge=1, lt=U32, json_schema_extra={"unit": "bytes"}, description="DRR bytes per round")
-    priority_threshold: int = Field(1500, ge=0, lt=U32, json_schema_extra={"unit": "bytes"}, description="bytes queued below which a flow has priority")
+    priority_threshold: int = Field(1500, ge=0, lt=U32, json_schema_extra={"unit": "bytes"},
+                                    description="bytes queued below which a flow has priority")
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification")
 
 
@@ -170,7 +176,8 @@ class Codel(Strict):
     kind: Literal["codel"]
     limit: Limit = Field(written("1000p"), description="physical capacity, packets or bytes (Linux default 1000p)")
     target: Duration = Field(written("5ms"), description="acceptable standing sojourn time (RFC 8289 4.3)")
-    interval: Duration = Field(written("100ms"), description="window the sojourn must stay above target in (RFC 8289 4.4)")
+    interval: Duration = Field(written("100ms"),
+                               description="window the sojourn must stay above target in (RFC 8289 4.4)")
     mtu: Size = Field(written("1500B"), description="no drop while at most this many bytes are queued (RFC 8289 5.3)")
     ecn: bool = Field(False, description="CE-mark ECN-capable packets instead of dropping (Linux default off)")
 
@@ -187,14 +194,17 @@ class FqCodel(Strict):
 
     kind: Literal["fq_codel"]
     limit: Limit = Field(written("10240p"), description="capacity over all queues, packets or bytes (RFC 8290 5.1)")
-    memory_limit: Size | None = Field(None, description="optional cap on bytes queued (Linux memory_limit); none by default")
-    flows: int = Field(1024, ge=1, le=65536, json_schema_extra={"unit": "queues"}, description="hash buckets, i.e. flow queues (RFC 8290 5.1)")
+    memory_limit: Size | None = Field(None,
+                                      description="optional cap on bytes queued (Linux memory_limit); none by default")
+    flows: int = Field(1024, ge=1, le=65536, json_schema_extra={"unit": "queues"},
+                       description="hash buckets, i.e. flow queues (RFC 8290 5.1)")
     quantum: Size = Field(written("1514B"), description="DRR bytes per round per queue (Linux: one Ethernet frame)")
     target: Duration = Field(written("5ms"), description="CoDel target per queue")
     interval: Duration = Field(written("100ms"), description="CoDel interval per queue")
     mtu: Size = Field(written("1500B"), description="CoDel's one-MTU no-drop test (on the whole backlog, as Linux)")
     ecn: bool = Field(True, description="CE-mark ECN-capable packets instead of dropping (RFC 8290 default on)")
-    drop_batch: int = Field(64, ge=1, json_schema_extra={"unit": "packets"}, description="most packets dropped from the fattest queue per overflow (Linux)")
+    drop_batch: int = Field(64, ge=1, json_schema_extra={"unit": "packets"},
+                            description="most packets dropped from the fattest queue per overflow (Linux)")
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification for the hash")
 
     @model_validator(mode="after")
@@ -217,8 +227,10 @@ class Pie(Strict):
     limit: Limit = Field(written("1000p"), description="physical capacity, packets or bytes (Linux default 1000p)")
     target: Duration = Field(written("15ms"), description="target queue delay QDELAY_REF (RFC 8033 4.2)")
     t_update: Duration = Field(written("15ms"), description="drop-probability update period (RFC 8033 4.2)")
-    alpha: float = Field(0.125, ge=0, json_schema_extra={"unit": "1/s"}, description="weight of the delay error (RFC 8033 4.2)")
-    beta: float = Field(1.25, ge=0, json_schema_extra={"unit": "1/s"}, description="weight of the delay trend (RFC 8033 4.2)")
+    alpha: float = Field(0.125, ge=0, json_schema_extra={"unit": "1/s"},
+                         description="weight of the delay error (RFC 8033 4.2)")
+    beta: float = Field(1.25, ge=0, json_schema_extra={"unit": "1/s"},
+                        description="weight of the delay trend (RFC 8033 4.2)")
     max_burst: Duration = Field(written("150ms"), description="burst allowance (RFC 8033 4.4)")
     ecn: bool = Field(False, description="CE-mark ECN-capable packets while drop_prob <= mark_ecn_threshold")
     mark_ecn_threshold: float = Field(0.1, ge=0, le=1, description="highest drop probability that marks (RFC 8033 5.1)")
@@ -226,8 +238,10 @@ class Pie(Strict):
     mtu: Size = Field(written("1500B"), description="packet size of the 2-packet no-drop floor and the bytemode unit")
     derandomize: bool = Field(False, description="spread drops by the accumulated probability (RFC 8033 5.4)")
     estimator: Literal["timestamp", "rate"] = Field(
-        "timestamp", description="queue delay from packet timestamps (Linux, ns-3 default) or the departure rate (RFC 8033 5.2)")
-    dq_threshold: Size = Field(written("16384B"), description="bytes per departure-rate measurement (estimator = \"rate\")")
+        "timestamp",
+        description="queue delay from packet timestamps (Linux, ns-3 default) or the departure rate (RFC 8033 5.2)")
+    dq_threshold: Size = Field(written("16384B"),
+                               description="bytes per departure-rate measurement (estimator = \"rate\")")
 
     @model_validator(mode="after")
     def _sane(self) -> Pie:
@@ -262,8 +276,10 @@ class Classifier(Strict):
     green = 3, yellow = 2, red = 1) or by DSCP, with optional [value, band] pairs."""
 
     by: Literal["class", "color", "dscp"] = Field("class", description="packet field to classify on")
-    map: list[tuple[int, int]] | None = Field(None, description="[value, band] pairs; default by class: 3->0, 2->1, 1->2")
-    default_band: int | None = Field(None, ge=0, lt=MAX_BANDS, description="band of unlisted packets; default the last band")
+    map: list[tuple[int, int]] | None = Field(None,
+                                              description="[value, band] pairs; default by class: 3->0, 2->1, 1->2")
+    default_band: int | None = Field(None, ge=0, lt=MAX_BANDS,
+                                     description="band of unlisted packets; default the last band")
 
     @model_validator(mode="after")
     def _dscp_needs_map(self) -> Classifier:
@@ -335,7 +351,8 @@ class PelsFeedback(Strict):
     router_id: int = Field(1, ge=0, lt=2**32, description="id written into labels; distinct per router")
     interval: Duration = Field(written("30ms"), description="measurement interval T")
     share: float = Field(0.5, gt=0, le=1, description="PELS share of the link rate (C = share x rate)")
-    qdisc: Qdisc = Field(..., description="the discipline that queues: normally WRR of PRIO (green, yellow, red) and a FIFO")
+    qdisc: Qdisc = Field(...,
+                         description="the discipline that queues: normally WRR of PRIO (green, yellow, red) and a FIFO")
 
     @model_validator(mode="after")
     def _positive_interval(self) -> PelsFeedback:
@@ -345,7 +362,8 @@ class PelsFeedback(Strict):
         return self
 
 
-Qdisc = Annotated[DropTail | Red | RbRed | RbRio | Rio | Sqf | Drr | Pfq | Tbf | Prio | Wrr | PelsFeedback | Codel | FqCodel | Pie,
+Qdisc = Annotated[DropTail | Red | RbRed | RbRio | Rio | Sqf | Drr | Pfq | Tbf | Prio | Wrr | PelsFeedback | Codel
+                  | FqCodel | Pie,
                   Field(discriminator="kind")]
 for _model in (Prio, WrrBand, Wrr, PelsFeedback):
     _model.model_rebuild()

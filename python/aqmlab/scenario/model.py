@@ -85,7 +85,9 @@ class Scenario(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:
-        """duration positive; flow group names unique; sender_delay ranges [lo, hi] with lo <= hi; a flow path within the routers (0 <= enter < exit <= last); metrics periods within the run; an MPEG frame fits the bottleneck buffer."""
+        """duration positive; flow group names unique; sender_delay ranges [lo, hi] with lo <= hi; a flow
+        path within the routers (0 <= enter < exit <= last); metrics periods within the run; an MPEG frame
+        fits the bottleneck buffer."""
         if self.duration <= 0:
             raise ValueError("duration must be positive")
         names = [g.name for g in self.flows]
