@@ -39,7 +39,8 @@ from aqmlab.emu import netns
 from aqmlab.emu.run import standalone_router
 
 FIFO = {"kind": "droptail", "limit": {"packets": 1000}}
-DRR = {"kind": "drr", "limit": {"packets": 1000}, "quantum": 1500, "flow_key": {"fields": ["src", "dst", "sport", "dport", "proto"]}}
+DRR = {"kind": "drr", "limit": {"packets": 1000}, "quantum": 1500,
+       "flow_key": {"fields": ["src", "dst", "sport", "dport", "proto"]}}
 SQF = {"kind": "sqf", "limit": {"packets": 1000}, "flow_key": {"fields": ["src", "dst", "sport", "dport", "proto"]}}
 
 
@@ -124,7 +125,8 @@ def latency(seconds: float, busy_poll: bool) -> None:
         for dev in (tb.router_sender_if, tb.router_receiver_if):
             pcap = work / f"{dev}.pcap"
             caps.append((pcap, subprocess.Popen(
-                [*tb.exec_prefix(tb.router_ns), "tcpdump", "-i", dev, "-Q", "in" if dev == tb.router_sender_if else "out",
+                [*tb.exec_prefix(tb.router_ns), "tcpdump", "-i", dev,
+                 "-Q", "in" if dev == tb.router_sender_if else "out",
                  "-j", "adapter_unsynced", "--time-stamp-precision=nano", "-s", "64", "-w", str(pcap), "udp"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
         time.sleep(1.0)
@@ -145,20 +147,22 @@ def latency(seconds: float, busy_poll: bool) -> None:
 
 def egress_bytes(tb: netns.Testbed) -> int:
     """Bytes the router has sent towards the receiver (its egress interface's counter)."""
-    out = subprocess.run([*tb.exec_prefix(tb.router_ns), "cat", f"/sys/class/net/{tb.router_receiver_if}/statistics/tx_bytes"],
-                         capture_output=True, text=True, check=True)
+    counter = f"/sys/class/net/{tb.router_receiver_if}/statistics/tx_bytes"
+    out = subprocess.run([*tb.exec_prefix(tb.router_ns), "cat", counter], capture_output=True, text=True, check=True)
     return int(out.stdout)
 
 
 def overload(seconds: float) -> None:
     print(f"\n4. 10x overload: 100 Mbit/s into a 10 Mbit/s FIFO for {seconds:g} s (no packet records)")
     with router(FIFO, 10_000_000, events=False) as (tb, r, work, _):
+        sender = [*tb.exec_prefix(tb.sender_ns), 'iperf3', '-c', netns.RECEIVER_IP, '-u', '-b', '100M', '-l', '1472',
+                  '-t', str(seconds)]
         client = subprocess.Popen([sys.executable, "-c", f"""
 import subprocess, time
 s = subprocess.Popen({[*tb.exec_prefix(tb.receiver_ns), 'iperf3', '-s', '-1', '-B', netns.RECEIVER_IP]!r},
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 time.sleep(0.5)
-subprocess.run({[*tb.exec_prefix(tb.sender_ns), 'iperf3', '-c', netns.RECEIVER_IP, '-u', '-b', '100M', '-l', '1472', '-t', str(seconds)]!r},
+subprocess.run({sender!r},
                capture_output=True)
 s.wait()
 """])

@@ -35,7 +35,8 @@ def sqf_rows(engine: str, r) -> dict:
     tcp = r.flow_periods[r.flow_periods["group"] == "tcp"]["throughput_mbps"].sum()
     return {"engine": engine, "qdisc": r.scenario.topology.bottleneck.qdisc.kind,
             "video loss %": round(q.loc[0, "loss_pct"], 2), "audio loss %": round(q.loc[1, "loss_pct"], 2),
-            "video delay p95 ms": round(q.loc[0, "delay_p95_ms"], 1), "audio delay p95 ms": round(q.loc[1, "delay_p95_ms"], 1),
+            "video delay p95 ms": round(q.loc[0, "delay_p95_ms"], 1),
+            "audio delay p95 ms": round(q.loc[1, "delay_p95_ms"], 1),
             "TCP Mbit/s": round(tcp, 2), "util Mbit/s": round(per["utilization_mbps"], 2),
             "drop %": round(per["drop_rate_pct"], 2)}
 

@@ -570,7 +570,7 @@ def percentile(sorted_values, q):
 def sojourn_percentiles(spec):
     """p50 and p99 of the logged sojourn times per period, in ms (record_sojourn)."""
     log_ = cppyy.gbl.aqmlab_bench.g_sojourn
-    pairs = list(zip(log_.at_ns, log_.sojourn_ns))
+    pairs = list(zip(log_.at_ns, log_.sojourn_ns, strict=True))
     out = []
     for a, b in spec["periods_s"]:
         lo, hi = seconds_to_ns(a), seconds_to_ns(b)

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import tomli_w
 
@@ -272,7 +273,8 @@ def _semantic(name: str, data: dict[str, Any]) -> Iterator[Case]:
     for i, g in enumerate(data["flows"]):
         base = ("flows", i)
         for path in ([0, routers + 1], [1, 0], [-1, 1], [0, 0]):
-            yield Case(name, "path-missing", f"flows.{i}.path={path}", ("path",), data=_set(data, base + ("path",), path))
+            yield Case(name, "path-missing", f"flows.{i}.path={path}", ("path",),
+                       data=_set(data, base + ("path",), path))
         yield Case(name, "period-outside", f"flows.{i}.stop", ("stop",),
                    data=_set(_set(data, base + ("start",), "5s"), base + ("stop",), "1s"))
         if isinstance(g.get("app"), dict) and g["app"].get("kind") in ("video", "audio", "stream"):

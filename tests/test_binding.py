@@ -168,6 +168,11 @@ def test_the_stubs_return_types_hold_for_every_cheap_call():
         "parse_time": ("20ms",), "parse_rate": ("25Mbps",), "parse_bytes": ("1500B",), "parse_limit": ("100p",),
         "check_sim_config": (json.dumps(_config()),), "start_offsets": (1, "g", 3, 1000), "monotonic_ns": (),
         "udp_schedule": (poisson, 1, 0, 0, 10_000_000, 0, [0, 0, 0, 0]),
+        # One MPEG flow of two packets (frames 0 and 1, I then P), of which frame 0 arrived.
+        "replayed_frames_table": ([(3, 12, [0, 40_000_000], [0, 1], [1, 2], [1028, 528], [0])],),
+        # One TCP sender row (8 values) and one UDP flow with one delivery, sampled at 0 and 1 s.
+        "replayed_flow_samples": ([0, 2, 1000, 14600, 0, 0, 0, 0], [(5, [500_000_000], [1028])], 1_000_000_000,
+                                  1_000_000_000),
     }
     functions = {n for n, node in stub.items() if isinstance(node, ast.FunctionDef)}
     assert functions == set(calls), "give every function of the stub a cheap call here"

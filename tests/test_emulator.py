@@ -362,7 +362,8 @@ def test_ffmpeg_rtp_video_decodes_end_to_end_and_loses_frames_behind_a_narrow_fi
     from aqmlab.emu.ffmpeg import rtp_video
 
     def link(rate_bps: int, packets: int) -> dict[str, Any]:
-        return {"rate_bps": rate_bps, "delay_ns": 5_000_000, "qdisc": {"kind": "droptail", "limit": {"packets": packets}}}
+        return {"rate_bps": rate_bps, "delay_ns": 5_000_000,
+                "qdisc": {"kind": "droptail", "limit": {"packets": packets}}}
 
     wide = rtp_video(link(100_000_000, 1000), seconds=3)
     # ffmpeg's RTP receiver holds the last frame until a next one starts: one may stay undecoded.
@@ -419,7 +420,8 @@ def test_the_router_counts_and_drops_malformed_frames_and_keeps_forwarding() -> 
     fifo = {"kind": "droptail", "limit": {"packets": 100}}
     link = {"rate_bps": 0, "delay_ns": 0, "qdisc": fifo}
     eth = bytes(6) + bytes.fromhex("020000000001") + b"\x08\x00"
-    good_ip = bytes.fromhex("4500001c0000000040110000") + bytes([10, 77, 0, 1, 10, 77, 0, 2]) + bytes(4) + b"\x00\x08" + bytes(2)
+    good_ip = (bytes.fromhex("4500001c0000000040110000") + bytes([10, 77, 0, 1, 10, 77, 0, 2]) + bytes(4)
+               + b"\x00\x08" + bytes(2))
     frames = {
         "bad_ip_header_length": eth + b"\x44" + good_ip[1:],               # IHL 4 words
         "bad_ip_total_length": eth + good_ip[:2] + b"\x05\xdc" + good_ip[4:],  # claims 1500 bytes
@@ -455,7 +457,8 @@ SQF_SHORT = ("--set", "duration=3s", "--set", "flows.tcp.count=1", "--set", 'met
 
 
 @needs_netns
-def test_emulated_rtp_video_is_scored_from_the_frames_its_sender_sent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_emulated_rtp_video_is_scored_from_the_frames_its_sender_sent(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import pandas as pd
 
     from aqmlab import viewer

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from aqmlab.analysis import head_to_head as h2h
-from aqmlab.reproduce import head_to_head as m
-from aqmlab.reproduce import parallel_map
+from aqmlab.reproduce import head_to_head as m, parallel_map
 from aqmlab.reproduce.head_to_head_model import LADDER_BPS, population
 from conftest import aqmlab
 
@@ -105,9 +104,10 @@ def test_udp_playout_is_smoother_under_constrained_bandwidth(findings, bw):
 
 
 @pytest.mark.xfail(strict=True, reason="model result: at 75 Kbps the UDP stream is less smooth "
-                                       "than the TCP stream: for the 44 % of clips whose lowest level exceeds 75 Kbps the token "
-                                       "bucket is saturated and sends 4 or 5 of its 1000 B packets per "
-                                       "500 ms bin, ratios 0.8/1.25, outside the [0.9, 1.1] band; docs/reproductions/head-to-head.md")
+                                       "than the TCP stream: for the 44 % of clips whose lowest level exceeds "
+                                       "75 Kbps the token bucket is saturated and sends 4 or 5 of its 1000 B "
+                                       "packets per 500 ms bin, ratios 0.8/1.25, outside the [0.9, 1.1] band; "
+                                       "docs/reproductions/head-to-head.md")
 def test_udp_playout_is_smoother_at_75_kbps(findings):
     sm = findings[2]["by_bottleneck"][75_000.0]["smoothness"]
     assert sm["udp"]["fraction_within"] > sm["tcp"]["fraction_within"]

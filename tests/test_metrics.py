@@ -21,7 +21,7 @@ def test_jain_index_bounds():
 
 
 def test_period_metrics_by_hand():
-    # Two flows; in [0, 1 s): flow 0 sends 3 packets of 1000 B, flow 1 one; one drop of 4 arrivals... 
+    # Two flows; in [0, 1 s): flow 0 sends 3 packets of 1000 B, flow 1 one; one drop of 4 arrivals...
     rows = []
     def ev(t, e, flow, size=1000, soj=0):
         rows.append({"t_ns": int(t * 1e9), "event": e, "flow": flow, "size": size, "sojourn_ns": soj,

@@ -6,8 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from aqmlab.models import pels
 
@@ -21,14 +20,14 @@ def truncate(x: float, decimals: int) -> float:
 
 
 @pytest.fixture(scope="module")
-def table() -> "pels.pd.DataFrame":
+def table() -> pels.pd.DataFrame:
     return pels.table1(seed=2004, trials=1_000_000)
 
 
 def test_table1_model_matches_published(table) -> None:
     """The model column reproduces 99.49 / 62.76 / 8.99. The paper truncates: eq. (2) gives
     99.4967 and 8.99976, which round to 99.50 and 9.00 but truncate to the printed values."""
-    for model, published in zip(table["model"], table["published_model"]):
+    for model, published in zip(table["model"], table["published_model"], strict=True):
         assert truncate(model, 2) == pytest.approx(published, abs=1e-9)
         assert abs(model - published) < 0.01
 
@@ -37,7 +36,7 @@ def test_table1_monte_carlo_within_0_2(table) -> None:
     """10^6 simulated frames per loss rate: the standard error is sd(Y)/1000, at most 0.036
     packets (p = 0.01, sd(Y) = 36.1), so 0.2 is more than 5 standard errors and holds for any
     seed with probability > 1 - 1e-6, not just for this one."""
-    for mc, se, published in zip(table["monte_carlo"], table["monte_carlo_se"], table["published_model"]):
+    for mc, se, published in zip(table["monte_carlo"], table["monte_carlo_se"], table["published_model"], strict=True):
         assert abs(mc - published) < 0.2
         assert 0.2 > 5 * se
     assert np.allclose(table["monte_carlo_se"], table["model_sd"] / 1000, rtol=0.01)
@@ -61,7 +60,7 @@ def test_equation_1_for_a_mixed_frame_size_pmf_against_simulation() -> None:
     pmf = {10: 0.3, 50: 0.5, 120: 0.2}
     losses = [0.01, 0.05, 0.2]
     mc, se = pels.simulate_useful_packets(losses, pmf, 100_000, np.random.default_rng(7))
-    for p, m, s in zip(losses, mc, se):
+    for p, m, s in zip(losses, mc, se, strict=True):
         assert abs(m - pels.expected_useful_packets(p, pmf)) < 5 * s
         assert s == pytest.approx(math.sqrt(pels.useful_packets_variance(p, pmf) / 100_000), rel=0.05)
     # the sequence form pmf[k-1] = P(H = k) is the same distribution

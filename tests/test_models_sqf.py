@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from aqmlab.models import sqf
 
@@ -147,11 +147,11 @@ def test_p_increases_with_peak_rate(lo: float, step: float, n: int) -> None:
 def test_p_and_mean_time_are_monotone_in_n() -> None:
     for rate in np.array([3.0, 6.0, 8.5]) * MBPS:
         ps = [sqf.deprioritization_probability(T_VIDEO, rate, n) for n in (2, 5, 10, 20, 40)]
-        assert all(a <= b * (1 + 1e-12) for a, b in zip(ps, ps[1:]))  # more TCP flows, less room
+        assert all(a <= b * (1 + 1e-12) for a, b in itertools.pairwise(ps))  # more TCP flows, less room
         tbars = [sqf.mean_prioritization_time(rate, n) for n in (5, 10, 20)]
-        assert all(a >= b for a, b in zip(tbars, tbars[1:]))
+        assert all(a >= b for a, b in itertools.pairwise(tbars))
     tbars = [sqf.mean_prioritization_time(r * MBPS, 20) for r in (3, 4, 5, 6, 7, 8)]
-    assert all(a > b for a, b in zip(tbars, tbars[1:]))
+    assert all(a > b for a, b in itertools.pairwise(tbars))
 
 
 def test_mean_time_matches_the_exponential_regime_of_p() -> None:

@@ -11,8 +11,7 @@ import dpkt
 import pandas as pd
 import pytest
 
-from aqmlab.analysis import head_to_head as h2h
-from aqmlab.analysis import pcap as cap
+from aqmlab.analysis import head_to_head as h2h, pcap as cap
 from aqmlab.metrics import DEQUEUE
 from aqmlab.run import simulate, write_results
 from aqmlab.scenario import BUILTIN_DIR, read_scenario_file, validate
@@ -160,7 +159,7 @@ def test_truncated_or_foreign_files_are_one_clear_error(tmp_path, simulated, mak
     make(bad, good)
     r = aqmlab("analyze", "head-to-head", str(bad), "--out", str(tmp_path / "out"))
     assert r.returncode == 2
-    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and expect in lines[0] and "bad.pcap" in lines[0], r.stderr
     assert not (tmp_path / "out").exists()
 

@@ -57,7 +57,8 @@ def test_reproduce_quick_writes_every_table_and_figure(tmp_path):
 
 
 def test_reproduce_pels_rejects_a_bad_override_before_running(tmp_path):
-    r = aqmlab("reproduce", "pels", "--quick", "--out", str(tmp_path / "x"), "--set", "topology.bottleneck.qdisc.share=2")
+    r = aqmlab("reproduce", "pels", "--quick", "--out", str(tmp_path / "x"),
+               "--set", "topology.bottleneck.qdisc.share=2")
     assert r.returncode == 2 and "share" in r.stderr
     assert not (tmp_path / "x").exists()
 

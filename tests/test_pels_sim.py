@@ -6,6 +6,7 @@ to within 5 % of C/N + alpha/beta, and a source acts once per router epoch."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from aqmlab.analysis import pels as pa
@@ -94,7 +95,10 @@ def test_a_source_acts_once_per_router_epoch(convergence):
 def test_best_effort_wastes_enhancement_packets_that_pels_keeps(gamma_runs):
     be = run("best-effort-7", "40s")["pels_frames"]
     pels = gamma_runs["gamma-7"]["pels_frames"]
-    window = lambda f: f[(f["t_ns"] >= 10e9) & (f["t_ns"] < 35e9)]
+
+    def window(f: pd.DataFrame) -> pd.DataFrame:
+        return f[(f["t_ns"] >= 10e9) & (f["t_ns"] < 35e9)]
+
     u_be, u_pels = window(be)["utility"].mean(), window(pels)["utility"].mean()
     assert u_pels > 0.95 and u_be < 0.8, (u_pels, u_be)
     assert (window(be)["red"] == 0).all()
@@ -124,7 +128,7 @@ def test_bad_pels_values_are_refused_with_the_field_named():
 def test_parking_lot_labels_come_from_the_most_congested_router_on_the_path():
     t = run("parking-lot", "60s")
     flows, ctl = t["flows"], t["pels_control"]
-    group = dict(zip(flows["flow"], flows["group_name"]))
+    group = dict(zip(flows["flow"], flows["group_name"], strict=True))
     ctl = ctl.assign(group=ctl["flow"].map(group))
     before = ctl[(ctl["t_ns"] >= 10e9) & (ctl["t_ns"] < 30e9)]
     after = ctl[(ctl["t_ns"] >= 40e9) & (ctl["t_ns"] < 60e9)]
@@ -133,7 +137,10 @@ def test_parking_lot_labels_come_from_the_most_congested_router_on_the_path():
         assert set(ctl.loc[ctl["group"] == g, "router_id"]) == {router}, g
     # The long flow crosses both and hears from both: the more congested one wins each label,
     # and three more flows on hop 0 at 30 s make router 1 win far more often.
-    share1 = lambda w: (w.loc[w["group"] == "long", "router_id"] == 1).mean()
+
+    def share1(w: pd.DataFrame) -> float:
+        return (w.loc[w["group"] == "long", "router_id"] == 1).mean()
+
     assert 0.2 < share1(before) < 0.8 and share1(after) > share1(before) + 0.1, (share1(before), share1(after))
     # Hop 0 is shared fairly by the four flows that use only it (within 10 %).
     rates = pa.mean_rates(t["pels_frames"], 40, 60)

@@ -42,7 +42,8 @@ def test_responsive_video_decodes_best_under_rb_rio(results, seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_unresponsive_video_gets_less_bandwidth_under_rb_rio(results, seed):
-    bw = {d: pick(results, "mpeg", d, seed)["video"]["table2"]["throughput_mbps"] for d in ("droptail", "red", "rb-rio")}
+    bw = {d: pick(results, "mpeg", d, seed)["video"]["table2"]["throughput_mbps"]
+          for d in ("droptail", "red", "rb-rio")}
     assert bw["rb-rio"] < 0.85 * bw["droptail"] and bw["rb-rio"] < 0.85 * bw["red"], bw
 
 
@@ -73,7 +74,8 @@ def test_reproduce_quick_writes_every_table_and_figure(tmp_path):
     out = tmp_path / "rr"
     r = aqmlab("reproduce", "rb-rio", "--quick", "--out", str(out), "--workers", "2")
     assert r.returncode == 0, r.stderr
-    for name in ("fig5", "fig5_jain", "fig6_jain", "fig8_jain", "table1", "table2", "fig6_throughput", "fig8_throughput"):
+    for name in ("fig5", "fig5_jain", "fig6_jain", "fig8_jain", "table1", "table2", "fig6_throughput",
+                 "fig8_throughput"):
         assert (out / "tables" / f"{name}.csv").exists() and (out / "tables" / f"{name}.md").exists()
     for fig in ("fig4", "fig6", "fig7", "fig8"):
         assert (out / "figures" / f"{fig}.png").read_bytes()[:4] == b"\x89PNG"
@@ -83,6 +85,7 @@ def test_reproduce_quick_writes_every_table_and_figure(tmp_path):
 
 
 def test_reproduce_rejects_a_bad_override_before_running(tmp_path):
-    r = aqmlab("reproduce", "rb-rio", "--quick", "--out", str(tmp_path / "x"), "--set", "topology.bottleneck.delay=fast")
+    r = aqmlab("reproduce", "rb-rio", "--quick", "--out", str(tmp_path / "x"),
+               "--set", "topology.bottleneck.delay=fast")
     assert r.returncode == 2 and "topology.bottleneck.delay" in r.stderr
     assert not (tmp_path / "x").exists()

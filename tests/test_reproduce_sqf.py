@@ -9,7 +9,8 @@ over 120 s runs, long enough for the de-prioritization to show if it happens."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+import itertools
+from functools import cache
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ LONG = {"duration_s": 120, "warmup_s": 10}
 SMOOTH_CV = 0.2
 
 
-@lru_cache(maxsize=None)
+@cache
 def run_testbed(discipline: str, size_cv: float | None = None) -> dict[int, list[dict]]:
     """Per n, the measurements of every seed (long runs for a given frame-size CV)."""
     timing, seeds = (TIMING, SEEDS) if size_cv is None else (LONG, SEEDS[:2])
@@ -45,7 +46,7 @@ def test_sqf_keeps_audio_and_video_loss_below_one_percent_for_every_n():
 def test_fifo_audio_loss_grows_with_n():
     loss = [mean(run_testbed("fifo")[n], "audio_loss_pct") for n in sqf.NS]
     assert loss[0] > 0.2, loss  # the paper: about 1 % already at n = 1
-    assert all(b > a for a, b in zip(loss, loss[1:])), loss
+    assert all(b > a for a, b in itertools.pairwise(loss)), loss
     assert loss[-1] > 3 * loss[0], loss
 
 

@@ -91,7 +91,7 @@ def test_pcap_matches_the_dequeue_records(tmp_path, write_scenario):
         assert reader.datalink() == 101  # LINKTYPE_RAW: packets begin with the IP header
         records = [(ts, buf) for ts, buf in reader]
     assert len(records) == len(deq)
-    for (ts, buf), (_, row) in zip(records[:200], deq.head(200).iterrows()):
+    for (ts, buf), (_, row) in zip(records[:200], deq.head(200).iterrows(), strict=True):
         ip = dpkt.ip.IP(buf)
         assert ip.len == row["size"]
         assert isinstance(ip.data, dpkt.tcp.TCP) and ip.data.dport == 5001
@@ -169,7 +169,10 @@ def test_cubic_is_chosen_per_flow_group_from_the_scenario() -> None:
     pd.testing.assert_frame_equal(default, reno)  # newreno is the default, byte for byte
     # CUBIC reduces to 0.7 of the flight, NewReno to half: after the first losses every
     # flow's ssthresh differs.
-    last = lambda df: df.groupby("flow")["ssthresh_bytes"].last()
+
+    def last(df: pd.DataFrame) -> pd.Series:
+        return df.groupby("flow")["ssthresh_bytes"].last()
+
     assert (last(cubic) != last(reno)).all(), (last(cubic), last(reno))
 
 

@@ -9,7 +9,7 @@ from conftest import aqmlab, small_scenario
 
 
 def _error_lines(stderr: str) -> list[str]:
-    return [l for l in stderr.splitlines() if l.strip()]
+    return [line for line in stderr.splitlines() if line.strip()]
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ aqmlab-core's qdisc configs) never catch a scenario the models let through."""
 from __future__ import annotations
 
 import json
+
 import pytest
 from pydantic import BaseModel
 

@@ -32,7 +32,7 @@ def test_tables_hold_one_row_per_run_and_period_and_a_ci_per_point(tmp_path):
     assert len(runs) == 16 and runs["run"].nunique() == 8
     assert list(runs.columns[:6]) == ["run", "discipline", "buffer", "seed", "start_s", "end_s"]
     assert set(METRICS) <= set(runs.columns)
-    assert sorted(set(zip(runs["discipline"], runs["buffer"]))) == [
+    assert sorted(set(zip(runs["discipline"], runs["buffer"], strict=True))) == [
         ("droptail", "20p"), ("droptail", "40p"), ("red", "20p"), ("red", "40p")]
     # The axes reached the simulator: a deeper buffer queues longer under Drop-Tail.
     dt = points[(points["discipline"] == "droptail") & (points["start_s"] == 2.0)].set_index("buffer")

@@ -6,7 +6,7 @@ import inspect
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -28,7 +28,7 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
-def _fail(lines: list[str] | str, status: int = EXIT_USAGE) -> None:
+def _fail(lines: list[str] | str, status: int = EXIT_USAGE) -> NoReturn:
     for line in [lines] if isinstance(lines, str) else lines:
         err.print(f"[bold red]error:[/] {line}", highlight=False, markup=True, soft_wrap=True)
     sys.exit(status)
@@ -82,7 +82,7 @@ def _run_all(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overri
         if target.exists() and not force:
             _fail(f"{target} exists; pass --force to replace it")
     results = []
-    for (sc, raw), target in zip(loaded, targets):
+    for (sc, raw), target in zip(loaded, targets, strict=True):
         result = simulate(sc, progress=progress)
         write_results(result, raw, target, force=force)
         if plot:
@@ -235,7 +235,8 @@ def _print_table(title: str, df: Any) -> None:
 
 
 @main.command()
-@_paper_options("results/compare/<paper>", "seeds per discipline, run in parallel on the local cores; the table shows means")
+@_paper_options("results/compare/<paper>",
+                "seeds per discipline, run in parallel on the local cores; the table shows means")
 @click.option("--quick", is_flag=True, help="one seed and short runs: a fast check")
 @click.option("--force", is_flag=True, help="replace an existing output directory")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="parallel processes (default: cores)")

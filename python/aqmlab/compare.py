@@ -132,7 +132,7 @@ def _measure_head_to_head(res: RunResult, a: float, b: float) -> dict[str, float
 
     t = res.tables
     deq = t["packets"][t["packets"]["event"] == DEQUEUE]
-    ids = dict(zip(t["flows"]["group_name"], t["flows"]["flow"]))
+    ids = dict(zip(t["flows"]["group_name"], t["flows"]["flow"], strict=True))
     udp, tcp = _series(deq, ids["udp"]), _series(deq, ids["tcp"])
     s = h2h.pair_summary(udp, tcp, SHAPED_BPS, None, None)
     return {"udp_kbps": s["udp_avg_bps"] / 1e3, "tcp_stream_kbps": s["tcp_avg_bps"] / 1e3,
@@ -191,7 +191,7 @@ def _inline_table(q: dict[str, Any]) -> str:
 def rows(paper: str) -> dict[str, tuple[str, tuple[str, ...]]]:
     """display name -> (scenario, discipline overrides) for every row of a paper's table."""
     p = PAPERS[paper]
-    out = {name: (scenario, ()) for name, scenario in p.mechanisms.items()}
+    out: dict[str, tuple[str, tuple[str, ...]]] = {name: (scenario, ()) for name, scenario in p.mechanisms.items()}
     for name, q in available_baselines().items():
         sets = [f"{p.qdisc_key}={_inline_table(q | {'limit': p.limit})}"]
         if paper == "head-to-head":
@@ -264,7 +264,7 @@ def draw(t: pd.DataFrame, p: Paper, path: Path) -> None:
     cols = list(p.figure.items())
     fig, axes = plt.subplots(1, len(cols), figsize=(3.2 * len(cols), 3.4))
     colours = ["tab:red" if d in p.mechanisms else "tab:gray" for d in t["discipline"]]
-    for ax, (col, label) in zip(np.atleast_1d(axes), cols):
+    for ax, (col, label) in zip(np.atleast_1d(axes), cols, strict=False):
         ax.bar(t["discipline"], t[col], color=colours)
         ax.set_title(label, fontsize=9)
         ax.tick_params(axis="x", labelrotation=45, labelsize=8)

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-
 #: The ``packets`` table's events, by name: its ``event`` column is a categorical of these
 #: (see ``aqmlab.records``), so ``packets["event"] == DEQUEUE`` selects the dequeues.
 ARRIVE, ENQUEUE, DROP, DEQUEUE = "arrive", "enqueue", "drop", "dequeue"

@@ -54,7 +54,8 @@ def _run(args: list[str]) -> str:
     return proc.stderr
 
 
-def rate_quality_curve(ladder: Sequence[float] = DEFAULT_LADDER, fps: float = 10.0, seconds: float = 3.0) -> pd.DataFrame:
+def rate_quality_curve(ladder: Sequence[float] = DEFAULT_LADDER, fps: float = 10.0,
+                       seconds: float = 3.0) -> pd.DataFrame:
     """Encodes the test sequence at each rate of `ladder` and measures its mean PSNR (dB)
     against the source. Columns: requested_bps, rate_bps (achieved), psnr_db; sorted by rate.
     Deterministic: the source and its noise are seeded by ffmpeg, and x264 runs single-threaded."""

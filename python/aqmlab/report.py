@@ -44,12 +44,12 @@ def x_axis(axis: dict[str, Any]) -> XAxis:
     """Numbers stay numbers; quantities with one unit ("25p", "10Mbps") plot as their number
     with the unit in the title; anything else (a discipline) is categorical, in sweep order."""
     labels = axis["labels"]
-    parsed = [_QUANTITY.match(str(lab)) for lab in labels]
-    units = {m.group(2) for m in parsed if m}
-    if all(parsed) and len(units) == 1:
+    parsed = [m for m in (_QUANTITY.match(str(lab)) for lab in labels) if m is not None]
+    units = {m.group(2) for m in parsed}
+    if len(parsed) == len(labels) and len(units) == 1:
         unit = units.pop()
         title = f"{axis['name']} ({unit})" if unit else axis["name"]
-        return XAxis({lab: float(m.group(1)) for lab, m in zip(labels, parsed)}, title, False)
+        return XAxis({lab: float(m.group(1)) for lab, m in zip(labels, parsed, strict=True)}, title, False)
     return XAxis({lab: float(i) for i, lab in enumerate(labels)}, axis["name"], True)
 
 
@@ -68,7 +68,7 @@ def metric_figure(points: pd.DataFrame, axes: list[dict[str, Any]], axis: dict[s
     periods = list(points.groupby(["start_s", "end_s"], sort=True).groups)
     fig, panels = plt.subplots(1, len(periods), figsize=(4.2 * len(periods) + 1.2, 3.4), squeeze=False,
                                sharey=True)
-    for panel, (start, end) in zip(panels[0], periods):
+    for panel, (start, end) in zip(panels[0], periods, strict=False):
         in_period = points[(points["start_s"] == start) & (points["end_s"] == end)]
         lines = list(in_period.groupby(others, sort=False)) if others else [((), in_period)]
         for i, (key, line) in enumerate(lines):
@@ -89,7 +89,9 @@ def metric_figure(points: pd.DataFrame, axes: list[dict[str, Any]], axis: dict[s
 
 def _line_label(others: list[str], key: Any) -> str:
     key = key if isinstance(key, tuple) else (key,)
-    return ", ".join(f"{k}={v}" for k, v in zip(others, key)) if len(others) > 1 else str(key[0]) if others else ""
+    if len(others) > 1:
+        return ", ".join(f"{k}={v}" for k, v in zip(others, key, strict=False))
+    return str(key[0]) if others else ""
 
 
 def _draw_line(panel: Any, line: pd.DataFrame, column: str, xa: XAxis, metric: str, label: str, color: str,
@@ -112,7 +114,7 @@ def points_table(points: pd.DataFrame, axes: list[dict[str, Any]], metrics: list
     cols = [a["name"] for a in axes] + ["start_s", "end_s", "seeds"]
     table = points[cols].copy()
     for m in metrics:
-        table[m] = [_mean_ci(a, b) for a, b in zip(points[f"{m}_mean"], points[f"{m}_ci95"])]
+        table[m] = [_mean_ci(a, b) for a, b in zip(points[f"{m}_mean"], points[f"{m}_ci95"], strict=True)]
     return table
 
 

@@ -152,7 +152,8 @@ def write_results(result: RunResult, raw_scenario: dict[str, Any], out_dir: Path
             write_parquet(result.periods, tmp / "periods.parquet")
             result.periods.to_csv(tmp / "periods.csv", index=False, float_format="%.6g")
             write_parquet(result.flow_periods, tmp / "flow_periods.parquet")
-        (tmp / "summary.json").write_text(json.dumps(result.summary, indent=2, sort_keys=True, default=_json_default) + "\n")
+        summary = json.dumps(result.summary, indent=2, sort_keys=True, default=_json_default)
+        (tmp / "summary.json").write_text(summary + "\n")
         (tmp / "scenario.toml").write_text(tomli_w.dumps(raw_scenario))
         if result.pcap is not None:
             (tmp / "bottleneck.pcap").write_bytes(result.pcap)

@@ -56,7 +56,10 @@ def _strip_optional(annotation: Any) -> tuple[Any, bool]:
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(annotation) if a is not type(None)]
         if len(args) < len(typing.get_args(annotation)):
-            return (args[0] if len(args) == 1 else typing.Union[tuple(args)]), True
+            # A Union built at run time from a tuple of types: `|` has no such form (ruff UP007), and
+            # mypy reads a subscripted Union as a type alias, which a run-time tuple cannot be.
+            union = typing.Union[tuple(args)]  # type: ignore[valid-type]  # noqa: UP007
+            return (args[0] if len(args) == 1 else union), True
     return annotation, False
 
 
@@ -275,7 +278,8 @@ def _nested_models(model: type[BaseModel]) -> list[type[BaseModel]]:
     found = [model]
     for f in model.model_fields.values():
         inner = _strip_annotated(_strip_optional(f.annotation)[0])
-        nested = _model_of(inner) or (_model_of(typing.get_args(inner)[0]) if typing.get_origin(inner) is list else None)
+        nested = _model_of(inner) or (
+            _model_of(typing.get_args(inner)[0]) if typing.get_origin(inner) is list else None)
         if nested is not None and nested is not sc.Tcp and nested not in found:
             found += [m for m in _nested_models(nested) if m not in found]
     return found

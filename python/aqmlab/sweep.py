@@ -32,8 +32,19 @@ from typing import Any
 import tomli_w
 from pydantic import Field, ValidationError, model_validator
 
-from aqmlab.scenario import (Problem, Scenario, ScenarioError, Strict, _format_errors, apply_override, read_scenario_file,
-                             read_toml, resolve_path, set_path, validate)
+from aqmlab.scenario import (
+    Problem,
+    Scenario,
+    ScenarioError,
+    Strict,
+    _format_errors,
+    apply_override,
+    read_scenario_file,
+    read_toml,
+    resolve_path,
+    set_path,
+    validate,
+)
 
 #: Period metrics every run has (columns of periods.parquet, see aqmlab.metrics.period_metrics).
 PERIOD_METRICS = ("utilization_mbps", "drop_rate_pct", "arrivals", "drops", "jain", "active_flows",
@@ -70,7 +81,7 @@ class Axis(Strict):
     labels: list[str] | None = Field(None, description="a label per value (default: the value, or a table's kind)")
 
     @model_validator(mode="after")
-    def _one_source(self) -> "Axis":
+    def _one_source(self) -> Axis:
         if (self.values is None) == (self.range is None):
             raise ValueError(f"axis {self.path}: give either values or range")
         if not self.points():
@@ -130,7 +141,7 @@ class SweepFile(Strict):
         return list(self.seeds)
 
     @model_validator(mode="after")
-    def _distinct_columns(self) -> "SweepFile":
+    def _distinct_columns(self) -> SweepFile:
         self.seed_list()
         cols = [a.column for a in self.axes]
         clash = [c for c in cols if cols.count(c) > 1 or c in RESERVED or c in PERIOD_METRICS]
@@ -209,9 +220,9 @@ def plan(path: Path) -> Sweep:
     scenarios: list[Scenario] = []
     failing: list[list[str]] = []
     points = zip(itertools.product(*(a.points() for a in spec.axes)),
-                 itertools.product(*(a.point_labels() for a in spec.axes)))
+                 itertools.product(*(a.point_labels() for a in spec.axes)), strict=True)
     for point, (values, labels) in enumerate(points):
-        where = ", ".join(f"{a.column}={lab}" for a, lab in zip(spec.axes, labels))
+        where = ", ".join(f"{a.column}={lab}" for a, lab in zip(spec.axes, labels, strict=True))
         for seed in spec.seed_list():
             try:
                 raw = _resolve(base, spec.axes, values, seed)
@@ -234,7 +245,7 @@ def plan(path: Path) -> Sweep:
 def _resolve(base: dict[str, Any], axes: list[Axis], values: tuple[Any, ...], seed: int) -> dict[str, Any]:
     """The base scenario with every axis set to its value at this point, and the seed."""
     raw = copy.deepcopy(base)
-    for axis, value in zip(axes, values):
+    for axis, value in zip(axes, values, strict=True):
         try:
             set_path(raw, axis.path, copy.deepcopy(value))
         except ScenarioError as e:
@@ -286,7 +297,7 @@ def _metrics_table(result: Any) -> Any:
         sums = rows[list(GROUP_METRICS)].sum()
         for metric in GROUP_METRICS:
             per[f"{group.name}.{metric}"] = [float(sums[metric].get((a, b), 0.0))
-                                             for a, b in zip(per["start_s"], per["end_s"])]
+                                             for a, b in zip(per["start_s"], per["end_s"], strict=True)]
     return per
 
 
@@ -303,10 +314,10 @@ def is_done(out_dir: Path, task: Task) -> bool:
 
 def store(out_dir: Path, sweep: Sweep, task: Task, outcome: dict[str, Any]) -> None:
     """Writes one finished (or failed) run atomically: a hidden sibling renamed into place."""
-    from aqmlab.run import write_parquet, atomic_directory
+    from aqmlab.run import atomic_directory, write_parquet
 
     info = {"run": task.run_id, "seed": task.seed, "wall_s": round(outcome["wall_s"], 3),
-            "point": dict(zip((a.column for a in sweep.axes), task.labels)),
+            "point": dict(zip((a.column for a in sweep.axes), task.labels, strict=True)),
             "worker_aqmlab_version": outcome.get("aqmlab_version")}
     with atomic_directory(run_dir(out_dir, task)) as tmp:
         (tmp / "scenario.toml").write_text(tomli_w.dumps(task.raw))
@@ -368,7 +379,7 @@ def assemble(out_dir: Path, sweep: Sweep) -> dict[str, Any]:
 def _point_columns(sweep: Sweep, task: Task) -> dict[str, Any]:
     """The point's axis values: numbers where the axis is numeric, else the labels."""
     cols: dict[str, Any] = {}
-    for axis, label in zip(sweep.axes, task.labels):
+    for axis, label in zip(sweep.axes, task.labels, strict=True):
         cols[axis.column] = axis.points()[axis.point_labels().index(label)] if axis.numeric() else label
     return cols
 
@@ -382,7 +393,7 @@ def per_point(runs: Any, sweep: Sweep) -> Any:
     keys = [a.column for a in sweep.axes] + ["start_s", "end_s"]
     rows = []
     for key, group in runs.groupby(keys, sort=False):
-        row = dict(zip(keys, key))
+        row = dict(zip(keys, key, strict=True))
         row["seeds"] = len(group)
         for metric in sweep.metrics:
             row[f"{metric}_mean"], row[f"{metric}_ci95"] = mean_ci(group[metric].tolist())

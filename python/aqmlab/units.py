@@ -40,6 +40,17 @@ def _limit(value: Any) -> dict[str, int]:
     return {kind: amount}
 
 
+def written(text: str) -> Any:
+    """A quantity field's default as a scenario file writes it (``Field(written("20ms"))``).
+
+    The field is typed as what it holds (``Duration`` is an ``int``) while its default stays in
+    the written form, which the reference, the JSON Schema and `aqmlab list` show as is and which
+    the field's validator parses like any user value (the models set ``validate_default``). The
+    return type is ``Any`` because the written form is not yet the held type: this is the one
+    place that says so, instead of a type-ignore on every field."""
+    return text
+
+
 def format_ns(ns: int) -> str:
     """Inverse of parse_time, for resolved scenario files (exact, in the largest whole unit)."""
     for unit, scale in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):

@@ -8,10 +8,10 @@ records into pictures and scores them (docs/quality.md):
    frame ``d mod clip length``.
 2. **Real encoding.** One clip (the whole GOPs that fit in ``CLIP_SECONDS``) is encoded once
    with a real codec chosen by the flow's model, and looped: every loop starts with an I frame,
-   so the looped bitstream decodes as one, whatever the run's length. The codec: MPEG flows (the Rb-RIO paper's MPEG-1 model) as
-   MPEG-2 video with the flow's own GOP (``IBBPBBPBB`` is ``g=9, bf=2``, open GOP as the
-   model's decodability rule assumes) at the flow's mean bit rate; RTP video (the SQF paper's
-   VLC stream) as H.264 with one key frame per second and slices of at most one packet's
+   so the looped bitstream decodes as one, whatever the run's length. The codec: MPEG flows
+   (the Rb-RIO paper's MPEG-1 model) as MPEG-2 video with the flow's own GOP (``IBBPBBPBB`` is
+   ``g=9, bf=2``, open GOP as the model's decodability rule assumes) at the flow's mean bit rate;
+   RTP video (the SQF paper's VLC stream) as H.264 with one key frame per second and slices of at most one packet's
    payload (RFC 6184's single NAL unit mode). The bit rate is the model's mean rounded to two
    significant digits (one encoding for every run of a scenario). Single-threaded, so bit-exact
    run after run; cached with its loss-free scores under ``$AQMLAB_CACHE`` (default
@@ -177,7 +177,8 @@ def prepare(enc: Encoding, source: np.ndarray) -> tuple[Bitstream, CleanScores]:
     try:
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, data=np.frombuffer(bs.data, dtype=np.uint8), offsets=bs.offsets, display=bs.display,
-                     types=bs.types, digests=np.frombuffer(b"".join(clean.digests), dtype=np.uint8).reshape(-1, 16), psnr=clean.psnr, ssim=clean.ssim)
+                     types=bs.types, digests=np.frombuffer(b"".join(clean.digests), dtype=np.uint8).reshape(-1, 16),
+                     psnr=clean.psnr, ssim=clean.ssim)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -263,7 +264,7 @@ class FlowFrames:
     rx_frag: np.ndarray
     encoding: Encoding
 
-    def until(self, end_ns: int) -> "FlowFrames":
+    def until(self, end_ns: int) -> FlowFrames:
         """The frames sent before `end_ns` only."""
         n = int(np.searchsorted(self.t_ns, end_ns))
         keep = self.rx_frame < n
@@ -272,7 +273,7 @@ class FlowFrames:
 
     def received(self) -> list[list[int]]:
         out: list[list[int]] = [[] for _ in range(len(self.t_ns))]
-        for f, k in zip(self.rx_frame.tolist(), self.rx_frag.tolist()):
+        for f, k in zip(self.rx_frame.tolist(), self.rx_frag.tolist(), strict=True):
             out[f].append(k)
         return out
 
@@ -319,7 +320,8 @@ def mpeg_flows(frames: pd.DataFrame, media: pd.DataFrame) -> list[FlowFrames]:
     return out
 
 
-def rtp_flows(media_frames: pd.DataFrame, media: pd.DataFrame, payload: dict[int, int] | None = None) -> list[FlowFrames]:
+def rtp_flows(media_frames: pd.DataFrame, media: pd.DataFrame,
+              payload: dict[int, int] | None = None) -> list[FlowFrames]:
     """RTP video flows from ``media_frames.parquet`` (each frame's run of sequence numbers) and
     ``media.parquet``. `payload` is each flow's largest payload (default: the largest packet
     seen minus the 40 B of IP/UDP/RTP headers)."""
@@ -350,6 +352,8 @@ def decode(bs: Bitstream, codec: str, frames: int, received: list[list[int]] | N
            packets: np.ndarray | None = None) -> dict[int, np.ndarray]:
     """Decodes `frames` display frames of the looped clip with the losses applied (None: no
     loss); returns the pictures the decoder output, by display index."""
+    if (received is None) != (packets is None):
+        raise ValueError("decode: pass received and packets together, or neither")
     av = _av()
     ctx = _decoder(codec)
     pictures: dict[int, np.ndarray] = {}
@@ -365,7 +369,10 @@ def decode(bs: Bitstream, codec: str, frames: int, received: list[list[int]] | N
             d = loop * clip + int(bs.display[i])
             if d >= frames:
                 continue  # the flow ended before this frame
-            payload = bs.frame(i) if received is None else kept_bytes(bs.frame(i), int(packets[d]), received[d])
+            if received is None or packets is None:
+                payload = bs.frame(i)
+            else:
+                payload = kept_bytes(bs.frame(i), int(packets[d]), received[d])
             if not payload:
                 continue
             pkt = av.Packet(payload)
@@ -434,7 +441,7 @@ def ssim(a: np.ndarray, b: np.ndarray) -> float:
     """ffmpeg's ssim filter's "All": the planes' SSIM weighted by their sample counts."""
     pa, pb = _planes(a), _planes(b)
     weights = [p.size for p in pa]
-    return float(sum(w * _ssim_plane(x, y) for w, x, y in zip(weights, pa, pb)) / sum(weights))
+    return float(sum(w * _ssim_plane(x, y) for w, x, y in zip(weights, pa, pb, strict=True)) / sum(weights))
 
 
 # --------------------------------------------------------------------------- per flow

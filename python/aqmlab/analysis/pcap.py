@@ -57,7 +57,7 @@ class FlowFilter:
     dport: int | None
 
     @staticmethod
-    def parse(text: str, name: str = "filter") -> "FlowFilter":
+    def parse(text: str, name: str = "filter") -> FlowFilter:
         parts = text.split(":")
         if len(parts) != 5:
             raise PcapError(f"{name}: {text!r} is not PROTO:SRC:SPORT:DST:DPORT (use * for any field), "
@@ -209,7 +209,7 @@ def choose_flows(pk: pd.DataFrame, udp: str | None, tcp: str | None, path: Path)
         raise PcapError("--udp and --tcp: give both filters or neither (then the two largest flows are used)")
     if len(pk) == 0:
         raise PcapError(f"{path}: no IPv4 TCP or UDP packets in the capture")
-    if udp is None:
+    if udp is None or tcp is None:  # both None (checked above)
         flows = flow_table(pk).head(2)
         if len(flows) < 2 or set(flows["proto"]) != {"udp", "tcp"}:
             found = ", ".join(f"{r.proto}:{r.src}:{r.sport}:{r.dst}:{r.dport}" for r in flows.itertuples())
@@ -295,7 +295,7 @@ def analyze_capture(path: str | Path, udp: str | None = None, tcp: str | None = 
     t0 = float(min(u["t_s"].min(), c["t_s"].min()))
     us, cs = _series(u, t0), _series(c, t0)
     estimated = bottleneck_bps is None
-    bn = estimate_bottleneck(us, cs) if estimated else float(bottleneck_bps)
+    bn = estimate_bottleneck(us, cs) if bottleneck_bps is None else float(bottleneck_bps)
     rtt, loss = tcp_rtt(pk, c), rtp_loss(u)
     s = h2h.pair_summary(us, cs, bn, rtt, loss)
     s.update({
@@ -319,7 +319,8 @@ def summary_table(s: dict[str, Any]) -> pd.DataFrame:
         return round(float(v) * scale, nd)
     rows = [
         ("UDP flow", s["udp_flow"], ""), ("TCP flow", s["tcp_flow"], ""),
-        ("bottleneck (Kbps)" + (" [estimated]" if s["bottleneck_estimated"] else ""), num(s["bottleneck_bps"], 1e-3, 1), ""),
+        ("bottleneck (Kbps)" + (" [estimated]" if s["bottleneck_estimated"] else ""),
+         num(s["bottleneck_bps"], 1e-3, 1), ""),
         ("average bandwidth (Kbps) [Fig. 7, 8]", num(s["udp_avg_bps"], 1e-3, 1), num(s["tcp_avg_bps"], 1e-3, 1)),
         ("(TCP - UDP) / bottleneck [Fig. 9]", num(s["normalized_difference"]), ""),
         ("RTT (ms) [Fig. 10, 11]", num(s["rtt_s"], 1e3, 1), ""),
@@ -352,7 +353,7 @@ def write_outputs(s: dict[str, Any], table: pd.DataFrame, folder: Path) -> None:
     (folder / "summary.md").write_text(table.to_markdown(index=False) + "\n")
     plain = {k: v for k, v in s.items() if not isinstance(v, (pd.DataFrame, np.ndarray))}
     (folder / "summary.json").write_text(json.dumps(plain, indent=1, sort_keys=True, default=str) + "\n")
-    styles = {"udp": dict(color="C3", ls="-"), "tcp": dict(color="C0", ls="--")}
+    styles: dict[str, dict[str, Any]] = {"udp": dict(color="C3", ls="-"), "tcp": dict(color="C0", ls="--")}
     fig, ax = plt.subplots(figsize=(6, 3.2))
     for name in ("udp", "tcp"):
         bw = h2h.bandwidth_series(s[f"{name}_series"], 1.0)

@@ -106,7 +106,7 @@ class TcpSender(threading.Thread):
         while not stopping.is_set() and now_ns(epoch) < f["stop_ns"]:
             try:
                 sock.send(data)
-            except (socket.timeout, BlockingIOError):
+            except (TimeoutError, BlockingIOError):
                 continue
             except OSError:
                 break
@@ -222,8 +222,8 @@ def run_sender(spec: dict[str, Any], out: Path) -> None:
     for s in tcp:
         i = s.final or {}
         totals.append((s.flow["flow"], i.get("segs_out", 0), i.get("total_retrans", 0), i.get("min_rtt_us", 0) * 1000))
-    for s in udp:
-        totals.append((s.flow["flow"], s.sent, 0, 0))
+    for u in udp:
+        totals.append((u.flow["flow"], u.sent, 0, 0))
     np.savez(out, samples=samples, totals=np.array(totals, dtype=np.int64).reshape(-1, 4))
 
 
@@ -236,7 +236,7 @@ def tcp_sink(listener: socket.socket, counts: dict[int, int], flow: int) -> None
     while not stopping.is_set() and conn is None:
         try:
             conn, _ = listener.accept()
-        except socket.timeout:
+        except TimeoutError:
             continue
     if conn is None:
         return
@@ -245,7 +245,7 @@ def tcp_sink(listener: socket.socket, counts: dict[int, int], flow: int) -> None
     while not stopping.is_set():
         try:
             n = conn.recv_into(buf)
-        except socket.timeout:
+        except TimeoutError:
             continue
         if n == 0:
             break
@@ -262,7 +262,7 @@ def udp_sink(sock: socket.socket, log: list[tuple]) -> None:
     while not stopping.is_set():
         try:
             n = sock.recv_into(buf)
-        except socket.timeout:
+        except TimeoutError:
             continue
         t = time.monotonic_ns()
         at = RTP_HEADER.size if n >= RTP_HEADER.size + 4 and buf[0] >> 6 == 2 and buf[12:16] == APP_MAGIC else 0
@@ -273,7 +273,9 @@ def udp_sink(sock: socket.socket, log: list[tuple]) -> None:
 
 def run_receiver(spec: dict[str, Any], out: Path) -> None:
     ip = spec["receiver_ip"]
-    threads, counts, log = [], {}, []
+    threads: list[threading.Thread] = []
+    counts: dict[int, int] = {}
+    log: list[tuple] = []
     for f in spec["flows"]:
         if f["proto"] == "tcp":
             ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -346,13 +348,17 @@ def run_probe(spec: dict[str, Any], out: Path) -> None:
         while time.monotonic() < deadline:
             try:
                 data, anc, _, _ = sock.recvmsg(2048, 1024)
-            except socket.timeout:
+            except TimeoutError:
                 break
             ihl = (data[0] & 0x0F) * 4
             kind, _, _, rid, rseq = struct.unpack_from("!BBHHH", data, ihl)
             if kind == 0 and rid == ident and rseq == k:
                 stamps = [d for lvl, typ, d in anc if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS]
-                t1 = (lambda s, ns: s * 1_000_000_000 + ns)(*struct.unpack("qq", stamps[0])) if stamps else time.time_ns()
+                if stamps:
+                    sec, nsec = struct.unpack("qq", stamps[0])
+                    t1 = sec * 1_000_000_000 + nsec
+                else:
+                    t1 = time.time_ns()
                 rtts.append(t1 - t0)
                 break
         time.sleep(0.005)

@@ -15,13 +15,14 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from aqmlab import _core
 
 
-def _control(router: "_core.Router") -> None:
+def _control(router: _core.Router) -> None:
     """Reads commands from stdin until EOF (the orchestrator gone means stop)."""
     for line in sys.stdin:
         word, _, arg = line.strip().partition(" ")
@@ -32,8 +33,9 @@ def _control(router: "_core.Router") -> None:
     router.cancel()
 
 
-def write_records(router: "_core.Router", out: Path) -> None:
-    arrays = {}
+def write_records(router: _core.Router, out: Path) -> None:
+    # Any: numpy's stub for savez types **kwds such that a str -> ndarray dict clashes with allow_pickle
+    arrays: dict[str, Any] = {}
     for table, cols in router.take_records().items():
         for name, dtype, buf in cols:
             arrays[f"{table}/{name}"] = np.frombuffer(buf, dtype=np.dtype(f"<{dtype}"))

@@ -23,8 +23,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,8 +36,8 @@ from aqmlab.emu.netns import EmulationUnavailable, Testbed
 from aqmlab.metrics import flow_period_metrics, period_metrics
 from aqmlab.records import DROP_REASONS, EVENT_NAMES, name_packet_events, to_frame
 from aqmlab.run import RunResult
-from aqmlab.video import annotate_frames
 from aqmlab.scenario import KERNEL_CONGESTION_CONTROL, Bulk, Cbr, Scenario, ScenarioError
+from aqmlab.video import annotate_frames
 
 #: Most flows one run may have (each is a socket and a thread in an endpoint process).
 MAX_FLOWS = 64
@@ -88,7 +89,8 @@ def emulation_problems(sc: Scenario) -> list[str]:
                             f"bulk, cbr, {', '.join(schedule.KINDS)}")
         if isinstance(g.app, Cbr) and g.app.packet_size < MIN_UDP_PACKET:
             problems.append(f"flows.{g.name}.app.packet_size: {g.app.packet_size} B; emulated UDP packets "
-                            f"carry a {MIN_UDP_PACKET - UDP_IP_HEADER}-byte application header, so at least {MIN_UDP_PACKET} B")
+                            f"carry a {MIN_UDP_PACKET - UDP_IP_HEADER}-byte application header, "
+                            f"so at least {MIN_UDP_PACKET} B")
     tcp = [g.app.tcp for g in sc.flows if isinstance(g.app, Bulk)]
     for field in ("sack", "ecn"):
         if len({getattr(t, field) for t in tcp}) > 1:
@@ -129,7 +131,7 @@ def kernel_congestion_control(sc: Scenario, g: Any) -> str:
 
 def plan_flows(sc: Scenario) -> list[dict[str, Any]]:
     """One entry per flow, numbered as the simulator numbers them (groups in order)."""
-    flows = []
+    flows: list[dict[str, Any]] = []
     for gi, g in enumerate(sc.flows):
         lo, hi = g.sender_delay_range()
         stop = sc.duration if g.stop is None else min(g.stop, sc.duration)
@@ -204,13 +206,16 @@ class Process:
         self.proc = subprocess.Popen(
             [*tb.exec_prefix(ns), sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        # Popen types its pipes as optional; these are set, having been opened with PIPE
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
 
     def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.proc.stdout], [], [], 0.1)
+            ready, _, _ = select.select([self.stdout], [], [], 0.1)
             if ready:
-                line = self.proc.stdout.readline()
+                line = self.stdout.readline()
                 if line.strip() == "ready":
                     return
                 if line == "":
@@ -224,8 +229,8 @@ class Process:
 
     def tell(self, line: str) -> None:
         with contextlib.suppress(BrokenPipeError, OSError, ValueError):
-            self.proc.stdin.write(line + "\n")
-            self.proc.stdin.flush()
+            self.stdin.write(line + "\n")
+            self.stdin.flush()
 
     def stop(self, timeout: float = 10.0) -> int:
         """Asks politely (stdin "stop", SIGTERM), then kills; returns the exit status."""

@@ -49,7 +49,8 @@ def write(sc: Scenario, flow: dict[str, Any], path: Path) -> Path:
     app = sc.flows[flow["group"]].app
     cols, rtp, frames = _core.udp_schedule(json.dumps(_app(app)), sc.seed, flow["flow"], flow["start_ns"],
                                            flow["stop_ns"], flow["dscp"], class_dscp(sc))
-    arrays = {name: _array(dt, buf) for name, dt, buf in cols}
+    # Any: numpy's stub for savez types **kwds such that a str -> ndarray dict clashes with allow_pickle
+    arrays: dict[str, Any] = {name: _array(dt, buf) for name, dt, buf in cols}
     arrays |= {FRAMES + name: _array(dt, buf) for name, dt, buf in frames}
     np.savez(path, rtp=np.array(rtp), **arrays)
     return path

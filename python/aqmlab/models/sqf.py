@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 DEFAULT_LINK_RATE_BPS = 10e6
 """Link capacity of Figures 3 and 4: 10 Mbit/s."""
@@ -83,8 +84,8 @@ def video_prioritized(x: float, buffer_pkts: float, n: int) -> bool:
 def streams_prioritized(xs: Sequence[float], buffer_pkts: float, n: int) -> bool:
     """Condition (3): m video streams holding x_1..x_m packets all have priority iff
     x_i < (B - x)/n for every i, where x = sum(x_i)."""
-    xs = np.asarray(xs, dtype=float)
-    return bool(np.all(xs < tcp_volume_per_flow(xs.sum(), buffer_pkts, n)))
+    held = np.asarray(xs, dtype=float)
+    return bool(np.all(held < tcp_volume_per_flow(held.sum(), buffer_pkts, n)))
 
 
 def aggregate_prioritized(xs: Sequence[float], buffer_pkts: float, n: int) -> bool:
@@ -214,24 +215,24 @@ class _Setting:
         """The candidate set is provably complete (see deprioritization_probability)."""
         return self.lam < self.cap and self.b >= 1.0
 
-    def threshold(self, t: np.ndarray) -> np.ndarray:
+    def threshold(self, t: ArrayLike) -> np.ndarray:
         """Smallest integer number of arrivals N with N >= C t + B/(n+1)."""
         x = self.cap * np.asarray(t, dtype=float) + self.b
         return np.ceil(x - 1e-12 * np.maximum(x, 1.0))
 
-    def q(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def q(self, t: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """(q(t), 1 - q(t)) with q(t) = P(N(t) >= C t + B/(n+1)), Sec. IV-A."""
         t = np.asarray(t, dtype=float)
         return poisson_tails(self.threshold(t), self.lam * t)
 
-    def hazard(self, t: np.ndarray) -> np.ndarray:
+    def hazard(self, t: ArrayLike) -> np.ndarray:
         """-ln(1 - q(t)) / t, so that q_k = 1 - exp(-T * hazard(T/k))."""
         t = np.asarray(t, dtype=float)
         above, below = self.q(t)
         with np.errstate(divide="ignore"):  # the smaller of the two is the accurate one
             return np.where(above < 0.5, -np.log1p(-np.minimum(above, 0.5)), -np.log(below)) / t
 
-    def hazard_upper(self, t: np.ndarray) -> np.ndarray:
+    def hazard_upper(self, t: ArrayLike) -> np.ndarray:
         """Cheap upper bound on hazard(t) from _upper_tail_bound (used only to skip work)."""
         t = np.asarray(t, dtype=float)
         bound = _upper_tail_bound(self.threshold(t), self.lam * t)
@@ -243,7 +244,7 @@ class _Setting:
         """Threshold of the shortest intervals: floor(b) + 1."""
         return int(math.floor(self.b)) + 1
 
-    def t_right(self, m: np.ndarray) -> np.ndarray:
+    def t_right(self, m: ArrayLike) -> np.ndarray:
         """t_m = (m - b)/C: the longest interval whose threshold is m."""
         return (np.asarray(m, dtype=float) - self.b) / self.cap
 
@@ -291,7 +292,7 @@ def _best_hazard(s: _Setting, horizon: float) -> tuple[float, float]:
     m_top = int(s.threshold(horizon))  # threshold of k = 1
     if not s.exact:
         m_hi = min(m_top, s.m_min + _FALLBACK_MAX_SEGMENTS)
-        k_top = horizon / s.t_right(s.m_min)
+        k_top = horizon / float(s.t_right(s.m_min))
         ks = np.concatenate([
             _candidate_ks(s, horizon, s.m_min, m_hi),
             np.arange(1.0, min(_FALLBACK_DENSE_K, math.ceil(k_top)) + 1.0),
@@ -541,11 +542,11 @@ def figure4(
     One row per (n, peak rate): n, peak_rate_bps, peak_rate_mbps, tbar_sqf_s, tbar_sqf_min,
     tbar_fq_min (inf below the FQ fair share, 0 above) and fq_fair_share_mbps."""
     rates = default_peak_rates_bps(link_rate_bps) if peak_rates_bps is None else np.asarray(list(peak_rates_bps), float)
-    kw = dict(link_rate_bps=link_rate_bps, buffer_pkts=buffer_pkts, packet_size_bytes=packet_size_bytes)
     rows = []
     for n in ns:
         for lam in rates:
-            tbar = mean_prioritization_time(lam, n, **kw)
+            tbar = mean_prioritization_time(lam, n, link_rate_bps=link_rate_bps, buffer_pkts=buffer_pkts,
+                                            packet_size_bytes=packet_size_bytes)
             rows.append({
                 "n": n,
                 "peak_rate_bps": lam,

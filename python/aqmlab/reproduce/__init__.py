@@ -51,7 +51,7 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def write_tables(tables: Mapping[str, "pd.DataFrame"], folder: Path) -> None:
+def write_tables(tables: Mapping[str, pd.DataFrame], folder: Path) -> None:
     """Each table as CSV (for pandas) and Markdown (for reading) under `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     for name, df in tables.items():

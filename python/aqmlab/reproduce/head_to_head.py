@@ -150,7 +150,7 @@ def measure(job: Job, tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
     flows = tables["flows"]
     pk = tables["packets"]
     deq = pk[pk["event"] == DEQUEUE]
-    ids = dict(zip(flows["group_name"], flows["flow"]))
+    ids = dict(zip(flows["group_name"], flows["flow"], strict=True))
     out: dict[str, Any] = {"kind": job.kind, "clip": job.clip.clip_id, "bottleneck_bps": job.bottleneck_bps,
                            "seed": job.seed, "transport": job.transport}
     if job.kind == "scaling":
@@ -288,12 +288,14 @@ def scaling_table(results: list[dict], clips: list[Clip]) -> pd.DataFrame:
             x = v[int(math.ceil(0.8 * len(v))) - 1]
             return "never" if math.isinf(x) else round(float(x), 1)
         rows += [
-            {"quantity": "streams with no scale change (%) [Fig. 19]", "UDP": pct("udp", lambda r: r["scale_changes"] == 0),
+            {"quantity": "streams with no scale change (%) [Fig. 19]",
+             "UDP": pct("udp", lambda r: r["scale_changes"] == 0),
              "TCP": pct("tcp", lambda r: r["scale_changes"] == 0), "published": "UDP ~35, TCP ~55"},
             {"quantity": "mean scale changes per stream [Fig. 19]",
              "UDP": round(float(np.mean([r["scale_changes"] for r in sc["udp"]])), 2),
              "TCP": round(float(np.mean([r["scale_changes"] for r in sc["tcp"]])), 2), "published": "UDP > TCP"},
-            {"quantity": "below 35 Kbps from the start (%) [Fig. 20]", "UDP": pct("udp", lambda r: r["time_to_adapt_s"] <= 0.1),
+            {"quantity": "below 35 Kbps from the start (%) [Fig. 20]",
+             "UDP": pct("udp", lambda r: r["time_to_adapt_s"] <= 0.1),
              "TCP": pct("tcp", lambda r: r["time_to_adapt_s"] <= 0.1), "published": "~15"},
             {"quantity": "adapted within 10 s (%) [Fig. 20]", "UDP": pct("udp", lambda r: r["time_to_adapt_s"] <= 10),
              "TCP": pct("tcp", lambda r: r["time_to_adapt_s"] <= 10), "published": "UDP ~80"},
@@ -373,7 +375,7 @@ def summarize(results: list[dict], clips: list[Clip]) -> tuple[dict[str, pd.Data
 
 def write_report(tables: dict[str, pd.DataFrame], seed: int, n: int, quick: bool, path: Path) -> None:
     lines = [f"# Head-to-head UDP vs TCP streaming ({SOURCE})", "",
-             f"Seed {seed}, {n} clips{' (quick: clips capped at %d s)' % QUICK_CLIP_CAP_S if quick else ''}. "
+             f"Seed {seed}, {n} clips{f' (quick: clips capped at {int(QUICK_CLIP_CAP_S)} s)' if quick else ''}. "
              "Published values are the paper's text (its figures' plotted values are not available); "
              "model and choices: scenarios/head-to-head/*.toml, aqmlab/reproduce/head_to_head_model.py "
              "and docs/reproductions/head-to-head.md.", ""]

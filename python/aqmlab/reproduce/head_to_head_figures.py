@@ -70,7 +70,7 @@ def fig06(results, folder: Path) -> None:
     if not panels:
         return
     fig, axes = plt.subplots(len(panels), 1, figsize=(6, 2.6 * len(panels)), squeeze=False)
-    for ax, (bw, label) in zip(axes.ravel(), panels):
+    for ax, (bw, label) in zip(axes.ravel(), panels, strict=False):
         r = pairs[bw]
         for name in ("udp", "tcp"):
             y = np.asarray(r["series"][name]) / 1e3
@@ -85,7 +85,7 @@ def fig06(results, folder: Path) -> None:
 
 def fig07(pop, folder: Path) -> None:
     fig, axes = _grid(4)
-    for ax, (kbps, g) in zip(axes, _per_bottleneck(pop)):
+    for ax, (kbps, g) in zip(axes, _per_bottleneck(pop), strict=False):
         for name in ("udp", "tcp"):
             x, p = g["avg_bandwidth_cdf"][name]
             ax.step(x / 1e3, p, where="post", label=name.upper(), **STYLE[name])
@@ -149,7 +149,7 @@ def fig10_13(pop, folder: Path) -> None:
         _diff_panel(ax, pop["all"][key], xkey, pop["all"][fitkey], scale, xlabel)
         _save(fig, folder / f"fig{n_all}.png", f"Figure {n_all}: (TCP - UDP) vs {xlabel.split()[0]}, all bottlenecks")
         fig, axes = _grid(4)
-        for ax, (kbps, g) in zip(axes, _per_bottleneck(pop)):
+        for ax, (kbps, g) in zip(axes, _per_bottleneck(pop), strict=False):
             _diff_panel(ax, g[key], xkey, g[fitkey], scale, xlabel)
             ax.set_title(f"{kbps} Kbps", fontsize=9)
         _save(fig, folder / f"fig{n_per}.png", f"Figure {n_per}: (TCP - UDP) vs {xlabel.split()[0]} per bottleneck")
@@ -197,7 +197,7 @@ def fig18_20(results, clips: list[Clip], folder: Path) -> None:
         return
     many = sorted(clips, key=lambda c: -len(c.levels_bps))[:2]
     fig, axes = plt.subplots(len(many), 1, figsize=(6, 2.6 * len(many)), squeeze=False)
-    for ax, c in zip(axes[:, 0], many):
+    for ax, c in zip(axes[:, 0], many, strict=False):
         for name in ("udp", "tcp"):
             tr = sc[name][c.clip_id]["level_trace"]
             ax.step(tr["t_s"], np.array(tr["rate_bps"]) / 1e3, where="post", label=name.upper(), **STYLE[name])
@@ -220,7 +220,7 @@ def fig18_20(results, clips: list[Clip], folder: Path) -> None:
 
 def fig21(pop, folder: Path) -> None:
     fig, axes = _grid(4)
-    for ax, (kbps, g) in zip(axes, _per_bottleneck(pop)):
+    for ax, (kbps, g) in zip(axes, _per_bottleneck(pop), strict=False):
         for name in ("udp", "tcp"):
             x, p = g["smoothness"][name]["cdf"]
             ax.step(x, p, where="post", label=name.upper(), **STYLE[name])

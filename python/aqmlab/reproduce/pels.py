@@ -114,7 +114,8 @@ def combine_seeds(per_seed: list[pd.DataFrame]) -> pd.DataFrame:
     for i, fmt in enumerate(first["fmt"]):
         m, h = mean_ci([float(t["ours"].iloc[i]) for t in per_seed])
         cells.append("-" if m != m else (format(m, fmt) if h != h else f"{format(m, fmt)} ± {format(h, fmt)}"))
-    return pd.DataFrame({"claim": first["claim"], "published": first["published"], "ours": cells, "note": first["note"]})
+    return pd.DataFrame({"claim": first["claim"], "published": first["published"], "ours": cells,
+                         "note": first["note"]})
 
 
 def mechanisms_table(runs: dict[str, dict[str, pd.DataFrame]]) -> pd.DataFrame:
@@ -125,7 +126,8 @@ def mechanisms_table(runs: dict[str, dict[str, pd.DataFrame]]) -> pd.DataFrame:
         loss = pa.colour_losses(t["pels_frames"], STEADY_FROM_S, end)
         ctl = pa.controller_summary(t["pels_control"], STEADY_FROM_S, end)
         rows += [
-            _row(f"{name}: router loss p (all PELS bytes)", pub, ctl["loss"] * 100, ".2f", "%; N flows chosen by eq. (10)"),
+            _row(f"{name}: router loss p (all PELS bytes)", pub, ctl["loss"] * 100, ".2f",
+                 "%; N flows chosen by eq. (10)"),
             _row(f"{name}: enhancement-layer loss", "-", loss["enhancement"] * 100, ".2f", "%"),
             _row(f"{name}: mean gamma", "p/p_thr", ctl["gamma"], ".3f",
                  f"p_fgs/p_thr = {loss['enhancement'] / P_THR:.3f}"),
@@ -136,7 +138,8 @@ def mechanisms_table(runs: dict[str, dict[str, pd.DataFrame]]) -> pd.DataFrame:
     d = runs["delay"]
     end = measured_end(d)
     delays = pa.colour_delays(d["pels_packets"], STEADY_FROM_S, end)
-    waves = [pa.colour_delays(d["pels_packets"], a + 10, min(a + 50, end))["red"] for a in range(0, int(end), 50) if a + 10 < end]
+    waves = [pa.colour_delays(d["pels_packets"], a + 10, min(a + 50, end))["red"]
+             for a in range(0, int(end), 50) if a + 10 < end]
     rows += [
         _row("delay: green mean one-way delay", "16 ms", delays["green"], ".1f", "ms"),
         _row("delay: yellow mean one-way delay", "25 ms", delays["yellow"], ".1f", "ms"),
@@ -158,11 +161,16 @@ def mechanisms_table(runs: dict[str, dict[str, pd.DataFrame]]) -> pd.DataFrame:
     ]
     be = runs["best-effort-7"]
     end = measured_end(be)
-    w = lambda f: f[(f["t_ns"] >= STEADY_FROM_S * 1e9) & (f["t_ns"] < end * 1e9)]
+
+    def w(f: pd.DataFrame) -> pd.DataFrame:
+        return f[(f["t_ns"] >= STEADY_FROM_S * 1e9) & (f["t_ns"] < end * 1e9)]
+
     rows += [
-        _row("best effort: enhancement loss", "-", pa.colour_losses(be["pels_frames"], STEADY_FROM_S, end)["enhancement"] * 100, ".2f", "%"),
+        _row("best effort: enhancement loss", "-",
+             pa.colour_losses(be["pels_frames"], STEADY_FROM_S, end)["enhancement"] * 100, ".2f", "%"),
         _row("best effort: mean utility (eq. 3)", "-", w(be["pels_frames"])["utility"].mean(), ".3f", ""),
-        _row("PELS (gamma-7): mean utility (eq. 3)", ">= 0.96 (eq. 6)", w(runs["gamma-7"]["pels_frames"])["utility"].mean(), ".3f", ""),
+        _row("PELS (gamma-7): mean utility (eq. 3)", ">= 0.96 (eq. 6)",
+             w(runs["gamma-7"]["pels_frames"])["utility"].mean(), ".3f", ""),
     ]
     return pd.DataFrame(rows)
 
@@ -195,7 +203,7 @@ def parking_lot_table(run: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Per phase (before and after three flows join hop 0 at 30 s) and group: mean rate, the
     max-min share MKC should reach (eq. 10 at the group's bottleneck), and the share of applied
     labels that came from router id 1 (hop 0)."""
-    group = dict(zip(run["flows"]["flow"], run["flows"]["group_name"]))
+    group = dict(zip(run["flows"]["flow"], run["flows"]["group_name"], strict=True))
     ctl = run["pels_control"].assign(group=lambda d: d["flow"].map(group))
     a = ALPHA_BPS / BETA
     fair = {(10, 30): {"long": 1e6 / 2 + a, "first": None, "second": 1e6 / 2 + a},
@@ -257,7 +265,7 @@ def figures8_9(runs, folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     d = runs["delay"]["pels_packets"]
     delays = pa.delay_series(d[d["sent_ns"] < measured_end(runs["delay"]) * 1e9], 1.0)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for ax, colour in zip(axes, ("green", "yellow")):
+    for ax, colour in zip(axes, ("green", "yellow"), strict=False):
         g = delays[delays["colour"] == colour]
         ax.plot(g["t_s"], g["delay_ms"], color="C2" if colour == "green" else "C1", lw=1.0)
         ax.set_title(f"{colour} packets", fontsize=9)
@@ -275,7 +283,7 @@ def figures8_9(runs, folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     left.set_title("red packets", fontsize=9)
     left.set_xlabel("time (s)")
     left.set_ylabel("one-way delay (ms)")
-    for i, (flow, r) in enumerate(rates.groupby("flow")):
+    for i, (_flow, r) in enumerate(rates.groupby("flow")):
         right.plot(r["t_s"], r["rate_bps"] / 1e3, color=f"C{i}", lw=1.0, label=f"F{i + 1}")
     right.axhline((C_BPS / 2 + ALPHA_BPS / BETA) / 1e3, color="0.3", ls=":", lw=1, label="C/N + alpha/beta")
     right.set_xlabel("time (s)")
@@ -312,7 +320,8 @@ def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), 
     quality table use the first seed."""
     jobs = [(name, tuple(overrides), seed, quick) for seed in seeds for name in SIMULATIONS]
     results = parallel_map(run_simulation, jobs, workers)
-    by_seed = [dict(zip(SIMULATIONS, results[i:i + len(SIMULATIONS)])) for i in range(0, len(results), len(SIMULATIONS))]
+    by_seed = [dict(zip(SIMULATIONS, results[i:i + len(SIMULATIONS)], strict=True))
+               for i in range(0, len(results), len(SIMULATIONS))]
     runs = by_seed[0]
     figures, data = out_dir / "figures", out_dir / "data"
     figures.mkdir(parents=True)
@@ -341,9 +350,11 @@ def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), 
 
 
 
-def write_report(tables: dict[str, pd.DataFrame], seeds: list[int], overrides: tuple[str, ...], quick: bool, path: Path) -> None:
+def write_report(tables: dict[str, pd.DataFrame], seeds: list[int], overrides: tuple[str, ...], quick: bool,
+                 path: Path) -> None:
     many = (f"Seeds {', '.join(map(str, seeds))}: mechanisms and parking lot as mean ± 95 % CI over seeds; "
-            f"their notes, the figures and the quality table from seed {seeds[0]}" if len(seeds) > 1 else f"Seed {seeds[0]}")
+            f"their notes, the figures and the quality table from seed {seeds[0]}"
+            if len(seeds) > 1 else f"Seed {seeds[0]}")
     lines = [f"# PELS reproduction ({SOURCE})", "",
              f"{many}{' (quick: shortened runs)' if quick else ''}. Overrides: {', '.join(overrides) or 'none'}. "
              "Published values are the paper's text; its figures were lost with the text conversion. "

@@ -57,7 +57,7 @@ def figure10(per_frame: dict[str, pd.DataFrame], path: Path) -> pd.DataFrame:
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
     data = []
-    for ax, (pels_run, be_run, published_loss, _, _) in zip(axes, PAIRS):
+    for ax, (pels_run, be_run, published_loss, _, _) in zip(axes, PAIRS, strict=False):
         for name, label, colour in ((pels_run, "PELS", "C0"), (be_run, "best effort", "C3")):
             q = per_frame[name]
             first = q[q["flow"] == q["flow"].min()].head(300)

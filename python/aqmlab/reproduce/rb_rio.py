@@ -108,7 +108,8 @@ def measure(job: Job, res: Any) -> dict[str, Any]:
         for a, b in PERIODS_S:
             dp = d[(d["t_ns"] >= a * 1e9) & (d["t_ns"] < b * 1e9)]
             by_class = dp.groupby("class")["size"].sum()
-            active = flows[(flows["group_name"] == group) & (flows["start_ns"] < b * 1e9) & (flows["stop_ns"] > a * 1e9)]
+            active = flows[(flows["group_name"] == group) & (flows["start_ns"] < b * 1e9)
+                           & (flows["stop_ns"] > a * 1e9)]
             out["groups"].append({
                 "group": group, "start_s": a, "end_s": b, "active": len(active),
                 "mbps": float(dp["size"].sum()) * 8 / (b - a) / 1e6,
@@ -211,7 +212,7 @@ def video_table(results: list[dict], key: str, published: dict, discs: tuple[str
               and key in r.get("video", {})]
         row: dict[str, Any] = {"discipline": DISPLAY[d]}
         pub = published.get(d)
-        for i, (col, fmt) in enumerate(zip(TABLE_COLUMNS, fmts)):
+        for i, (col, fmt) in enumerate(zip(TABLE_COLUMNS, fmts, strict=False)):
             row[col] = _ci_cell([r[col] for r in rs], fmt)
             row[f"published_{col}"] = _pub(pub[i] if pub else None, fmt)
         rows.append(row)
@@ -249,9 +250,10 @@ def class_throughput_table(results: list[dict], experiment: str, discs: tuple[st
                     continue
                 scale = [1 / g["active"] if per_flow and g["active"] else 1.0 for g in gs]
                 row: dict[str, Any] = {"period_s": f"{a}-{b}", "discipline": DISPLAY[d], "group": group}
-                row["mbps"] = _ci_cell([g["mbps"] * s for g, s in zip(gs, scale)], ".3f")
+                row["mbps"] = _ci_cell([g["mbps"] * s for g, s in zip(gs, scale, strict=True)], ".3f")
                 for c in (1, 2, 3):
-                    row[f"class{c}_mbps"] = _ci_cell([g[f"class{c}_mbps"] * s for g, s in zip(gs, scale)], ".3f")
+                    row[f"class{c}_mbps"] = _ci_cell([g[f"class{c}_mbps"] * s for g, s in zip(gs, scale, strict=True)],
+                                                     ".3f")
                 rows.append(row)
     return pd.DataFrame(rows)
 

@@ -23,7 +23,7 @@ def fig4(results, discs, path: Path) -> None:
     """Queue statistics under RED (top) and Rb-RIO (bottom) with the TCP flows."""
     shown = [d for d in ("red", "rb-rio", "rb-red", "rio") if d in discs]
     fig, axes = plt.subplots(len(shown), 1, figsize=(7, 2.4 * len(shown)), sharex=True, squeeze=False)
-    for ax, d in zip(axes[:, 0], shown):
+    for ax, d in zip(axes[:, 0], shown, strict=False):
         q = _first(results, "tcp", d, "queue")
         if q is None:
             continue
@@ -110,7 +110,7 @@ def fig8(results, discs, path: Path) -> None:
     """Aggregate throughput of TCP, responsive and unresponsive MPEG per period, and Jain."""
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6))
     groups = ("tcp", "responsive", "unresponsive")
-    x = 0
+    x: float = 0
     labels = []
     for a, b in PERIODS_S:
         for d in discs:

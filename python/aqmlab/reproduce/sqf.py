@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -56,9 +56,17 @@ MODEL_BUFFER_PKTS = 200
 MODEL_PACKET_B = 1250
 MODEL_WARMUP_S = 10  # the Poisson stream starts once the TCP flows have filled the buffer
 
+
+class Timing(TypedDict):
+    """A run's length and the part of it left out of the statistics (Job's keyword arguments)."""
+
+    duration_s: int
+    warmup_s: int
+
+
 #: Run length (s) and the start of the measurement period; the paper's sequence is 10 min.
-FULL = {"duration_s": 120, "warmup_s": 10}
-QUICK = {"duration_s": 30, "warmup_s": 10}
+FULL: Timing = {"duration_s": 120, "warmup_s": 10}
+QUICK: Timing = {"duration_s": 30, "warmup_s": 10}
 
 #: Table I: data bandwidth share (Mbit/s) / Jain's index, per discipline and n.
 TABLE1 = {
@@ -336,7 +344,7 @@ def jobs_for(seeds: list[int], overrides: tuple[str, ...], quick: bool, records_
     jobs += [Job("smoothness", "sqf", n, s, size_cv=cv, overrides=overrides, records_dir=records_dir, **timing)
              for s in seeds for n in SMOOTHNESS_NS for cv in SMOOTHNESS_CVS]
     model_rates = (2, 4, 6) if quick else MODEL_RATES_MBPS
-    model_timing = {"duration_s": MODEL_WARMUP_S + (20 if quick else 60), "warmup_s": MODEL_WARMUP_S}
+    model_timing: Timing = {"duration_s": MODEL_WARMUP_S + (20 if quick else 60), "warmup_s": MODEL_WARMUP_S}
     jobs += [Job("model", "sqf", n, s, rate_mbps=float(r), overrides=overrides, records_dir=records_dir,
                  **model_timing)
              for s in seeds for n in MODEL_NS for r in model_rates]
@@ -433,7 +441,7 @@ def _axes(ncols: int):
 def _per_n_figure(results: list[dict], metric: str, ylabel: str, path: Path, log: bool) -> None:
     """The paper's Figures 6 and 7: (a) audio, (b) video; one line per discipline against n."""
     fig, axes = _axes(2)
-    for ax, group in zip(axes, ("audio", "video")):
+    for ax, group in zip(axes, ("audio", "video"), strict=False):
         for i, d in enumerate(DISCIPLINES):
             ys = [_mean_by(results, f"{group}_{metric}", experiment="testbed", discipline=d, n=n) for n in NS]
             ax.plot(NS, ys, marker="o", color=f"C{i}", ls="--" if d not in PAPER_DISCIPLINES else "-",

@@ -14,16 +14,50 @@ every name, and ``vars(aqmlab.scenario)`` holds every model (tests/mutations.py 
 
 from aqmlab import _core
 from aqmlab.scenario.applications import (
-    APP_MODELS, KERNEL_CONGESTION_CONTROL, MEDIA, App, Audio, Bulk, Cbr, FrameClasses, FrameSizesByType, Mpeg,
-    Pels, Poisson, Stream, Tcp, Video)
+    APP_MODELS,
+    KERNEL_CONGESTION_CONTROL,
+    MEDIA,
+    App,
+    Audio,
+    Bulk,
+    Cbr,
+    FrameClasses,
+    FrameSizesByType,
+    Mpeg,
+    Pels,
+    Poisson,
+    Stream,
+    Tcp,
+    Video,
+)
 from aqmlab.scenario.base import MAX_BANDS, U32, Strict
 from aqmlab.scenario.disciplines import (
-    FLOW_FIELDS, QDISC_MODELS, Classifier, Codel, DropTail, Drr, FlowKey, FqCodel, PelsFeedback, Pfq, Pie,
-    Prio, Qdisc, RbRed, RbRio, Red, Rio, RioCurve, Sqf, Tbf, Wrr, WrrBand)
+    FLOW_FIELDS,
+    QDISC_MODELS,
+    Classifier,
+    Codel,
+    DropTail,
+    Drr,
+    FlowKey,
+    FqCodel,
+    PelsFeedback,
+    Pfq,
+    Pie,
+    Prio,
+    Qdisc,
+    RbRed,
+    RbRio,
+    Red,
+    Rio,
+    RioCurve,
+    Sqf,
+    Tbf,
+    Wrr,
+    WrrBand,
+)
 from aqmlab.scenario.errors import Problem, ScenarioError, _format_errors, _problems
 from aqmlab.scenario.flows import FlowGroup
-from aqmlab.scenario.load import (
-    BUILTIN_DIR, deep_merge, load, read_scenario_file, read_toml, resolve_path, validate)
+from aqmlab.scenario.load import BUILTIN_DIR, deep_merge, load, read_scenario_file, read_toml, resolve_path, validate
 from aqmlab.scenario.model import Emulation, Metrics, Records, Reference, ReferencePeriod, Scenario
 from aqmlab.scenario.normalize import _app, read_trace, sim_config
 from aqmlab.scenario.overrides import apply_override, set_path

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+import itertools
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
 from aqmlab.scenario.base import U32, Strict
-from aqmlab.units import Duration, Rate, Size
-
+from aqmlab.units import Duration, Rate, Size, written
 
 # The simulator's congestion controllers and the Linux module `aqmlab emulate` loads for each.
 KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic"}
@@ -18,15 +18,16 @@ KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic"}
 class Tcp(Strict):
     """TCP with NewReno or CUBIC window rules (RFC 5681, RFC 6582, RFC 6298; RFC 9438)."""
 
-    mss: Size = Field("1460B", description="payload per segment; packets are mss + 40 B")
-    initial_cwnd: int = Field(2, ge=1, le=100, json_schema_extra={"unit": "segments"}, description="initial congestion window")
-    initial_rto: Duration = Field("1s", description="RTO before the first RTT sample (RFC 6298 2.1)")
-    min_rto: Duration = Field("1s", description="lower bound on the RTO (RFC 6298 2.4)")
-    max_rto: Duration = Field("60s", description="upper bound on the RTO")
-    clock_granularity: Duration = Field("1ms", description="RFC 6298's G")
+    mss: Size = Field(written("1460B"), description="payload per segment; packets are mss + 40 B")
+    initial_cwnd: int = Field(2, ge=1, le=100, json_schema_extra={"unit": "segments"},
+                              description="initial congestion window")
+    initial_rto: Duration = Field(written("1s"), description="RTO before the first RTT sample (RFC 6298 2.1)")
+    min_rto: Duration = Field(written("1s"), description="lower bound on the RTO (RFC 6298 2.4)")
+    max_rto: Duration = Field(written("60s"), description="upper bound on the RTO")
+    clock_granularity: Duration = Field(written("1ms"), description="RFC 6298's G")
     delayed_ack: bool = Field(False, description="ACK every second segment or after the timeout")
-    delayed_ack_timeout: Duration = Field("200ms", description="delayed-ACK timer")
-    rwnd: Size = Field("1MB", description="receiver window (caps cwnd)")
+    delayed_ack_timeout: Duration = Field(written("200ms"), description="delayed-ACK timer")
+    rwnd: Size = Field(written("1MB"), description="receiver window (caps cwnd)")
     ecn: bool = Field(False, description="negotiate ECN (RFC 3168)")
     sack: bool = Field(False, description="selective acknowledgments (RFC 2018, RFC 6675 recovery)")
     frto: bool = Field(False, description="F-RTO spurious-timeout detection (RFC 5682)")
@@ -35,7 +36,7 @@ class Tcp(Strict):
                                "kernel reno or cubic")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Tcp":
+    def _sane(self) -> Tcp:
         """mss positive; min_rto <= max_rto."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
@@ -56,10 +57,10 @@ class Cbr(Strict):
 
     kind: Literal["cbr"]
     rate: Rate = Field(..., description="sending rate at the IP layer")
-    packet_size: Size = Field("1000B", description="IP packet size")
+    packet_size: Size = Field(written("1000B"), description="IP packet size")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Cbr":
+    def _sane(self) -> Cbr:
         """rate positive; packet_size at least 28 B (IPv4 + UDP headers)."""
         if self.rate <= 0:
             raise ValueError("rate must be positive")
@@ -71,9 +72,9 @@ class Cbr(Strict):
 class FrameSizesByType(Strict):
     """Mean frame size per MPEG frame type."""
 
-    I: Size = Field("11KB", description="mean I-frame size")  # noqa: E741 - the key as files spell it
-    P: Size = Field("8KB", description="mean P-frame size")
-    B: Size = Field("2KB", description="mean B-frame size")
+    I: Size = Field(written("11KB"), description="mean I-frame size")  # noqa: E741 - the key as files spell it
+    P: Size = Field(written("8KB"), description="mean P-frame size")
+    B: Size = Field(written("2KB"), description="mean B-frame size")
 
 
 class FrameClasses(Strict):
@@ -95,14 +96,15 @@ class Mpeg(Strict):
     size_model: Literal["constant", "normal"] = Field("constant", description="constant means or normal spread")
     size_cv: float = Field(0.0, ge=0, description="coefficient of variation for size_model = normal")
     trace: str | None = Field(None, description="file of frame sizes in bytes, one per line, in GOP order")
-    max_packet: Size = Field("1000B", description="largest IP packet of a fragment")
+    max_packet: Size = Field(written("1000B"), description="largest IP packet of a fragment")
     classes: FrameClasses = Field(default_factory=FrameClasses, description="class mark per frame type")
     responsive: bool = Field(False, description="scale down on receiver-reported loss")
     feedback_interval: Duration | None = Field(None, description="receiver report period; default: base RTT")
-    up_after: int = Field(2, ge=1, lt=U32, json_schema_extra={"unit": "reports"}, description="loss-free reports before scaling up one level")
+    up_after: int = Field(2, ge=1, lt=U32, json_schema_extra={"unit": "reports"},
+                          description="loss-free reports before scaling up one level")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Mpeg":
+    def _sane(self) -> Mpeg:
         """gop of I, P, B starting with I; max_packet above 28 B; frame sizes positive."""
         bad = sorted(set(self.gop) - set("IPB"))
         if bad:
@@ -127,18 +129,19 @@ class Video(Strict):
     """VBR video over RTP/UDP: frames at a frame rate, sizes around rate/fps, packets up to the MTU."""
 
     kind: Literal["video"]
-    rate: Rate = Field("5Mbps", description="mean payload rate")
+    rate: Rate = Field(written("5Mbps"), description="mean payload rate")
     fps: float = Field(25.0, gt=0, le=1000, json_schema_extra={"unit": "frames/s"}, description="frames per second")
     size_cv: float = Field(0.5, ge=0, description="coefficient of variation of frame sizes (log-normal)")
     trace: str | None = Field(None, description="file of frame sizes in bytes, one per line (overrides rate)")
-    mtu: Size = Field("1500B", description="largest IP packet")
-    burst: bool = Field(False, description="send a frame's packets back to back instead of paced over the frame interval")
-    shaping: Duration = Field("0s", description="pace the frames of each window of this length at one rate, "
+    mtu: Size = Field(written("1500B"), description="largest IP packet")
+    burst: bool = Field(False,
+                        description="send a frame's packets back to back instead of paced over the frame interval")
+    shaping: Duration = Field(written("0s"), description="pace the frames of each window of this length at one rate, "
                                                  "as VLC's TS muxer (200 ms there); 0 = pace each frame alone")
-    jitter: Duration = Field("0s", description="source jitter: s.d. of a half-normal delay per packet")
+    jitter: Duration = Field(written("0s"), description="source jitter: s.d. of a half-normal delay per packet")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Video":
+    def _sane(self) -> Video:
         """mtu above 40 B; rate positive unless a trace is given; burst and shaping exclude each other."""
         if self.mtu <= 40:
             raise ValueError("mtu must exceed the 40 B of IP, UDP and RTP headers")
@@ -153,13 +156,13 @@ class Audio(Strict):
     """Audio over RTP/UDP: one packet per period, sizes around rate*period."""
 
     kind: Literal["audio"]
-    rate: Rate = Field("64kbps", description="mean rate at the IP layer")
-    period: Duration = Field("20ms", description="packet interval")
+    rate: Rate = Field(written("64kbps"), description="mean rate at the IP layer")
+    period: Duration = Field(written("20ms"), description="packet interval")
     size_cv: float = Field(0.1, ge=0, description="coefficient of variation of packet sizes (VBR)")
-    jitter: Duration = Field("0s", description="source jitter: s.d. of a half-normal delay per packet")
+    jitter: Duration = Field(written("0s"), description="source jitter: s.d. of a half-normal delay per packet")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Audio":
+    def _sane(self) -> Audio:
         """rate and period positive; rate x period above 40 B of headers."""
         if self.rate <= 0 or self.period <= 0:
             raise ValueError("rate and period must be positive")
@@ -173,11 +176,11 @@ class Poisson(Strict):
 
     kind: Literal["poisson"]
     rate: Rate = Field(..., description="mean rate lambda at the IP layer")
-    packet_size: Size = Field("1250B", description="IP packet size")
-    jitter: Duration = Field("0s", description="source jitter: s.d. of a half-normal delay per packet")
+    packet_size: Size = Field(written("1250B"), description="IP packet size")
+    jitter: Duration = Field(written("0s"), description="source jitter: s.d. of a half-normal delay per packet")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Poisson":
+    def _sane(self) -> Poisson:
         """rate positive; packet_size above 40 B."""
         if self.rate <= 0:
             raise ValueError("rate must be positive")
@@ -193,24 +196,26 @@ class Stream(Strict):
     transport: Literal["udp", "tcp"] = Field(..., description="udp or tcp")
     levels: list[Rate] = Field(..., min_length=1, description="encoded rates, ascending")
     clip: Duration = Field(..., description="length of the content")
-    preroll: Duration = Field("10s", description="content lead built before steady playout")
+    preroll: Duration = Field(written("10s"), description="content lead built before steady playout")
     buffer_multiple: float = Field(2.0, ge=1.0, description="buffering send rate / level rate")
-    buffer_rate_cap: Rate = Field("0bps", description="cap on the buffering send rate (0: none)")
-    packet_size: Size = Field("1000B", description="UDP packet IP size; TCP write size")
-    report_interval: Duration = Field("1s", description="UDP receiver report spacing")
+    buffer_rate_cap: Rate = Field(written("0bps"), description="cap on the buffering send rate (0: none)")
+    packet_size: Size = Field(written("1000B"), description="UDP packet IP size; TCP write size")
+    report_interval: Duration = Field(written("1s"), description="UDP receiver report spacing")
     loss_down: float = Field(0.05, ge=0.0, le=1.0, description="UDP: step down above this report loss")
     loss_up: float = Field(0.01, ge=0.0, le=1.0, description="UDP: step up only at or below this loss")
     rtt_up_factor: float = Field(2.0, ge=1.0, description="UDP: step up only with RTT <= this x min RTT")
-    silence_reports: int = Field(3, ge=1, lt=U32, json_schema_extra={"unit": "report intervals"}, description="UDP: step down after this many silent intervals")
-    up_after: Duration = Field("10s", description="time in good conditions before a step up")
-    tcp_check: Duration = Field("5s", description="TCP: how often the server looks at its backlog")
-    tcp_backlog_down: Duration = Field("5s", description="TCP: backlog (content time) that scales down")
+    silence_reports: int = Field(3, ge=1, lt=U32, json_schema_extra={"unit": "report intervals"},
+                                 description="UDP: step down after this many silent intervals")
+    up_after: Duration = Field(written("10s"), description="time in good conditions before a step up")
+    tcp_check: Duration = Field(written("5s"), description="TCP: how often the server looks at its backlog")
+    tcp_backlog_down: Duration = Field(written("5s"), description="TCP: backlog (content time) that scales down")
     tcp: Tcp = Field(default_factory=Tcp, description="TCP settings")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Stream":
-        """levels positive and strictly ascending; clip, report_interval and tcp_check positive; packet_size above 40 B."""
-        if any(r <= 0 for r in self.levels) or any(a >= b for a, b in zip(self.levels, self.levels[1:])):
+    def _sane(self) -> Stream:
+        """levels positive and strictly ascending; clip, report_interval and tcp_check positive;
+        packet_size above 40 B."""
+        if any(r <= 0 for r in self.levels) or any(a >= b for a, b in itertools.pairwise(self.levels)):
             raise ValueError("levels must be positive and strictly ascending")
         if self.clip <= 0:
             raise ValueError("clip must be positive")
@@ -230,12 +235,15 @@ class Pels(Strict):
     21 green packets per frame cannot be both a 128 kb/s base and leave room for 1 mb/s flows."""
 
     kind: Literal["pels"]
-    fps: float = Field(10.0, gt=0, json_schema_extra={"unit": "frames/s"}, description="frames per second (our choice; not in the paper)")
-    packet_size: Size = Field("500B", description="IP size of every packet (section 6.1)")
-    base_packets: int = Field(3, ge=1, le=128, json_schema_extra={"unit": "packets"}, description="green packets per frame (base layer)")
-    max_packets: int = Field(126, ge=1, le=128, json_schema_extra={"unit": "packets"}, description="packets of a full-rate frame (section 6.1)")
-    initial_rate: Rate = Field("128kbps", description="MKC initial rate r0 (section 6.3)")
-    alpha: Rate = Field("20kbps", description="MKC additive gain per control step (section 6.4)")
+    fps: float = Field(10.0, gt=0, json_schema_extra={"unit": "frames/s"},
+                       description="frames per second (our choice; not in the paper)")
+    packet_size: Size = Field(written("500B"), description="IP size of every packet (section 6.1)")
+    base_packets: int = Field(3, ge=1, le=128, json_schema_extra={"unit": "packets"},
+                              description="green packets per frame (base layer)")
+    max_packets: int = Field(126, ge=1, le=128, json_schema_extra={"unit": "packets"},
+                             description="packets of a full-rate frame (section 6.1)")
+    initial_rate: Rate = Field(written("128kbps"), description="MKC initial rate r0 (section 6.3)")
+    alpha: Rate = Field(written("20kbps"), description="MKC additive gain per control step (section 6.4)")
     beta: float = Field(0.5, gt=0, description="MKC multiplicative gain (stable for 0 < beta < 2)")
     sigma: float = Field(0.5, gt=0, description="gamma controller gain (stable for 0 < sigma < 2)")
     p_thr: float = Field(0.75, gt=0, le=1, description="target red loss")
@@ -244,8 +252,9 @@ class Pels(Strict):
     partition: bool = Field(True, description="false: best-effort, every enhancement packet yellow (section 6.5)")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Pels":
-        """base_packets <= max_packets; packet_size above 28 B; gamma_low <= gamma_init; initial_rate between the base layer's and the full frame's rate."""
+    def _sane(self) -> Pels:
+        """base_packets <= max_packets; packet_size above 28 B; gamma_low <= gamma_init; initial_rate
+        between the base layer's and the full frame's rate."""
         if self.max_packets < self.base_packets:
             raise ValueError(f"max_packets {self.max_packets} must be at least base_packets {self.base_packets}")
         if self.packet_size <= 28:
@@ -260,6 +269,6 @@ class Pels(Strict):
 
 
 MEDIA = (Video, Audio, Poisson)
-App = Annotated[Union[Bulk, Cbr, Mpeg, Video, Audio, Poisson, Stream, Pels], Field(discriminator="kind")]
+App = Annotated[Bulk | Cbr | Mpeg | Video | Audio | Poisson | Stream | Pels, Field(discriminator="kind")]
 APP_MODELS: dict[str, type[Strict]] = {"bulk": Bulk, "cbr": Cbr, "mpeg": Mpeg, "video": Video,
                                        "audio": Audio, "poisson": Poisson, "stream": Stream, "pels": Pels}

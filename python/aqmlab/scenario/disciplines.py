@@ -2,37 +2,40 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
 from aqmlab.scenario.base import MAX_BANDS, U32, Strict
-from aqmlab.units import Duration, Limit, Rate, Size, format_ns
+from aqmlab.units import Duration, Limit, Rate, Size, format_ns, written
 
 
 class DropTail(Strict):
     """FIFO that drops arrivals once full."""
 
     kind: Literal["droptail"]
-    limit: Limit = Field("100p", description="capacity: packets (\"100p\") or bytes (\"150KB\")")
+    limit: Limit = Field(written("100p"), description="capacity: packets (\"100p\") or bytes (\"150KB\")")
 
 
 class Red(Strict):
     """Random Early Detection (Floyd and Jacobson 1993), with gentle, byte mode and ECN."""
 
     kind: Literal["red"]
-    limit: Limit = Field("100p", description="physical capacity, packets or bytes")
-    min_th: float = Field(20.0, ge=0, json_schema_extra={"unit": "packets"}, description="lower average-queue threshold")
-    max_th: float = Field(60.0, gt=0, json_schema_extra={"unit": "packets"}, description="upper average-queue threshold")
+    limit: Limit = Field(written("100p"), description="physical capacity, packets or bytes")
+    min_th: float = Field(20.0, ge=0, json_schema_extra={"unit": "packets"},
+                          description="lower average-queue threshold")
+    max_th: float = Field(60.0, gt=0, json_schema_extra={"unit": "packets"},
+                          description="upper average-queue threshold")
     w_q: float = Field(0.002, gt=0, le=1, description="EWMA weight of the average queue")
     max_p: float = Field(0.1, gt=0, le=1, description="drop probability at max_th")
     gentle: bool = Field(True, description="ramp to 1 between max_th and 2*max_th")
     mode: Literal["packets", "bytes"] = Field("packets", description="measure the queue in packets or bytes")
     ecn: bool = Field(False, description="mark ECN-capable packets instead of dropping")
-    mean_pkt_size: Size = Field("1000B", ge=1, description="typical packet size: byte-mode unit and idle decay")
+    mean_pkt_size: Size = Field(written("1000B"), ge=1,
+                                description="typical packet size: byte-mode unit and idle decay")
 
     @model_validator(mode="after")
-    def _thresholds_ordered(self) -> "Red":
+    def _thresholds_ordered(self) -> Red:
         """min_th < max_th."""
         if self.min_th >= self.max_th:
             raise ValueError(f"min_th ({self.min_th:g}) must be smaller than max_th ({self.max_th:g})")
@@ -44,15 +47,16 @@ class RbRed(Strict):
     by the average queue and the aggressiveness AP (see aqmlab-core qdisc/rb_red.rs)."""
 
     kind: Literal["rb_red"]
-    limit: Limit = Field("100p", description="physical capacity, packets or bytes")
-    time_constant: Duration = Field("100ms", gt=0, description="time constant of the arrival-rate estimator")
+    limit: Limit = Field(written("100p"), description="physical capacity, packets or bytes")
+    time_constant: Duration = Field(written("100ms"), gt=0, description="time constant of the arrival-rate estimator")
     aggressiveness: float = Field(2.0, gt=0, description="AP: the average queue settles near 2*target/AP")
-    target_queue: float | None = Field(None, gt=0, json_schema_extra={"unit": "packets"}, description="target average queue; default half the limit")
+    target_queue: float | None = Field(None, gt=0, json_schema_extra={"unit": "packets"},
+                                       description="target average queue; default half the limit")
     w_q: float = Field(0.002, gt=0, le=1, description="EWMA weight of the average queue")
-    mean_pkt_size: Size = Field("1000B", ge=1, description="typical packet size (byte-mode unit)")
+    mean_pkt_size: Size = Field(written("1000B"), ge=1, description="typical packet size (byte-mode unit)")
 
     @model_validator(mode="after")
-    def _target_within_limit(self) -> "RbRed":
+    def _target_within_limit(self) -> RbRed:
         """target_queue, if given, at most the limit (in packets, or mean_pkt_size packets)."""
         limit = self.limit.get("packets") or self.limit["bytes"] / self.mean_pkt_size
         if self.target_queue is not None and self.target_queue > limit:
@@ -76,7 +80,7 @@ class RioCurve(Strict):
     max_p: float = Field(..., gt=0, le=1, description="drop probability at max_th")
 
     @model_validator(mode="after")
-    def _ordered(self) -> "RioCurve":
+    def _ordered(self) -> RioCurve:
         """min_th < max_th."""
         if self.min_th >= self.max_th:
             raise ValueError(f"min_th ({self.min_th:g}) must be smaller than max_th ({self.max_th:g})")
@@ -88,7 +92,7 @@ class Rio(Strict):
     average counts the packets of classes >= k."""
 
     kind: Literal["rio"]
-    limit: Limit = Field("100p", description="physical capacity, packets or bytes")
+    limit: Limit = Field(written("100p"), description="physical capacity, packets or bytes")
     class1: RioCurve = Field(default_factory=lambda: RioCurve(min_th=10, max_th=30, max_p=0.2),
                              description="RED curve of the lowest class")
     class2: RioCurve = Field(default_factory=lambda: RioCurve(min_th=20, max_th=50, max_p=0.1),
@@ -96,21 +100,26 @@ class Rio(Strict):
     class3: RioCurve = Field(default_factory=lambda: RioCurve(min_th=30, max_th=70, max_p=0.05),
                              description="RED curve of the highest class")
     w_q: float = Field(0.002, gt=0, le=1, description="EWMA weight of the averages")
-    mean_pkt_size: Size = Field("1000B", ge=1, description="typical packet size")
+    mean_pkt_size: Size = Field(written("1000B"), ge=1, description="typical packet size")
 
 
 FLOW_FIELDS = ("src", "dst", "sport", "dport", "proto", "flow")
+FlowField = Literal["src", "dst", "sport", "dport", "proto", "flow"]
+
+
+def _five_tuple() -> list[FlowField]:
+    return ["src", "dst", "sport", "dport", "proto"]
 
 
 class FlowKey(Strict):
     """Which header fields identify a flow for per-flow disciplines."""
 
-    fields: list[Literal["src", "dst", "sport", "dport", "proto", "flow"]] = Field(
-        default_factory=lambda: ["src", "dst", "sport", "dport", "proto"],
+    fields: list[FlowField] = Field(
+        default_factory=_five_tuple,
         description="5-tuple by default; e.g. [\"sport\"] aggregates an application")
 
     @model_validator(mode="after")
-    def _distinct(self) -> "FlowKey":
+    def _distinct(self) -> FlowKey:
         """fields is non-empty and has no repeats."""
         if not self.fields or len(set(self.fields)) != len(self.fields):
             raise ValueError(f"fields must be a non-empty list without repeats of: {', '.join(FLOW_FIELDS)}")
@@ -121,7 +130,7 @@ class Sqf(Strict):
     """Shortest queue first with longest queue drop (Bonald, Muscariello, Ostallo 2011)."""
 
     kind: Literal["sqf"]
-    limit: Limit = Field("100p", description="shared buffer, packets or bytes")
+    limit: Limit = Field(written("100p"), description="shared buffer, packets or bytes")
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification")
 
 
@@ -129,8 +138,9 @@ class Drr(Strict):
     """Fair queueing as deficit round robin (Shreedhar and Varghese 1995) with longest queue drop."""
 
     kind: Literal["drr", "fq"]
-    limit: Limit = Field("100p", description="shared buffer, packets or bytes")
-    quantum: int = Field(1500, ge=1, lt=U32, json_schema_extra={"unit": "bytes"}, description="DRR bytes per round (one MTU)")
+    limit: Limit = Field(written("100p"), description="shared buffer, packets or bytes")
+    quantum: int = Field(1500, ge=1, lt=U32, json_schema_extra={"unit": "bytes"},
+                         description="DRR bytes per round (one MTU)")
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification")
 
 
@@ -139,9 +149,10 @@ class Pfq(Strict):
     (see aqmlab-core qdisc/pfq.rs for the exact rule and its known difference from the paper)."""
 
     kind: Literal["pfq"]
-    limit: Limit = Field("100p", description="shared buffer, packets or bytes")
+    limit: Limit = Field(written("100p"), description="shared buffer, packets or bytes")
     quantum: int = Field(1500, ge=1, lt=U32, json_schema_extra={"unit": "bytes"}, description="DRR bytes per round")
-    priority_threshold: int = Field(1500, ge=0, lt=U32, json_schema_extra={"unit": "bytes"}, description="bytes queued below which a flow has priority")
+    priority_threshold: int = Field(1500, ge=0, lt=U32, json_schema_extra={"unit": "bytes"},
+                                    description="bytes queued below which a flow has priority")
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification")
 
 
@@ -163,14 +174,15 @@ class Codel(Strict):
     target for an interval, then at interval/sqrt(count)."""
 
     kind: Literal["codel"]
-    limit: Limit = Field("1000p", description="physical capacity, packets or bytes (Linux default 1000p)")
-    target: Duration = Field("5ms", description="acceptable standing sojourn time (RFC 8289 4.3)")
-    interval: Duration = Field("100ms", description="window the sojourn must stay above target in (RFC 8289 4.4)")
-    mtu: Size = Field("1500B", description="no drop while at most this many bytes are queued (RFC 8289 5.3)")
+    limit: Limit = Field(written("1000p"), description="physical capacity, packets or bytes (Linux default 1000p)")
+    target: Duration = Field(written("5ms"), description="acceptable standing sojourn time (RFC 8289 4.3)")
+    interval: Duration = Field(written("100ms"),
+                               description="window the sojourn must stay above target in (RFC 8289 4.4)")
+    mtu: Size = Field(written("1500B"), description="no drop while at most this many bytes are queued (RFC 8289 5.3)")
     ecn: bool = Field(False, description="CE-mark ECN-capable packets instead of dropping (Linux default off)")
 
     @model_validator(mode="after")
-    def _ordered(self) -> "Codel":
+    def _ordered(self) -> Codel:
         """0 < target < interval (RFC 8289 suggests target 5-10 % of interval)."""
         _target_below_interval(self)
         return self
@@ -181,19 +193,22 @@ class FqCodel(Strict):
     each queue, overflow drops half the fattest queue (Linux batch, at most drop_batch packets)."""
 
     kind: Literal["fq_codel"]
-    limit: Limit = Field("10240p", description="capacity over all queues, packets or bytes (RFC 8290 5.1)")
-    memory_limit: Size | None = Field(None, description="optional cap on bytes queued (Linux memory_limit); none by default")
-    flows: int = Field(1024, ge=1, le=65536, json_schema_extra={"unit": "queues"}, description="hash buckets, i.e. flow queues (RFC 8290 5.1)")
-    quantum: Size = Field("1514B", description="DRR bytes per round per queue (Linux: one Ethernet frame)")
-    target: Duration = Field("5ms", description="CoDel target per queue")
-    interval: Duration = Field("100ms", description="CoDel interval per queue")
-    mtu: Size = Field("1500B", description="CoDel's one-MTU no-drop test (on the whole backlog, as Linux)")
+    limit: Limit = Field(written("10240p"), description="capacity over all queues, packets or bytes (RFC 8290 5.1)")
+    memory_limit: Size | None = Field(None,
+                                      description="optional cap on bytes queued (Linux memory_limit); none by default")
+    flows: int = Field(1024, ge=1, le=65536, json_schema_extra={"unit": "queues"},
+                       description="hash buckets, i.e. flow queues (RFC 8290 5.1)")
+    quantum: Size = Field(written("1514B"), description="DRR bytes per round per queue (Linux: one Ethernet frame)")
+    target: Duration = Field(written("5ms"), description="CoDel target per queue")
+    interval: Duration = Field(written("100ms"), description="CoDel interval per queue")
+    mtu: Size = Field(written("1500B"), description="CoDel's one-MTU no-drop test (on the whole backlog, as Linux)")
     ecn: bool = Field(True, description="CE-mark ECN-capable packets instead of dropping (RFC 8290 default on)")
-    drop_batch: int = Field(64, ge=1, json_schema_extra={"unit": "packets"}, description="most packets dropped from the fattest queue per overflow (Linux)")
+    drop_batch: int = Field(64, ge=1, json_schema_extra={"unit": "packets"},
+                            description="most packets dropped from the fattest queue per overflow (Linux)")
     flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification for the hash")
 
     @model_validator(mode="after")
-    def _sane(self) -> "FqCodel":
+    def _sane(self) -> FqCodel:
         """0 < target < interval; quantum and memory_limit (if given) at least 1 byte."""
         _target_below_interval(self)
         if self.quantum <= 0:
@@ -209,23 +224,27 @@ class Pie(Strict):
     derandomization."""
 
     kind: Literal["pie"]
-    limit: Limit = Field("1000p", description="physical capacity, packets or bytes (Linux default 1000p)")
-    target: Duration = Field("15ms", description="target queue delay QDELAY_REF (RFC 8033 4.2)")
-    t_update: Duration = Field("15ms", description="drop-probability update period (RFC 8033 4.2)")
-    alpha: float = Field(0.125, ge=0, json_schema_extra={"unit": "1/s"}, description="weight of the delay error (RFC 8033 4.2)")
-    beta: float = Field(1.25, ge=0, json_schema_extra={"unit": "1/s"}, description="weight of the delay trend (RFC 8033 4.2)")
-    max_burst: Duration = Field("150ms", description="burst allowance (RFC 8033 4.4)")
+    limit: Limit = Field(written("1000p"), description="physical capacity, packets or bytes (Linux default 1000p)")
+    target: Duration = Field(written("15ms"), description="target queue delay QDELAY_REF (RFC 8033 4.2)")
+    t_update: Duration = Field(written("15ms"), description="drop-probability update period (RFC 8033 4.2)")
+    alpha: float = Field(0.125, ge=0, json_schema_extra={"unit": "1/s"},
+                         description="weight of the delay error (RFC 8033 4.2)")
+    beta: float = Field(1.25, ge=0, json_schema_extra={"unit": "1/s"},
+                        description="weight of the delay trend (RFC 8033 4.2)")
+    max_burst: Duration = Field(written("150ms"), description="burst allowance (RFC 8033 4.4)")
     ecn: bool = Field(False, description="CE-mark ECN-capable packets while drop_prob <= mark_ecn_threshold")
     mark_ecn_threshold: float = Field(0.1, ge=0, le=1, description="highest drop probability that marks (RFC 8033 5.1)")
     bytemode: bool = Field(False, description="scale the drop probability by size/mtu (Linux bytemode)")
-    mtu: Size = Field("1500B", description="packet size of the 2-packet no-drop floor and the bytemode unit")
+    mtu: Size = Field(written("1500B"), description="packet size of the 2-packet no-drop floor and the bytemode unit")
     derandomize: bool = Field(False, description="spread drops by the accumulated probability (RFC 8033 5.4)")
     estimator: Literal["timestamp", "rate"] = Field(
-        "timestamp", description="queue delay from packet timestamps (Linux, ns-3 default) or the departure rate (RFC 8033 5.2)")
-    dq_threshold: Size = Field("16384B", description="bytes per departure-rate measurement (estimator = \"rate\")")
+        "timestamp",
+        description="queue delay from packet timestamps (Linux, ns-3 default) or the departure rate (RFC 8033 5.2)")
+    dq_threshold: Size = Field(written("16384B"),
+                               description="bytes per departure-rate measurement (estimator = \"rate\")")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Pie":
+    def _sane(self) -> Pie:
         """target and t_update positive; mtu and dq_threshold at least 1 byte."""
         _positive_durations(self, "target", "t_update")
         if self.mtu <= 0 or self.dq_threshold <= 0:
@@ -239,11 +258,11 @@ class Tbf(Strict):
 
     kind: Literal["tbf"]
     rate: Rate = Field(..., description="token rate")
-    burst: Size = Field("1600B", description="bucket size (largest burst)")
-    limit: Limit = Field("10KB", description="queue limit, bytes or packets")
+    burst: Size = Field(written("1600B"), description="bucket size (largest burst)")
+    limit: Limit = Field(written("10KB"), description="queue limit, bytes or packets")
 
     @model_validator(mode="after")
-    def _sane(self) -> "Tbf":
+    def _sane(self) -> Tbf:
         """rate and burst positive."""
         if self.rate <= 0:
             raise ValueError("rate must be positive")
@@ -257,11 +276,13 @@ class Classifier(Strict):
     green = 3, yellow = 2, red = 1) or by DSCP, with optional [value, band] pairs."""
 
     by: Literal["class", "color", "dscp"] = Field("class", description="packet field to classify on")
-    map: list[tuple[int, int]] | None = Field(None, description="[value, band] pairs; default by class: 3->0, 2->1, 1->2")
-    default_band: int | None = Field(None, ge=0, lt=MAX_BANDS, description="band of unlisted packets; default the last band")
+    map: list[tuple[int, int]] | None = Field(None,
+                                              description="[value, band] pairs; default by class: 3->0, 2->1, 1->2")
+    default_band: int | None = Field(None, ge=0, lt=MAX_BANDS,
+                                     description="band of unlisted packets; default the last band")
 
     @model_validator(mode="after")
-    def _dscp_needs_map(self) -> "Classifier":
+    def _dscp_needs_map(self) -> Classifier:
         """by = "dscp" needs a map; map keys are classes 0..3 (by class or color) or DSCPs 0..63,
         each listed once; bands and default_band name existing bands (checked by the parent)."""
         if self.by == "dscp" and not self.map:
@@ -288,12 +309,12 @@ class Prio(Strict):
     """Strict priority over child disciplines (band 0 first), as Linux prio."""
 
     kind: Literal["prio"]
-    bands: list["Qdisc"] = Field(..., min_length=1, max_length=MAX_BANDS,
+    bands: list[Qdisc] = Field(..., min_length=1, max_length=MAX_BANDS,
                                  description="child disciplines, highest priority first")
     classifier: Classifier = Field(default_factory=Classifier, description="packet to band")
 
     @model_validator(mode="after")
-    def _bands_exist(self) -> "Prio":
+    def _bands_exist(self) -> Prio:
         """The classifier names existing bands only."""
         self.classifier.check_bands(len(self.bands))
         return self
@@ -304,7 +325,7 @@ class WrrBand(Strict):
 
     weight: int = Field(..., ge=1, lt=U32, json_schema_extra={"unit": "bytes"},
                         description="bytes served per round")
-    qdisc: "Qdisc" = Field(..., description="the child discipline")
+    qdisc: Qdisc = Field(..., description="the child discipline")
 
 
 class Wrr(Strict):
@@ -315,7 +336,7 @@ class Wrr(Strict):
     classifier: Classifier = Field(default_factory=Classifier, description="packet to band")
 
     @model_validator(mode="after")
-    def _bands_exist(self) -> "Wrr":
+    def _bands_exist(self) -> Wrr:
         """The classifier names existing bands only."""
         self.classifier.check_bands(len(self.bands))
         return self
@@ -328,20 +349,21 @@ class PelsFeedback(Strict):
 
     kind: Literal["pels_feedback"]
     router_id: int = Field(1, ge=0, lt=2**32, description="id written into labels; distinct per router")
-    interval: Duration = Field("30ms", description="measurement interval T")
+    interval: Duration = Field(written("30ms"), description="measurement interval T")
     share: float = Field(0.5, gt=0, le=1, description="PELS share of the link rate (C = share x rate)")
-    qdisc: "Qdisc" = Field(..., description="the discipline that queues: normally WRR of PRIO (green, yellow, red) and a FIFO")
+    qdisc: Qdisc = Field(...,
+                         description="the discipline that queues: normally WRR of PRIO (green, yellow, red) and a FIFO")
 
     @model_validator(mode="after")
-    def _positive_interval(self) -> "PelsFeedback":
+    def _positive_interval(self) -> PelsFeedback:
         """interval positive."""
         if self.interval <= 0:
             raise ValueError("interval must be positive")
         return self
 
 
-Qdisc = Annotated[Union[DropTail, Red, RbRed, RbRio, Rio, Sqf, Drr, Pfq, Tbf, Prio, Wrr, PelsFeedback,
-                        Codel, FqCodel, Pie],
+Qdisc = Annotated[DropTail | Red | RbRed | RbRio | Rio | Sqf | Drr | Pfq | Tbf | Prio | Wrr | PelsFeedback | Codel
+                  | FqCodel | Pie,
                   Field(discriminator="kind")]
 for _model in (Prio, WrrBand, Wrr, PelsFeedback):
     _model.model_rebuild()

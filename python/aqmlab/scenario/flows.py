@@ -6,7 +6,7 @@ from pydantic import Field, model_validator
 
 from aqmlab.scenario.applications import App
 from aqmlab.scenario.base import Strict
-from aqmlab.units import Duration, Rate
+from aqmlab.units import Duration, Rate, written
 
 
 class FlowGroup(Strict):
@@ -15,13 +15,13 @@ class FlowGroup(Strict):
     name: str = Field(..., min_length=1, description="label used in tables and RNG stream names")
     count: int = Field(..., ge=1, le=100_000, json_schema_extra={"unit": "flows"}, description="number of flows")
     app: App = Field(..., description="what each flow sends (see Applications)")
-    start: Duration = Field("0s", description="start time")
-    start_jitter: Duration = Field("0s", description="each flow starts at start + U[0, start_jitter)")
+    start: Duration = Field(written("0s"), description="start time")
+    start_jitter: Duration = Field(written("0s"), description="each flow starts at start + U[0, start_jitter)")
     stop: Duration | None = Field(None, description="stop time; default: the end of the run")
-    access_rate: Rate = Field("100Mbps", description="rate of each host access link")
+    access_rate: Rate = Field(written("100Mbps"), description="rate of each host access link")
     sender_delay: Duration | tuple[Duration, Duration] = Field(
-        "1ms", description="sender access delay, or [lo, hi] spread linearly over the group")
-    receiver_delay: Duration = Field("1ms", description="receiver access delay")
+        written("1ms"), description="sender access delay, or [lo, hi] spread linearly over the group")
+    receiver_delay: Duration = Field(written("1ms"), description="receiver access delay")
     class_weights: tuple[float, float, float] | None = Field(
         None, description="random per-packet class marks, weights of (class1, class2, class3); "
                           "default: unclassified (video packets take their frame type's class)")
@@ -32,7 +32,7 @@ class FlowGroup(Strict):
         None, description="[enter, exit] routers (0 = R1) where senders and receivers attach; default the whole row")
 
     @model_validator(mode="after")
-    def _sane(self) -> "FlowGroup":
+    def _sane(self) -> FlowGroup:
         """stop not before start; class_weights >= 0 with a positive sum; access_rate positive."""
         if self.stop is not None and self.stop < self.start:
             raise ValueError("stop must not be before start")

@@ -4,11 +4,15 @@ then by the simulator's own guard."""
 from __future__ import annotations
 
 import json
-import tomllib
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10 (requires-python) has no tomllib; tomli is the same parser under its own name
+    import tomli as tomllib
 from pydantic import ValidationError
 
 from aqmlab import _core

@@ -10,15 +10,15 @@ from aqmlab.scenario.applications import Mpeg
 from aqmlab.scenario.base import Strict
 from aqmlab.scenario.flows import FlowGroup
 from aqmlab.scenario.topology import Dumbbell
-from aqmlab.units import Duration, format_ns
+from aqmlab.units import Duration, format_ns, written
 
 
 class Records(Strict):
     """What the simulator records besides the summary."""
 
     packet_events: bool = Field(True, description="log arrive/enqueue/drop/dequeue at the bottleneck")
-    queue_sample: Duration = Field("10ms", gt=0, description="bottleneck queue sampling interval")
-    flow_sample: Duration = Field("100ms", gt=0, description="per-flow sampling interval")
+    queue_sample: Duration = Field(written("10ms"), gt=0, description="bottleneck queue sampling interval")
+    flow_sample: Duration = Field(written("100ms"), gt=0, description="per-flow sampling interval")
     pcap: bool = Field(False, description="write bottleneck.pcap (headers only)")
 
 
@@ -61,7 +61,7 @@ class Emulation(Strict):
     busy_poll: bool = Field(False, description="router polls without sleeping: lowest latency, costs a core")
 
     @model_validator(mode="after")
-    def _ranges(self) -> "Emulation":
+    def _ranges(self) -> Emulation:
         """dscp_classes pairs are DSCP 0..63 and class 0..3."""
         for dscp, cls in self.dscp_classes or []:
             if not (0 <= dscp <= 63 and 0 <= cls <= 3):
@@ -84,8 +84,10 @@ class Scenario(Strict):
     emulation: Emulation | None = Field(None, description="settings of `aqmlab emulate` only")
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Scenario":
-        """duration positive; flow group names unique; sender_delay ranges [lo, hi] with lo <= hi; a flow path within the routers (0 <= enter < exit <= last); metrics periods within the run; an MPEG frame fits the bottleneck buffer."""
+    def _consistent(self) -> Scenario:
+        """duration positive; flow group names unique; sender_delay ranges [lo, hi] with lo <= hi; a flow
+        path within the routers (0 <= enter < exit <= last); metrics periods within the run; an MPEG frame
+        fits the bottleneck buffer."""
         if self.duration <= 0:
             raise ValueError("duration must be positive")
         names = [g.name for g in self.flows]

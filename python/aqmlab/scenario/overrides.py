@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-import tomllib
+import sys
 from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10 (requires-python) has no tomllib; tomli is the same parser under its own name
+    import tomli as tomllib
 
 from aqmlab.scenario.errors import Problem, ScenarioError
 

@@ -20,7 +20,7 @@ class Link(Strict):
                          description="egress discipline")
 
     @model_validator(mode="after")
-    def _positive_rate(self) -> "Link":
+    def _positive_rate(self) -> Link:
         """rate positive."""
         if self.rate <= 0:
             raise ValueError("rate must be positive")
