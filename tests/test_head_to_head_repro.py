@@ -168,7 +168,7 @@ def _tables(queue_bytes, arrivals, drops, base_rtt_ns=84_000_000):
 
     q = pd.DataFrame({"t_ns": np.arange(len(queue_bytes)) * 10**8, "qlen_pkts": 0,
                       "qlen_bytes": queue_bytes, "avg": 0.0})
-    ev = [0] * arrivals + [2] * drops
+    ev = ["arrive"] * arrivals + ["drop"] * drops  # the packets table names its events
     pk = pd.DataFrame({"event": ev})
     flows = pd.DataFrame({"base_rtt_ns": [base_rtt_ns, base_rtt_ns]})
     return {"queue": q, "packets": pk, "flows": flows}
