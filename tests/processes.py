@@ -10,7 +10,13 @@ def descendants(pid: int) -> list[int]:
     found, todo = [], [pid]
     while todo:
         parent = todo.pop()
-        for task in Path(f"/proc/{parent}/task").glob("*"):
+        try:
+            # A process that exits while we walk has no task folder any more: it has no
+            # descendants left to find (glob raises when the folder vanishes under it).
+            tasks = list(Path(f"/proc/{parent}/task").glob("*"))
+        except OSError:
+            continue
+        for task in tasks:
             try:
                 kids = [int(k) for k in (task / "children").read_text().split()]
             except OSError:
