@@ -238,10 +238,7 @@ impl Link {
     }
 
     pub fn sample_queue(&self, now: Time, samples: &mut QueueSamples) {
-        samples.push(now.saturating_sub(self.record_origin), self.queue.len_packets(), self.queue.len_bytes(), self.queue.average_queue());
-        let mut stats = Vec::new();
-        self.queue.named_stats(&mut stats);
-        samples.push_named_stats(&stats);
+        samples.push_queue(now.saturating_sub(self.record_origin), &self.queue);
     }
 
     pub fn queue(&self) -> &Queue {

@@ -7,7 +7,7 @@
 //! payload; `_pkts` columns are packets.
 
 use aqmlab_core::qdisc::{NamedStat, AVERAGE_QUEUE};
-use aqmlab_core::{DropReason, Packet, Time};
+use aqmlab_core::{DropReason, Packet, Queue, Time};
 
 /// A typed column; its numpy dtype is [`Column::dtype`].
 pub enum Column {
@@ -138,9 +138,21 @@ pub struct QueueSamples {
     /// The discipline's named statistics (`Qdisc::named_stats`) other than its average queue,
     /// which is `avg`: one column each, after `avg`, in the order the discipline reports them.
     named: Vec<(&'static str, Vec<f64>)>,
+    /// Scratch for the statistics of one sample, kept so that sampling does not allocate.
+    stats: Vec<NamedStat>,
 }
 
 impl QueueSamples {
+    /// One sample of queue `q` at record time `at`: its backlog, average and named statistics.
+    /// Both engines sample through this, so their `queue` tables have the same columns.
+    pub fn push_queue(&mut self, at: Time, q: &Queue) {
+        self.push(at, q.len_packets(), q.len_bytes(), q.average_queue());
+        let mut stats = std::mem::take(&mut self.stats);
+        stats.clear();
+        q.named_stats(&mut stats);
+        self.push_named_stats(&stats);
+        self.stats = stats;
+    }
     pub fn push(&mut self, now: Time, qlen: usize, qbytes: u64, avg: Option<f64>) {
         self.t_ns.push(now.as_nanos());
         self.qlen_pkts.push(qlen as u32);

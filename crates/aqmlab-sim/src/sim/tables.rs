@@ -16,11 +16,7 @@ const APP_TABLE_ORDER: [&str; 6] = ["frames", "media", "media_frames", "pels_fra
 impl Network {
     /// Samples the bottleneck's queue and schedules the next sample.
     pub(crate) fn on_queue_sample(&mut self) {
-        let q = &self.topo.links[self.bottleneck as usize].queue;
-        self.queue_samples.push(self.now, q.len_packets(), q.len_bytes(), q.average_queue());
-        let mut stats = Vec::new();
-        q.named_stats(&mut stats);
-        self.queue_samples.push_named_stats(&stats);
+        self.queue_samples.push_queue(self.now, &self.topo.links[self.bottleneck as usize].queue);
         let next = self.now + Time(self.cfg.records.queue_sample_ns);
         self.events.schedule(next, Event::QueueSample);
     }
