@@ -122,13 +122,25 @@ def test_measured_base_rtt_is_twice_the_configured_delay() -> None:
 def test_records_follow_the_simulators_schema() -> None:
     from aqmlab.run import simulate
 
-    data = scenario("10Mbps", "10ms", {"kind": "droptail", "limit": "200p"}, [bulk("tcp", 1)])
-    emu = run("fifo10", data)
+    video = {"name": "video", "count": 1, "sender_delay": "0ms", "receiver_delay": "0ms",
+             "app": {"kind": "video", "rate": "1Mbps", "fps": 25}}
+    data = scenario("10Mbps", "10ms", {"kind": "droptail", "limit": "200p"}, [bulk("tcp", 1), video], duration="3s")
+    emu = run("fifo10-video", data)
     sim = simulate(validate({**data, "duration": "1s"}), progress=False)
-    for table in ("packets", "queue", "flow_samples"):
+    assert set(emu.tables) == set(sim.tables), (sorted(emu.tables), sorted(sim.tables))
+    # The kernel does not count a connection's fast retransmits or spurious timeouts: those
+    # cells are missing (nullable UInt64), every other column has the simulator's dtype.
+    not_measured = {("flows", "fast_retransmits"), ("flows", "spurious_timeouts")}
+    for table in sim.tables:
         assert list(emu.tables[table].columns) == list(sim.tables[table].columns), table
-        assert list(emu.tables[table].dtypes) == list(sim.tables[table].dtypes), table
-    assert {"flow", "group", "start_ns", "stop_ns", "base_rtt_ns"} <= set(emu.tables["flows"].columns)
+        for column in sim.tables[table].columns:
+            want = "UInt64" if (table, column) in not_measured else sim.tables[table][column].dtype
+            assert emu.tables[table][column].dtype == want, (table, column, emu.tables[table][column].dtype)
+    flows = emu.tables["flows"].set_index("flow")
+    assert flows["fast_retransmits"].isna().tolist() == [True, False]  # TCP unmeasured, UDP zero
+    assert flows.loc[1, ["fast_retransmits", "timeouts", "spurious_timeouts"]].tolist() == [0, 0, 0]
+    assert flows.loc[0, "timeouts"] >= 0 and flows.loc[0, "delivered_bytes"] > 0
+    assert len(emu.tables["media_frames"]) >= 50 and len(emu.tables["media"]) > 0
     assert len(emu.periods) == 1 and emu.periods["utilization_mbps"][0] > 5
 
 

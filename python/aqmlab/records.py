@@ -21,8 +21,20 @@ DROP_REASONS: list[str] = list(_core.DROP_REASON_NAMES)
 
 
 def to_frame(columns: list[tuple[str, str, bytes]]) -> pd.DataFrame:
-    """One table from the binding's (name, numpy dtype code, little-endian bytes) columns."""
-    return pd.DataFrame({name: np.frombuffer(buf, dtype=np.dtype(f"<{dtype}")) for name, dtype, buf in columns})
+    """One table from the binding's (name, numpy dtype code, little-endian bytes) columns.
+
+    The code ``u8?`` marks a column with cells the engine did not measure: its bytes are the
+    values, then one byte per row (1 measured, 0 missing); it becomes a nullable ``UInt64``."""
+    return pd.DataFrame({name: _column(dtype, buf) for name, dtype, buf in columns})
+
+
+def _column(dtype: str, buf: bytes) -> np.ndarray | pd.api.extensions.ExtensionArray:
+    if dtype == "u8?":
+        rows = len(buf) // 9
+        values = np.frombuffer(buf, dtype="<u8", count=rows)
+        measured = np.frombuffer(buf, dtype="u1", offset=8 * rows).astype(bool)
+        return pd.arrays.IntegerArray(values.copy(), ~measured)
+    return np.frombuffer(buf, dtype=np.dtype(f"<{dtype}"))
 
 
 def name_packet_events(packets: pd.DataFrame) -> pd.DataFrame:

@@ -7,6 +7,7 @@
 //! payload; `_pkts` columns are packets.
 
 use aqmlab_core::qdisc::{NamedStat, AVERAGE_QUEUE};
+use crate::app::rtp::MediaFrame;
 use aqmlab_core::{DropReason, Packet, Queue, Time};
 
 /// A typed column; its numpy dtype is [`Column::dtype`].
@@ -15,6 +16,9 @@ pub enum Column {
     U32(Vec<u32>),
     U64(Vec<u64>),
     F64(Vec<f64>),
+    /// Unsigned 64-bit values some of which the engine did not measure (missing, not zero):
+    /// the emulator's counters that the kernel does not report per connection.
+    OptU64(Vec<Option<u64>>),
 }
 
 impl Column {
@@ -24,6 +28,8 @@ impl Column {
             Column::U32(_) => "u4",
             Column::U64(_) => "u8",
             Column::F64(_) => "f8",
+            // Not a numpy code: Python makes it a nullable UInt64 column (records.to_frame).
+            Column::OptU64(_) => "u8?",
         }
     }
     /// Little-endian bytes of the column (numpy's `<u4` etc.).
@@ -33,6 +39,11 @@ impl Column {
             Column::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Column::U64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Column::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            // The values (0 where missing), then one byte per row: 1 measured, 0 missing.
+            Column::OptU64(v) => {
+                let values = v.iter().flat_map(|x| x.unwrap_or(0).to_le_bytes());
+                values.chain(v.iter().map(|x| x.is_some() as u8)).collect()
+            }
         }
     }
 }
@@ -319,6 +330,153 @@ impl FramesTable {
     }
 }
 
+/// One flow's static description and totals (a row of the `flows` table).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FlowRow {
+    pub flow: u32,
+    /// Index of its flow group in the scenario.
+    pub group: u32,
+    pub is_tcp: bool,
+    /// When it starts and stops sending, ns.
+    pub start_ns: u64,
+    pub stop_ns: u64,
+    /// One-way delays of its sender's and receiver's access links, ns.
+    pub sender_delay_ns: u64,
+    pub receiver_delay_ns: u64,
+    /// Round-trip propagation delay of its path, ns (no queueing, no serialization).
+    pub base_rtt_ns: u64,
+    pub counters: FlowCounters,
+}
+
+/// A flow's transport counters over the run, zero where they do not apply (UDP) and `None`
+/// where the engine does not measure them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FlowCounters {
+    /// Packets sent, retransmissions included.
+    pub packets_sent: u64,
+    /// Segments sent again (fast retransmits, timeouts and their go-back-N resends).
+    pub retransmissions: u64,
+    /// Loss recoveries entered by duplicate ACKs or SACK (not measured by the emulator: the
+    /// kernel's TCP_INFO has no per-connection count).
+    pub fast_retransmits: Option<u64>,
+    /// Retransmission timeouts (the emulator: the kernel's `tcpi_total_rto`, Linux >= 6.7).
+    pub timeouts: Option<u64>,
+    /// Timeouts found spurious (F-RTO, RFC 5682; not measured by the emulator).
+    pub spurious_timeouts: Option<u64>,
+    /// Payload bytes delivered in order to the receiver (headers excluded).
+    pub delivered_bytes: u64,
+}
+
+/// The `flows` table: one row per flow, in flow order. A counter column is a plain `u8`
+/// column when every row measured it (always, in the simulator) and a nullable one otherwise.
+#[derive(Default)]
+pub struct FlowsTable {
+    rows: Vec<FlowRow>,
+}
+
+impl FlowsTable {
+    pub fn push(&mut self, r: FlowRow) {
+        self.rows.push(r);
+    }
+
+    pub fn into_table(self) -> Table {
+        let r = &self.rows;
+        let u64s = |f: fn(&FlowRow) -> u64| Column::U64(r.iter().map(f).collect());
+        let counted = |f: fn(&FlowCounters) -> Option<u64>| {
+            let v: Vec<Option<u64>> = r.iter().map(|row| f(&row.counters)).collect();
+            match v.iter().all(Option::is_some) {
+                true => Column::U64(v.into_iter().flatten().collect()),
+                false => Column::OptU64(v),
+            }
+        };
+        vec![
+            ("flow", Column::U32(r.iter().map(|x| x.flow).collect())),
+            ("group", Column::U32(r.iter().map(|x| x.group).collect())),
+            ("is_tcp", Column::U8(r.iter().map(|x| x.is_tcp as u8).collect())),
+            ("start_ns", u64s(|x| x.start_ns)),
+            ("stop_ns", u64s(|x| x.stop_ns)),
+            ("sender_delay_ns", u64s(|x| x.sender_delay_ns)),
+            ("receiver_delay_ns", u64s(|x| x.receiver_delay_ns)),
+            ("base_rtt_ns", u64s(|x| x.base_rtt_ns)),
+            ("packets_sent", u64s(|x| x.counters.packets_sent)),
+            ("retransmissions", u64s(|x| x.counters.retransmissions)),
+            ("fast_retransmits", counted(|c| c.fast_retransmits)),
+            ("timeouts", counted(|c| c.timeouts)),
+            ("spurious_timeouts", counted(|c| c.spurious_timeouts)),
+            ("delivered_bytes", u64s(|x| x.counters.delivered_bytes)),
+        ]
+    }
+}
+
+/// The `media` table: one row per packet a media flow's receiver got (loss, one-way delay
+/// and jitter are computed from it).
+#[derive(Default)]
+pub struct MediaPackets {
+    flow: Vec<u32>,
+    seq: Vec<u64>,
+    /// IP bytes.
+    size: Vec<u32>,
+    /// Send and receive times, ns.
+    sent_ns: Vec<u64>,
+    recv_ns: Vec<u64>,
+}
+
+impl MediaPackets {
+    pub fn push(&mut self, flow: u32, seq: u64, size: u32, sent_ns: u64, recv_ns: u64) {
+        self.flow.push(flow);
+        self.seq.push(seq);
+        self.size.push(size);
+        self.sent_ns.push(sent_ns);
+        self.recv_ns.push(recv_ns);
+    }
+
+    pub fn into_table(self) -> Table {
+        vec![
+            ("flow", Column::U32(self.flow)),
+            ("seq", Column::U64(self.seq)),
+            ("size", Column::U32(self.size)),
+            ("sent_ns", Column::U64(self.sent_ns)),
+            ("recv_ns", Column::U64(self.recv_ns)),
+        ]
+    }
+}
+
+/// The `media_frames` table: the frames of every video flow, flow by flow.
+#[derive(Default)]
+pub struct MediaFramesTable {
+    flow: Vec<u32>,
+    frame_id: Vec<u32>,
+    t_ns: Vec<u64>,
+    size: Vec<u32>,
+    first_seq: Vec<u64>,
+    packets: Vec<u32>,
+}
+
+impl MediaFramesTable {
+    /// Appends flow `flow`'s frames, numbered from 0 in the order the source produced them.
+    pub fn push_flow(&mut self, flow: u32, frames: &[MediaFrame]) {
+        for (id, fr) in frames.iter().enumerate() {
+            self.flow.push(flow);
+            self.frame_id.push(id as u32);
+            self.t_ns.push(fr.at.as_nanos());
+            self.size.push(fr.size);
+            self.first_seq.push(fr.first_seq);
+            self.packets.push(fr.packets);
+        }
+    }
+
+    pub fn into_table(self) -> Table {
+        vec![
+            ("flow", Column::U32(self.flow)),
+            ("frame_id", Column::U32(self.frame_id)),
+            ("t_ns", Column::U64(self.t_ns)),
+            ("size", Column::U32(self.size)),
+            ("first_seq", Column::U64(self.first_seq)),
+            ("packets", Column::U32(self.packets)),
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,5 +501,29 @@ mod tests {
         assert_eq!(c.dtype(), "u4");
         assert_eq!(c.to_le_bytes(), vec![1, 0, 0, 0, 4, 3, 2, 1]);
         assert_eq!(Column::F64(vec![1.0]).to_le_bytes(), 1.0f64.to_le_bytes().to_vec());
+        let missing = Column::OptU64(vec![Some(2), None]);
+        assert_eq!(missing.to_le_bytes(), [2u64.to_le_bytes().as_slice(), &[0; 8], &[1, 0]].concat());
+    }
+
+    /// A counter column is nullable only where a row did not measure it, so the simulator's
+    /// flows table keeps plain `u8` columns and the emulator's say "not measured", not 0.
+    #[test]
+    fn flows_table_counters_are_nullable_only_when_not_measured() {
+        let measured = FlowCounters { fast_retransmits: Some(3), timeouts: Some(1), spurious_timeouts: Some(0), ..Default::default() };
+        let mut t = FlowsTable::default();
+        t.push(FlowRow { flow: 0, counters: measured, ..Default::default() });
+        t.push(FlowRow { flow: 1, counters: FlowCounters { timeouts: Some(2), ..measured }, ..Default::default() });
+        let dtypes: Vec<(&str, &str)> = t.into_table().iter().map(|(n, c)| (*n, c.dtype())).collect();
+        assert!(dtypes.iter().all(|(_, d)| !d.ends_with('?')), "{dtypes:?}");
+
+        let kernel = FlowCounters { fast_retransmits: None, timeouts: Some(4), spurious_timeouts: None, ..Default::default() };
+        let mut t = FlowsTable::default();
+        t.push(FlowRow { flow: 0, counters: measured, ..Default::default() });
+        t.push(FlowRow { flow: 1, counters: kernel, ..Default::default() });
+        let table = t.into_table();
+        let dtype = |name: &str| table.iter().find(|(n, _)| *n == name).unwrap().1.dtype();
+        assert_eq!((dtype("fast_retransmits"), dtype("timeouts"), dtype("spurious_timeouts")), ("u8?", "u8", "u8?"));
+        let names: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names.len(), 14);
     }
 }

@@ -215,17 +215,11 @@ fn udp_schedule<'py>(
     ] {
         cols.append((name, col.dtype(), PyBytes::new(py, &col.to_le_bytes())))?;
     }
-    // The video frames as the simulator's `media_frames` columns (empty for other apps).
-    let frames = PyList::empty(py);
-    let f = &s.frames;
-    for (name, col) in [
-        ("t_ns", Column::U64(f.iter().map(|fr| fr.at.as_nanos()).collect())),
-        ("size", Column::U32(f.iter().map(|fr| fr.size).collect())),
-        ("first_seq", Column::U64(f.iter().map(|fr| fr.first_seq).collect())),
-        ("packets", Column::U32(f.iter().map(|fr| fr.packets).collect())),
-    ] {
-        frames.append((name, col.dtype(), PyBytes::new(py, &col.to_le_bytes())))?;
-    }
+    // The video frames as the simulator's `media_frames` table of this flow, built by the
+    // same table code (empty for other apps).
+    let mut frames = aqmlab_model::record::MediaFramesTable::default();
+    frames.push_flow(flow, &s.frames);
+    let frames = table_to_py(py, frames.into_table())?;
     Ok((cols, s.rtp, frames))
 }
 
@@ -288,6 +282,48 @@ fn replayed_flow_samples<'py>(
     table_to_py(py, table)
 }
 
+/// One emulated flow's row of the `flows` table: (flow, group, is_tcp, start_ns, stop_ns,
+/// sender_delay_ns, receiver_delay_ns, base_rtt_ns) and its counters (packets_sent,
+/// retransmissions, fast_retransmits, timeouts, spurious_timeouts, delivered_bytes), `None`
+/// where the kernel does not measure one.
+type EmulatedFlow = ((u32, u32, bool, u64, u64, u64, u64, u64), (u64, u64, Option<u64>, Option<u64>, Option<u64>, u64));
+
+/// The `flows` table of an emulated run, built by the simulator's table code
+/// (aqmlab-model's `record::FlowsTable`).
+#[pyfunction]
+fn replayed_flows_table<'py>(py: Python<'py>, rows: Vec<EmulatedFlow>) -> PyResult<Bound<'py, PyList>> {
+    use aqmlab_model::record::{FlowCounters, FlowRow, FlowsTable};
+    let mut table = FlowsTable::default();
+    for ((flow, group, is_tcp, start_ns, stop_ns, sender_delay_ns, receiver_delay_ns, base_rtt_ns), c) in rows {
+        let (packets_sent, retransmissions, fast_retransmits, timeouts, spurious_timeouts, delivered_bytes) = c;
+        let counters = FlowCounters { packets_sent, retransmissions, fast_retransmits, timeouts, spurious_timeouts, delivered_bytes };
+        table.push(FlowRow { flow, group, is_tcp, start_ns, stop_ns, sender_delay_ns, receiver_delay_ns, base_rtt_ns, counters });
+    }
+    table_to_py(py, table.into_table())
+}
+
+/// The `media` table of an emulated run from its receivers' logs (columns flow, seq, size,
+/// sent_ns, recv_ns), built by the simulator's table code (`record::MediaPackets`).
+#[pyfunction]
+fn replayed_media_table<'py>(
+    py: Python<'py>,
+    flow: Vec<u32>,
+    seq: Vec<u64>,
+    size: Vec<u32>,
+    sent_ns: Vec<u64>,
+    recv_ns: Vec<u64>,
+) -> PyResult<Bound<'py, PyList>> {
+    let n = flow.len();
+    if [seq.len(), size.len(), sent_ns.len(), recv_ns.len()].iter().any(|&len| len != n) {
+        return Err(value_error("media log: columns differ in length"));
+    }
+    let mut table = aqmlab_model::record::MediaPackets::default();
+    for i in 0..n {
+        table.push(flow[i], seq[i], size[i], sent_ns[i], recv_ns[i]);
+    }
+    table_to_py(py, table.into_table())
+}
+
 /// Start offsets of a flow group's flows, drawn as the simulator draws them.
 #[pyfunction]
 fn start_offsets(seed: u64, group: &str, count: u32, jitter_ns: u64) -> Vec<u64> {
@@ -316,6 +352,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(start_offsets, m)?)?;
     m.add_function(wrap_pyfunction!(replayed_frames_table, m)?)?;
     m.add_function(wrap_pyfunction!(replayed_flow_samples, m)?)?;
+    m.add_function(wrap_pyfunction!(replayed_flows_table, m)?)?;
+    m.add_function(wrap_pyfunction!(replayed_media_table, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     add_record_names(m)?;
     Ok(())

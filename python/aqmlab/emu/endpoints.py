@@ -43,7 +43,8 @@ APP_MAGIC = b"AQML"
 #: magic, seq, frame_id, frame_type, pad, frag_index, frag_count, pad, sent_ns, flow (32 bytes)
 APP_HEADER = struct.Struct("!4sIIBBHHHQI")
 IP_UDP_HEADERS = _core.UDP_IP_HEADER_BYTES
-TCP_INFO_LEN = 232
+#: Bytes of struct tcp_info asked for: up to tcpi_total_rto_time (Linux 6.7); older kernels return less.
+TCP_INFO_LEN = 248
 CHUNK = 256 * 1024
 #: Linux SO_TIMESTAMPNS (asm-generic/socket.h; also the control message type): Python's socket
 #: module does not export it.
@@ -76,7 +77,10 @@ def tcp_info(sock: socket.socket) -> dict[str, int]:
     u64 = lambda off: struct.unpack_from("Q", raw, off)[0]  # noqa: E731
     return {"rto_us": u32(8), "snd_mss": u32(16), "rtt_us": u32(68), "snd_ssthresh": u32(76),
             "snd_cwnd": u32(80), "total_retrans": u32(100), "bytes_acked": u64(120),
-            "segs_out": u32(136), "min_rtt_us": u32(148) if len(raw) >= 152 else 0}
+            "segs_out": u32(136), "min_rtt_us": u32(148) if len(raw) >= 152 else 0,
+            # tcpi_total_rto (__u16, Linux >= 6.7): retransmission timeouts of the connection;
+            # -1 when the kernel is older and does not report it.
+            "total_rto": struct.unpack_from("H", raw, 240)[0] if len(raw) >= 242 else -1}
 
 
 class TcpSender(threading.Thread):
@@ -221,10 +225,11 @@ def run_sender(spec: dict[str, Any], out: Path) -> None:
     totals = []
     for s in tcp:
         i = s.final or {}
-        totals.append((s.flow["flow"], i.get("segs_out", 0), i.get("total_retrans", 0), i.get("min_rtt_us", 0) * 1000))
+        totals.append((s.flow["flow"], i.get("segs_out", 0), i.get("total_retrans", 0), i.get("min_rtt_us", 0) * 1000,
+                       i.get("total_rto", -1)))
     for u in udp:
-        totals.append((u.flow["flow"], u.sent, 0, 0))
-    np.savez(out, samples=samples, totals=np.array(totals, dtype=np.int64).reshape(-1, 4))
+        totals.append((u.flow["flow"], u.sent, 0, 0, 0))
+    np.savez(out, samples=samples, totals=np.array(totals, dtype=np.int64).reshape(-1, 5))
 
 
 # ---- receiver ------------------------------------------------------------------------------

@@ -395,8 +395,8 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
     received = pd.DataFrame(raw["receiver"]["media"], columns=["flow", "seq", "size", "sent_ns", "recv_ns", "frame_id"])
     received["recv_ns"] = received["recv_ns"] - epoch
     received = received[(received["recv_ns"] >= 0) & (received["recv_ns"] < sc.duration)]
-    media = received.drop(columns="frame_id").astype(
-        {"flow": "u4", "seq": "u8", "size": "u4", "sent_ns": "u8", "recv_ns": "u8"}).reset_index(drop=True)
+    media = to_frame(_core.replayed_media_table(*(received[c].astype("u8").tolist()
+                                                  for c in ("flow", "seq", "size", "sent_ns", "recv_ns"))))
     samples = _flow_samples(sc, raw["sender"]["samples"], media, flows_plan)
     flows = _flows_table(sc, flows_plan, raw, media)
     tables = {"flows": flows, "packets": packets, "queue": queue, "flow_samples": samples}
@@ -405,7 +405,7 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
         tables["frames"] = annotate_frames(_frames_table(sc, mpeg, raw["schedules"], received))
     if len(media) or any(f["proto"] == "udp" for f in flows_plan):
         tables["media"] = media
-    video = [schedule.media_frames(f["flow"], raw["schedules"][f["flow"]]) for f in flows_plan if f["kind"] == "video"]
+    video = [schedule.media_frames(raw["schedules"][f["flow"]]) for f in flows_plan if f["kind"] == "video"]
     if video:
         tables["media_frames"] = pd.concat(video, ignore_index=True)
     flows["group_name"] = [f["group_name"] for f in flows_plan]
@@ -424,6 +424,9 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
                              "median": float(np.median(rtt)) / 1e6 if rtt.size else None, "count": int(rtt.size)},
             "offloads_off": raw["offloads_off"],
             "congestion_control": {str(f["flow"]): f["cc"] for f in flows_plan if f["proto"] == "tcp"},
+            # The kernel's minimum RTT of each TCP connection (tcpi_min_rtt), ms.
+            "kernel_min_rtt_ms": {str(int(r[0])): int(r[3]) / 1e6 for r in raw["sender"]["totals"]
+                                  if flows_plan[int(r[0])]["proto"] == "tcp"},
             "not_emulated": NOT_EMULATED,
         },
         "periods": json.loads(per.to_json(orient="records")) if len(per) else [],
@@ -459,26 +462,26 @@ def _flow_samples(sc: Scenario, tcp_rows: np.ndarray, media: pd.DataFrame, flows
 
 
 def _flows_table(sc: Scenario, flows: list[dict], raw: dict[str, Any], media: pd.DataFrame) -> pd.DataFrame:
+    """The simulator's flows table, built by its table code in Rust (aqmlab-model's
+    ``record::FlowsTable``): the plan says what each flow is, the sender's TCP_INFO and the
+    receivers' logs what it did. The kernel reports no per-connection count of fast
+    retransmits or spurious timeouts: those cells are missing (null) for TCP flows, and
+    ``timeouts`` is ``tcpi_total_rto`` (missing on kernels before 6.7)."""
     t = sc.to_sim_config()["topology"]
     totals = {int(r[0]): r for r in raw["sender"]["totals"]}
     tcp_bytes = {int(r[0]): int(r[1]) for r in raw["receiver"]["tcp_bytes"]}
     udp_bytes = (media["size"].astype("i8") - UDP_IP_HEADER).groupby(media["flow"]).sum().to_dict()
     rows = []
     for f in flows:
-        tot = totals.get(f["flow"], (f["flow"], 0, 0, 0))
+        tcp = f["proto"] == "tcp"
+        _, sent, retx, _min_rtt, rto = (int(x) for x in totals.get(f["flow"], (f["flow"], 0, 0, 0, -1 if tcp else 0)))
         access = f["sender_delay_ns"] + f["receiver_delay_ns"]
-        rows.append({
-            "flow": f["flow"], "group": f["group"], "is_tcp": int(f["proto"] == "tcp"),
-            "start_ns": f["start_ns"], "stop_ns": f["stop_ns"],
-            "sender_delay_ns": f["sender_delay_ns"], "receiver_delay_ns": f["receiver_delay_ns"],
-            "base_rtt_ns": 2 * (access + t["bottleneck"]["delay_ns"]) if sc.topology.reverse is None
-            else 2 * access + t["bottleneck"]["delay_ns"] + t["reverse"]["delay_ns"],
-            "packets_sent": int(tot[1]), "retransmissions": int(tot[2]),
-            # The kernel's minimum RTT of the connection (tcpi_min_rtt, microseconds); 0 for UDP.
-            "min_rtt_ns": int(tot[3]),
-            "delivered_bytes": tcp_bytes.get(f["flow"], 0) if f["proto"] == "tcp" else int(udp_bytes.get(f["flow"], 0)),
-        })
-    df = pd.DataFrame(rows)
-    return df.astype({"flow": "u4", "group": "u4", "is_tcp": "u1", "start_ns": "u8", "stop_ns": "u8",
-                      "sender_delay_ns": "u8", "receiver_delay_ns": "u8", "base_rtt_ns": "u8",
-                      "packets_sent": "u8", "retransmissions": "u8", "min_rtt_ns": "u8", "delivered_bytes": "u8"})
+        base_rtt = (2 * (access + t["bottleneck"]["delay_ns"]) if sc.topology.reverse is None
+                    else 2 * access + t["bottleneck"]["delay_ns"] + t["reverse"]["delay_ns"])
+        delivered = tcp_bytes.get(f["flow"], 0) if tcp else int(udp_bytes.get(f["flow"], 0))
+        description = (f["flow"], f["group"], tcp, f["start_ns"], f["stop_ns"], f["sender_delay_ns"],
+                       f["receiver_delay_ns"], base_rtt)
+        not_measured = None if tcp else 0  # zero where a counter does not apply (UDP)
+        counters = (sent, retx, not_measured, (rto if rto >= 0 else None) if tcp else 0, not_measured, delivered)
+        rows.append((description, counters))
+    return to_frame(_core.replayed_flows_table(rows))

@@ -51,7 +51,8 @@ def write(sc: Scenario, flow: dict[str, Any], path: Path) -> Path:
                                            flow["stop_ns"], flow["dscp"], class_dscp(sc))
     # Any: numpy's stub for savez types **kwds such that a str -> ndarray dict clashes with allow_pickle
     arrays: dict[str, Any] = {name: _array(dt, buf) for name, dt, buf in cols}
-    arrays |= {FRAMES + name: _array(dt, buf) for name, dt, buf in frames}
+    # The media_frames table of the flow, in its own dtypes.
+    arrays |= {FRAMES + name: np.frombuffer(buf, dtype=np.dtype(f"<{dt}")) for name, dt, buf in frames}
     np.savez(path, rtp=np.array(rtp), **arrays)
     return path
 
@@ -65,11 +66,7 @@ def packets(schedule: dict[str, np.ndarray]) -> pd.DataFrame:
     return pd.DataFrame({k: v for k, v in schedule.items() if k != "rtp" and not k.startswith(FRAMES)})
 
 
-def media_frames(flow: int, schedule: dict[str, np.ndarray]) -> pd.DataFrame:
-    """The simulator's media_frames rows of a video flow from its loaded schedule: one per
-    frame the model generated, numbered in order."""
-    f = pd.DataFrame({k[len(FRAMES):]: v for k, v in schedule.items() if k.startswith(FRAMES)})
-    f.insert(0, "frame_id", np.arange(len(f)))
-    f.insert(0, "flow", flow)
-    return f[["flow", "frame_id", "t_ns", "size", "first_seq", "packets"]].astype(
-        {"flow": "u4", "frame_id": "u4", "t_ns": "u8", "size": "u4", "first_seq": "u8", "packets": "u4"})
+def media_frames(schedule: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The simulator's media_frames rows of a video flow, as the simulator's table code built
+    them from the flow's schedule (`_core.udp_schedule`): one per frame the model generated."""
+    return pd.DataFrame({k[len(FRAMES):]: v for k, v in schedule.items() if k.startswith(FRAMES)})

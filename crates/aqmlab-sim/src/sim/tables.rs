@@ -6,7 +6,7 @@ use super::network::Network;
 use super::{Event, Simulation};
 use crate::pcap::PcapWriter;
 use aqmlab_core::{Proto, Time};
-use aqmlab_model::record::{Column, Table};
+use aqmlab_model::record::{Column, FlowCounters, FlowRow, FlowsTable, Table};
 
 /// Where the applications' tables go among the records, as before they came through
 /// `Application::tables`: the order of the record list the binding returns. A table not
@@ -36,52 +36,30 @@ impl Simulation {
     /// The static description and totals of every flow.
     pub fn flows_table(&self) -> Table {
         let t = &self.net.cfg.topology;
-        let n = self.net.flows.len();
-        let (mut id, mut group, mut is_tcp) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut start, mut stop, mut sdelay, mut rdelay, mut base_rtt) =
-            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut sent, mut retx, mut fast, mut tos, mut spurious, mut delivered) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
+        let mut table = FlowsTable::default();
         for (i, (f, app)) in self.net.flows.iter().zip(&self.apps).enumerate() {
-            id.push(i as u32);
-            group.push(f.group as u32);
-            start.push(f.start.as_nanos());
-            stop.push(f.stop.as_nanos());
-            sdelay.push(f.sender_delay.as_nanos());
-            rdelay.push(f.receiver_delay.as_nanos());
             let [enter, exit] = self.net.cfg.flow_groups[f.group].path_in(t);
-            base_rtt.push(2 * (f.sender_delay.as_nanos() + f.receiver_delay.as_nanos()) + t.path_delay_ns(enter, exit));
             let tot = app.totals();
-            is_tcp.push((app.proto() == Proto::Tcp) as u8);
-            sent.push(tot.packets_sent);
-            retx.push(tot.retransmissions);
-            fast.push(tot.fast_retransmits);
-            tos.push(tot.timeouts);
-            spurious.push(tot.spurious_timeouts);
-            delivered.push(tot.delivered_bytes);
+            table.push(FlowRow {
+                flow: i as u32,
+                group: f.group as u32,
+                is_tcp: app.proto() == Proto::Tcp,
+                start_ns: f.start.as_nanos(),
+                stop_ns: f.stop.as_nanos(),
+                sender_delay_ns: f.sender_delay.as_nanos(),
+                receiver_delay_ns: f.receiver_delay.as_nanos(),
+                base_rtt_ns: 2 * (f.sender_delay.as_nanos() + f.receiver_delay.as_nanos()) + t.path_delay_ns(enter, exit),
+                counters: FlowCounters {
+                    packets_sent: tot.packets_sent,
+                    retransmissions: tot.retransmissions,
+                    fast_retransmits: Some(tot.fast_retransmits),
+                    timeouts: Some(tot.timeouts),
+                    spurious_timeouts: Some(tot.spurious_timeouts),
+                    delivered_bytes: tot.delivered_bytes,
+                },
+            });
         }
-        vec![
-            ("flow", Column::U32(id)),
-            ("group", Column::U32(group)),
-            ("is_tcp", Column::U8(is_tcp)),
-            ("start_ns", Column::U64(start)),
-            ("stop_ns", Column::U64(stop)),
-            ("sender_delay_ns", Column::U64(sdelay)),
-            ("receiver_delay_ns", Column::U64(rdelay)),
-            ("base_rtt_ns", Column::U64(base_rtt)),
-            ("packets_sent", Column::U64(sent)),
-            ("retransmissions", Column::U64(retx)),
-            ("fast_retransmits", Column::U64(fast)),
-            ("timeouts", Column::U64(tos)),
-            ("spurious_timeouts", Column::U64(spurious)),
-            ("delivered_bytes", Column::U64(delivered)),
-        ]
+        table.into_table()
     }
 
     /// The applications' own tables (`Application::tables`): each the rows of every flow that
@@ -144,6 +122,7 @@ fn append_rows(name: &str, table: &mut Table, rows: Table) {
             (Column::U32(a), Column::U32(b)) => a.extend(b),
             (Column::U64(a), Column::U64(b)) => a.extend(b),
             (Column::F64(a), Column::F64(b)) => a.extend(b),
+            (Column::OptU64(a), Column::OptU64(b)) => a.extend(b),
             _ => panic!("flows give column {name}.{column} different types"),
         }
     }

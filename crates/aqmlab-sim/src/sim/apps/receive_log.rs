@@ -2,7 +2,7 @@
 //! packet received, which becomes that flow's rows of the `media` table.
 
 use aqmlab_core::{Packet, Time};
-use aqmlab_model::record::{Column, Table};
+use aqmlab_model::record::{MediaPackets, Table};
 
 /// One row per packet the receiver got: sequence number, size, send and receive times.
 #[derive(Default)]
@@ -27,13 +27,10 @@ impl ReceiveLog {
     /// number, size, send and receive times. Loss, one-way delay and jitter are computed from
     /// it.
     pub(super) fn media_table(&self, f: u32) -> (&'static str, Table) {
-        let table = vec![
-            ("flow", Column::U32(vec![f; self.seq.len()])),
-            ("seq", Column::U64(self.seq.clone())),
-            ("size", Column::U32(self.size.clone())),
-            ("sent_ns", Column::U64(self.sent_ns.clone())),
-            ("recv_ns", Column::U64(self.recv_ns.clone())),
-        ];
-        ("media", table)
+        let mut table = MediaPackets::default();
+        for i in 0..self.seq.len() {
+            table.push(f, self.seq[i], self.size[i], self.sent_ns[i], self.recv_ns[i]);
+        }
+        ("media", table.into_table())
     }
 }

@@ -7,7 +7,7 @@ use super::{sample_without_window, AppSetup, Application, FlowTotals};
 use aqmlab_core::{Packet, Proto, Time};
 use aqmlab_model::app::rtp::{Emission, MediaSource, RtpConfig};
 use aqmlab_model::headers::RTP_UDP_IP_HEADER_BYTES;
-use aqmlab_model::record::{Column, FlowSample, Table};
+use aqmlab_model::record::{FlowSample, MediaFramesTable, Table};
 use aqmlab_model::streams;
 
 /// The source produces its next frame or packet.
@@ -79,23 +79,9 @@ impl Rtp {
     /// packet was due, its size, and its packets as a run of sequence numbers (with `media`,
     /// which of a frame's packets arrived).
     fn media_frames_table(&self, f: u32) -> Table {
-        let frames = &self.src.frames;
-        let (mut id, mut t, mut size, mut first, mut packets) = (vec![], vec![], vec![], vec![], vec![]);
-        for (i, fr) in frames.iter().enumerate() {
-            id.push(i as u32);
-            t.push(fr.at.as_nanos());
-            size.push(fr.size);
-            first.push(fr.first_seq);
-            packets.push(fr.packets);
-        }
-        vec![
-            ("flow", Column::U32(vec![f; frames.len()])),
-            ("frame_id", Column::U32(id)),
-            ("t_ns", Column::U64(t)),
-            ("size", Column::U32(size)),
-            ("first_seq", Column::U64(first)),
-            ("packets", Column::U32(packets)),
-        ]
+        let mut table = MediaFramesTable::default();
+        table.push_flow(f, &self.src.frames);
+        table.into_table()
     }
 }
 
