@@ -47,6 +47,15 @@ def test_a_config_of_the_wrong_shape_is_a_shape_error_of_the_whole_document():
         assert "no_such_field" in err.value.message
 
 
+def test_the_emulators_router_refuses_its_config_with_the_same_typed_error():
+    """Both engines share one error type (aqmlab-model's ConfigError): the router's refusal
+    carries its path and kind as data too."""
+    with pytest.raises(_core.ConfigError) as err:
+        _core.Router(json.dumps({"seed": 1}))
+    assert err.value.kind == "shape" and err.value.path == ""
+    assert "missing field" in err.value.message
+
+
 def test_a_group_error_names_the_group():
     config = _config()
     config["flow_groups"][0]["path_loss"] = 1.5
@@ -173,6 +182,9 @@ def test_the_stubs_return_types_hold_for_every_cheap_call():
         # One TCP sender row (8 values) and one UDP flow with one delivery, sampled at 0 and 1 s.
         "replayed_flow_samples": ([0, 2, 1000, 14600, 0, 0, 0, 0], [(5, [500_000_000], [1028])], 1_000_000_000,
                                   1_000_000_000),
+        # A TCP flow whose fast retransmits and spurious timeouts were not measured.
+        "replayed_flows_table": ([((0, 0, True, 0, 10, 1, 1, 4), (20, 1, None, 0, None, 14600))],),
+        "replayed_media_table": ([5], [0], [1028], [10], [20]),
     }
     functions = {n for n, node in stub.items() if isinstance(node, ast.FunctionDef)}
     assert functions == set(calls), "give every function of the stub a cheap call here"

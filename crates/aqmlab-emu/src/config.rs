@@ -1,6 +1,7 @@
 //! The router's run description, as JSON from the Python front end (already normalized:
 //! integer nanoseconds and bits per second). `deny_unknown_fields` keeps the layers honest.
 
+use aqmlab_model::config_error::{ConfigError, ConfigErrorKind};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -109,30 +110,34 @@ impl Default for RecordsConfig {
 }
 
 impl RouterConfig {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         for (name, link) in [("forward", &self.forward), ("reverse", &self.reverse)] {
-            link.qdisc.validate().map_err(|e| format!("{name}.qdisc: {e}"))?;
+            link.qdisc.validate().map_err(|e| ConfigError::invalid(format!("{name}.qdisc"), e))?;
         }
         for (dscp, class) in &self.classify.dscp_classes {
             if *dscp > 63 {
-                return Err(format!("classify.dscp_classes: DSCP {dscp} out of range; allowed 0..=63"));
+                return Err(ConfigError::invalid("classify.dscp_classes", format!("DSCP {dscp} out of range; allowed 0..=63")));
             }
             if *class > 3 {
-                return Err(format!("classify.dscp_classes: class {class} out of range; allowed 0..=3"));
+                return Err(ConfigError::invalid("classify.dscp_classes", format!("class {class} out of range; allowed 0..=3")));
             }
         }
         if self.classify.default_class > 3 {
-            return Err("classify.default_class: allowed 0..=3".into());
+            return Err(ConfigError::invalid("classify.default_class", "allowed 0..=3"));
         }
         if self.sender_iface.is_empty() || self.receiver_iface.is_empty() || self.sender_iface == self.receiver_iface {
-            return Err("sender_iface and receiver_iface must be two different interface names".into());
+            return Err(ConfigError::invalid("sender_iface", "sender_iface and receiver_iface must be two different interface names"));
         }
         Ok(())
     }
 }
 
-pub fn parse(json: &str) -> Result<RouterConfig, String> {
-    let cfg: RouterConfig = serde_json::from_str(json).map_err(|e| format!("router config: {e}"))?;
+pub fn parse(json: &str) -> Result<RouterConfig, ConfigError> {
+    let cfg: RouterConfig = serde_json::from_str(json).map_err(|e| ConfigError {
+        kind: ConfigErrorKind::Shape,
+        path: String::new(),
+        message: format!("router config: {e}"),
+    })?;
     cfg.validate()?;
     Ok(cfg)
 }

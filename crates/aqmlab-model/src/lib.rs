@@ -5,6 +5,7 @@
 //!   open-loop traffic sources both engines send from (MPEG-1 frames, RTP media);
 //! * [`streams`]: the named random streams, so that both engines draw the same numbers for
 //!   the same scenario and seed;
+//! * [`config_error`]: the error both engines return for a config they refuse;
 //! * [`headers`]: header sizes on the wire;
 //! * [`record`]: the record tables and their units, one schema for both engines;
 //! * [`replay`]: the tables of an emulated run, from its sender's schedule and its logs.
@@ -14,6 +15,7 @@
 //! [`app::AppConfig`] for why that enum is not split); the TCP sender and receiver stay in
 //! the simulator.
 pub mod app;
+pub mod config_error;
 pub mod headers;
 pub mod record;
 pub mod replay;

@@ -3,7 +3,7 @@
 //! and aqmlab-emu.
 
 use aqmlab_core::units::{self, Limit};
-use aqmlab_sim::config::ConfigError as SimConfigError;
+use aqmlab_model::config_error::ConfigError as EngineConfigError;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -19,12 +19,13 @@ create_exception!(
     _core,
     ConfigError,
     PyValueError,
-    "The simulator refused its config. `.kind` is \"shape\" (the JSON does not fit the config) or \"invalid\" (a value out of range), `.path` the dotted location in the config (\"\" for the whole), `.message` what is wrong there."
+    "An engine (the simulator, or the emulator's router) refused its config. `.kind` is \"shape\" (the JSON does not fit the config) or \"invalid\" (a value out of range), `.path` the dotted location in the config (\"\" for the whole), `.message` what is wrong there."
 );
 create_exception!(_core, Cancelled, PyKeyboardInterrupt, "A run stopped by `cancel()` before its end.");
 
-/// The simulator's error as a `ConfigError` carrying its parts as attributes.
-fn config_error(py: Python<'_>, e: SimConfigError) -> PyErr {
+/// An engine's error (the simulator's or the emulator router's) as a `ConfigError` carrying its
+/// parts as attributes.
+fn config_error(py: Python<'_>, e: EngineConfigError) -> PyErr {
     let err = ConfigError::new_err(e.to_string());
     let value = err.value(py);
     let set = || -> PyResult<()> {
@@ -141,8 +142,8 @@ struct Router {
 #[pymethods]
 impl Router {
     #[new]
-    fn new(config_json: &str) -> PyResult<Router> {
-        let cfg = aqmlab_emu::config::parse(config_json).map_err(value_error)?;
+    fn new(py: Python<'_>, config_json: &str) -> PyResult<Router> {
+        let cfg = aqmlab_emu::config::parse(config_json).map_err(|e| config_error(py, e))?;
         let router = aqmlab_emu::Router::new(cfg).map_err(PyRuntimeError::new_err)?;
         let epoch = router.epoch_handle();
         Ok(Router { inner: Mutex::new(router), cancel: Arc::default(), epoch })
