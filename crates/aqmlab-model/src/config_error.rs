@@ -60,4 +60,3 @@ impl From<ConfigError> for String {
         e.to_string()
     }
 }
-

@@ -6,8 +6,8 @@
 //! bytes at the IP layer (headers included, see [`crate::headers`]) unless a field says
 //! payload; `_pkts` columns are packets.
 
-use aqmlab_core::qdisc::{NamedStat, AVERAGE_QUEUE};
 use crate::app::rtp::MediaFrame;
+use aqmlab_core::qdisc::{NamedStat, AVERAGE_QUEUE};
 use aqmlab_core::{DropReason, Packet, Queue, Time};
 
 /// A typed column; its numpy dtype is [`Column::dtype`].

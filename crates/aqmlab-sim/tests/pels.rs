@@ -65,6 +65,7 @@ fn f64_column(tables: &[(&'static str, Vec<(&'static str, Column)>)], table: &st
         Column::U64(v) => v.iter().map(|&x| x as f64).collect(),
         Column::U32(v) => v.iter().map(|&x| x as f64).collect(),
         Column::U8(v) => v.iter().map(|&x| x as f64).collect(),
+        Column::OptU64(v) => v.iter().map(|x| x.map_or(f64::NAN, |x| x as f64)).collect(),
     }
 }
 
