@@ -2,6 +2,7 @@
 //! play the network by hand, so each RFC rule is checked in isolation.
 
 use super::*;
+use aqmlab_model::app::tcp_config::CongestionControl;
 
 fn cfg() -> TcpConfig {
     TcpConfig {
@@ -819,4 +820,82 @@ fn cubic_sender_reduces_by_beta_0_7_on_loss_timeout_and_ecn() {
     let mut s = cubic_sender_with_window(20, TcpConfig { ecn: true, ..cfg() });
     s.on_ack(1 + MSS, true, ms(100), &mut out);
     assert_eq!((s.cwnd, s.ssthresh), (19 * MSS * 7 / 10, 19 * MSS * 7 / 10));
+}
+
+/// A SACK sender (controller `cc`) with a window of 20 segments whose segment 0 is lost, and
+/// so is every retransmission of it: all the other segments arrive and are SACKed, so RFC
+/// 6675's NextSeg (2) keeps sending new data while HighACK stays at segment 0, and only the
+/// timer can repair the hole. Returns the sender when its timer is due.
+fn sack_recovery_held_by_a_lost_retransmission(cc: CongestionControl) -> (TcpSender, Time) {
+    let c = TcpConfig { congestion_control: cc, ..sack_cfg() };
+    let mut s = TcpSender::new(&c);
+    (s.cwnd, s.ssthresh) = (20 * MSS, 20 * MSS);
+    let mut r = TcpReceiver::new(&c);
+    let mut out = Vec::new();
+    s.send_available(ms(0), &mut out);
+    for round in 1..=5 {
+        let now = ms(10 * round); // round trips of 10 ms, far inside the 1 s RTO
+        for seg in std::mem::take(&mut out) {
+            if seg.seq == ISS_DATA {
+                continue;
+            }
+            r.on_data(seg.seq, seg.len, false, now);
+            let (ack, _) = r.take_ack();
+            s.on_ack_sack(ack, false, &blocks(&r), now, &mut out);
+        }
+    }
+    assert!(s.in_recovery());
+    let deadline = s.rto_deadline().unwrap();
+    (s, deadline)
+}
+
+#[test]
+fn a_timeout_in_sack_recovery_keeps_the_reduction_already_made() {
+    // Issue 27: CUBIC with SACK timed out after each such stall and took ssthresh from 0.7 x
+    // HighData - HighACK, which counts the SACKed bytes and the new data sent during the
+    // stall (here over 4 times cwnd): ssthresh rose far above the window in use, the next slow
+    // start overshot the path and the cycle repeated. The reduction for this window of data
+    // was made when recovery began (Linux's tcp_enter_loss: "reduce ssthresh if it has not
+    // yet been made inside this window"); the timeout keeps it, for NewReno too.
+    for cc in [CongestionControl::Cubic, CongestionControl::NewReno] {
+        let (mut s, deadline) = sack_recovery_held_by_a_lost_retransmission(cc);
+        let (cwnd_before, ssthresh_before) = (s.cwnd, s.ssthresh);
+        assert!(s.snd_max() - s.snd_una() > 4 * cwnd_before, "{cc:?}: the stall must have sent new data");
+        let mut out = Vec::new();
+        s.on_timer(deadline, &mut out);
+        assert_eq!(s.stats.timeouts, 1);
+        assert!(s.ssthresh <= cwnd_before, "{cc:?}: ssthresh {} above the window before {}", s.ssthresh, cwnd_before);
+        assert_eq!((s.cwnd, s.ssthresh), (MSS, ssthresh_before), "{cc:?}");
+        // The backed-off timer fires again with the hole still open: still the same reduction
+        // (RFC 5681 section 3.1 asks for one only when the segment "has not yet been resent
+        // by way of the retransmission timer").
+        let again = s.rto_deadline().unwrap();
+        s.on_timer(again, &mut out);
+        assert_eq!((s.stats.timeouts, s.cwnd, s.ssthresh), (2, MSS, ssthresh_before), "{cc:?}");
+    }
+}
+
+#[test]
+fn a_sack_timeout_outside_recovery_reduces_at_most_the_window_in_use() {
+    // Outside recovery a timeout reduces again: from FlightSize, but never from more than cwnd
+    // (RFC 9438 section 4.6 allows cwnd; Linux uses it). FlightSize exceeds cwnd there when
+    // a recovery ended with data SACKed above the new HighACK; here set by hand: 20 segments
+    // in flight, a window of 5.
+    for cc in [CongestionControl::Cubic, CongestionControl::NewReno] {
+        let c = TcpConfig { congestion_control: cc, ..sack_cfg() };
+        let mut s = sender_with_window_of(20, &c);
+        (s.cwnd, s.ssthresh) = (5 * MSS, 5 * MSS);
+        let mut out = Vec::new();
+        s.on_timer(s.rto_deadline().unwrap(), &mut out);
+        let reduced = match cc {
+            CongestionControl::Cubic => (5.0 * MSS as f64 * cc::CUBIC_BETA) as u64,
+            CongestionControl::NewReno => 5 * MSS / 2,
+        };
+        assert_eq!((s.cwnd, s.ssthresh), (MSS, reduced), "{cc:?}");
+    }
+    // Without SACK the rule is RFC 5681's equation (4) on FlightSize, as before.
+    let mut s = sender_with_window(20);
+    (s.cwnd, s.ssthresh) = (5 * MSS, 5 * MSS);
+    s.on_timer(s.rto_deadline().unwrap(), &mut Vec::new());
+    assert_eq!(s.ssthresh, 10 * MSS);
 }
