@@ -18,8 +18,9 @@
 //!   replaces fast recovery by RFC 6675's conservative SACK-based loss recovery (IsLost,
 //!   SetPipe, NextSeg, RecoveryPoint); after a timeout it forgets the scoreboard (RFC 2018
 //!   section 8) and its go-back-N skips only what later ACKs SACK (RFC 6675 section 5.1).
-//!   A timeout reduces at most cwnd and not again for a loss already reduced for
-//!   ([`TcpSender::on_timer`]). Without SACK, every rule above is unchanged.
+//!   CUBIC with SACK reduces at most cwnd, and a timeout does not reduce again for a loss
+//!   already reduced for ([`TcpSender::on_timer`]). Without SACK, every rule above is
+//!   unchanged.
 //! * optional F-RTO (`TcpConfig::frto`): the basic detection algorithm of RFC 5682 section
 //!   2.1 decides, from the two ACKs after a timeout's retransmission, whether the timeout was
 //!   spurious; if so the sender stops go-back-N and continues with new data (conservative
@@ -515,7 +516,7 @@ impl TcpSender {
     fn enter_sack_recovery(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.stats.fast_retransmits += 1;
         self.recover = self.snd_max - 1;
-        self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.flight_size());
+        self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.reduction_basis());
         self.cwnd = self.ssthresh;
         self.in_recovery = true;
         let seq = self.snd_una;
@@ -582,36 +583,49 @@ impl TcpSender {
             return;
         }
         self.stats.ecn_reductions += 1;
-        self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.flight_size());
-        self.cwnd = self.ssthresh;
+        self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.reduction_basis());
+        // The section's response "halves the congestion window": it never raises it. After a
+        // timeout (cwnd of one segment, FlightSize still the go-back-N's) the reduced
+        // FlightSize is above cwnd, and the sender stays in slow start below the new ssthresh
+        // (found by the TCP fuzzer, `tcp::fuzz`).
+        self.cwnd = self.ssthresh.min(self.cwnd);
         self.ecn_recover = self.snd_max;
     }
 
-    /// The window a SACK sender's timeout reduces: FlightSize (RFC 5681 equation (4), RFC 9438
-    /// section 4.8) but at most cwnd. With SACK, HighData - HighACK also counts the bytes the
-    /// receiver SACKed and the new data RFC 6675's NextSeg (2) sent while a lost
-    /// retransmission held HighACK: up to three times cwnd, so a reduction of it raised
-    /// ssthresh above the window in use and the next slow start overshot the path. RFC 5681
-    /// section 3.1 asks for ssthresh "no more than" equation (4), RFC 9438 section 4.6 allows
-    /// cwnd in place of flight_size, and Linux reduces cwnd (`tcp_reno_ssthresh`,
-    /// `bictcp_recalc_ssthresh`). None without SACK: NewReno's rule stays as it was.
-    fn sack_timeout_basis(&self) -> Option<u64> {
-        self.sack.then(|| self.flight_size().min(self.cwnd))
+    /// Whether this sender reduces the window in use rather than FlightSize: CUBIC with SACK.
+    /// With SACK, FlightSize (HighData - HighACK) also counts the bytes the receiver SACKed and
+    /// the new data RFC 6675's NextSeg (2) sent while a lost retransmission held HighACK, up to
+    /// three times cwnd; reducing it set ssthresh above the window in use, and CUBIC's next
+    /// slow start overshot the path and stalled again (issue 27). RFC 9438 section 4.6 allows
+    /// cwnd in place of flight_size, and Linux reduces cwnd (`bictcp_recalc_ssthresh`).
+    /// NewReno keeps RFC 5681's equation (4) on FlightSize, SACK or not: the head-to-head
+    /// reproduction (NewReno with SACK) depends on it.
+    fn reduces_window_in_use(&self) -> bool {
+        self.sack && matches!(self.cc, Controller::Cubic(_))
+    }
+
+    /// The bytes a reduction (fast retransmit, ECN-Echo, timeout) starts from: FlightSize, or
+    /// at most cwnd where [`Self::reduces_window_in_use`].
+    fn reduction_basis(&self) -> u64 {
+        if self.reduces_window_in_use() {
+            self.flight_size().min(self.cwnd)
+        } else {
+            self.flight_size()
+        }
     }
 
     /// Handles the retransmission timer if it has expired at `now` (RFC 6298 section 5.4-5.6,
     /// ssthresh from the controller (RFC 5681 (4) for NewReno, RFC 9438 section 4.8 for CUBIC)
     /// and section 3.1's loss window of one segment).
     ///
-    /// With SACK, a timeout while the data of a loss is still unacknowledged (in RFC 6675
-    /// recovery, or in the go-back-N of an earlier timeout: HighACK <= RecoveryPoint) keeps
-    /// ssthresh: the reduction for that window was made when the loss was detected (Linux's
-    /// `tcp_enter_loss`: "reduce ssthresh if it has not yet been made inside this window";
-    /// RFC 5681 section 3.1 requires one only when the segment "has not yet been resent by way
-    /// of the retransmission timer"). Otherwise it reduces [`Self::sack_timeout_basis`]. Issue
-    /// 27: without these two rules a CUBIC SACK flow left each stalled recovery with ssthresh
-    /// at 0.7 x 2-3 times its window, overshot the path in slow start and stalled again.
-    /// Without SACK the rule is unchanged: ssthresh from FlightSize at every timeout.
+    /// Where [`Self::reduces_window_in_use`] (CUBIC with SACK), a timeout while the data of a
+    /// loss is still unacknowledged (in RFC 6675 recovery, or in the go-back-N of an earlier
+    /// timeout: HighACK <= RecoveryPoint) keeps ssthresh: the reduction for that window was
+    /// made when the loss was detected (Linux's `tcp_enter_loss`: "reduce ssthresh if it has
+    /// not yet been made inside this window"; RFC 5681 section 3.1 requires one only when the
+    /// segment "has not yet been resent by way of the retransmission timer"). Otherwise it
+    /// reduces [`Self::reduction_basis`]. Every other sender reduces FlightSize at every
+    /// timeout, as before.
     pub fn on_timer(&mut self, now: Time, out: &mut Vec<Segment>) {
         match self.rto_deadline {
             Some(d) if d <= now => {}
@@ -619,8 +633,8 @@ impl TcpSender {
         }
         self.stats.timeouts += 1;
         // The controller hears of every timeout (CUBIC's next stage starts with K = 0).
-        let reduced = self.cc.on_timeout(self.sack_timeout_basis().unwrap_or(self.flight_size()));
-        let reduction_made = self.sack && self.snd_una <= self.recover;
+        let reduced = self.cc.on_timeout(self.reduction_basis());
+        let reduction_made = self.reduces_window_in_use() && self.snd_una <= self.recover;
         if !reduction_made {
             self.ssthresh = reduced;
         }
