@@ -33,6 +33,7 @@
 //! boundaries.
 
 pub mod cc;
+pub mod fuzz;
 pub mod rtt;
 pub mod sack;
 
