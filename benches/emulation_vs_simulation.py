@@ -15,7 +15,7 @@ import sys
 import pandas as pd
 
 from aqmlab.emu.run import emulate
-from aqmlab.media import flow_quality
+from aqmlab.media import flow_quality, loss_against_sent_pct
 from aqmlab.run import simulate
 from aqmlab.scenario import load
 from aqmlab.video import stream_stats
@@ -30,11 +30,20 @@ def both(name: str, sets: list[str]):
 
 def sqf_rows(engine: str, r) -> dict:
     start, end = r.scenario.periods()[0]
-    q = flow_quality(r.tables["media"], start, end).set_index("flow")
+    t = r.tables
+    q = flow_quality(t["media"], start, end).set_index("flow")
     per = r.periods.iloc[0]
     tcp = r.flow_periods[r.flow_periods["group"] == "tcp"]["throughput_mbps"].sum()
+
+    # Against what was sent, not RFC 3550's received sequence range, which cannot see packets
+    # lost after the last one received (a stream starved to the end of the period read as 0 %).
+    def lost(flow: int) -> float:
+        receiver_delay = int(t["flows"].loc[t["flows"]["flow"] == flow, "receiver_delay_ns"].iloc[0])
+        after_bottleneck = r.scenario.topology.bottleneck.delay + receiver_delay
+        return round(loss_against_sent_pct(t, flow, start, end, r.scenario.duration, after_bottleneck), 2)
+
     return {"engine": engine, "qdisc": r.scenario.topology.bottleneck.qdisc.kind,
-            "video loss %": round(q.loc[0, "loss_pct"], 2), "audio loss %": round(q.loc[1, "loss_pct"], 2),
+            "video loss %": lost(0), "audio loss %": lost(1),
             "video delay p95 ms": round(q.loc[0, "delay_p95_ms"], 1),
             "audio delay p95 ms": round(q.loc[1, "delay_p95_ms"], 1),
             "TCP Mbit/s": round(tcp, 2), "util Mbit/s": round(per["utilization_mbps"], 2),

@@ -47,3 +47,33 @@ def test_video_and_audio_alone_are_lossless_and_at_rate():
     video_bytes = res.tables["media"].query("flow == 0")["size"].sum()
     assert 4.7e6 < video_bytes * 8 / 10 < 5.6e6  # payload 5 Mbit/s plus 40 B headers per packet
     assert len(res.tables["media"].query("flow == 1")) == 500  # one audio packet per 20 ms
+
+
+def test_loss_against_sent_sees_the_packets_lost_after_the_last_one_received():
+    # A flow sends 10 packets, one every 10 ms from t = 0, with a 10 ms sender delay to the
+    # bottleneck; the bottleneck drops the last 4 (a stream starved until the period ends).
+    # RFC 3550's count (highest - lowest received + 1) sees 6 of 6 received; against what was
+    # sent, 40 % are lost.
+    from aqmlab.media import loss_against_sent_pct
+
+    ms = 1_000_000
+    sent_ns = [i * 10 * ms for i in range(10)]
+    arrive = [(t + 10 * ms, "arrive", u) for u, t in enumerate(sent_ns)]
+    fate = [(t + 11 * ms, "dequeue" if u < 6 else "drop", u) for u, t in enumerate(sent_ns)]
+    packets = pd.DataFrame(arrive + fate, columns=["t_ns", "event", "uid"]).assign(flow=0)
+    tables = {
+        "packets": packets,
+        "media": pd.DataFrame({"flow": 0, "seq": range(6), "size": 100, "sent_ns": sent_ns[:6],
+                               "recv_ns": [t + 15 * ms for t in sent_ns[:6]]}),
+        "flows": pd.DataFrame({"flow": [0], "sender_delay_ns": [10 * ms]}),
+    }
+    assert flow_quality(tables["media"], 0, 100 * ms).iloc[0]["loss_pct"] == 0.0
+    assert loss_against_sent_pct(tables, 0, 0, 100 * ms, 200 * ms, 4 * ms) == pytest.approx(40.0)
+    # The period selects by send time: [20, 60) ms holds 4 packets sent, 4 received.
+    assert loss_against_sent_pct(tables, 0, 20 * ms, 60 * ms, 200 * ms, 4 * ms) == 0.0
+    assert loss_against_sent_pct(tables, 0, 50 * ms, 90 * ms, 200 * ms, 4 * ms) == pytest.approx(75.0)
+    # A run that ends at 64 ms has packet 5 on its way (dequeued at 61 ms, 4 ms from the
+    # receiver): not lost, left out of both counts; without that rule it would read 1 of 6 lost.
+    cut = {"packets": packets[packets["t_ns"] <= 64 * ms], "flows": tables["flows"],
+           "media": tables["media"][tables["media"]["recv_ns"] <= 64 * ms]}
+    assert loss_against_sent_pct(cut, 0, 0, 100 * ms, 64 * ms, 4 * ms) == 0.0

@@ -67,3 +67,19 @@ def test_record_codes_are_named_by_the_binding():
     assert packets.loc[packets["event"] != DROP, "reason"].isna().all()
     delivered = int(tables["flows"]["delivered_bytes"].iloc[0])
     assert delivered > 0 and delivered % (1000 - _core.UDP_IP_HEADER_BYTES) == 0
+
+
+def test_goodput_reads_each_flow_at_its_own_latest_sample():
+    # The emulator's TCP senders sample on their own clocks: at the period's end flow 1's
+    # latest sample (0.9 s) is older than flow 0's (0.95 s). Its goodput is what it delivered
+    # between its own samples, not 0 - delivered wrapped around 2^64 (unsigned counts).
+    from aqmlab.metrics import flow_goodput
+
+    samples = pd.DataFrame({
+        "t_ns": [0, 0, 900_000_000, 900_000_000, 950_000_000],
+        "flow": [0, 1, 0, 1, 0],
+        "delivered_bytes": [0, 1000, 100_000, 51_000, 125_000],
+    }).astype({"t_ns": "u8", "flow": "u4", "delivered_bytes": "u8"})
+    flows = pd.DataFrame({"flow": [0, 1]}).astype({"flow": "u4"})
+    goodput = flow_goodput(samples, flows, 0, 10**9)
+    assert goodput.tolist() == pytest.approx([125_000 * 8.0, 50_000 * 8.0])

@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from aqmlab.metrics import ARRIVE, DEQUEUE, DROP
+
 
 def rfc3550_jitter(transit_in_arrival_order: np.ndarray) -> np.ndarray:
     """The running interarrival jitter J after each packet (same unit as the transit times)."""
@@ -64,6 +66,39 @@ def flow_quality(media: pd.DataFrame, start_ns: int = 0, end_ns: int | None = No
             "jitter_rfc3550_ms": float(np.nanmean(j)),
         })
     return pd.DataFrame(rows)
+
+
+def loss_against_sent_pct(tables: dict[str, pd.DataFrame], flow: int, start_ns: int, end_ns: int,
+                          run_end_ns: int, after_bottleneck_ns: int) -> float:
+    """Share of a media flow's packets sent in [start, end) that its receiver did not get:
+    1 - received / sent. Unlike ``flow_quality``'s RFC 3550 count (highest - lowest received
+    sequence number), it sees packets lost after the last one received, e.g. a stream starved
+    until the period ends.
+
+    ``tables`` are a run's records (``packets``, ``flows``, ``media``). What was sent is read
+    at the bottleneck: every packet a source sends arrives there (the access links before it
+    do not drop), ``sender_delay_ns`` after it was sent. So the sent packets are the flow's
+    bottleneck arrivals in [start, end) shifted by that delay, and the received ones the
+    receiver log's packets with a send time in [start, end). Packets whose fate the run did not
+    see are left out of both: still queued when the run ended (``run_end_ns``), or dequeued
+    less than ``after_bottleneck_ns`` (the bottleneck's and the receiver's delays) before it.
+    The access link's serialization time (about 0.1 ms for 1356 B at 100 Mbit/s) is in neither
+    shift, so at each edge one packet may be counted on one side only. NaN when nothing was
+    sent."""
+    flows, packets, media = tables["flows"], tables["packets"], tables["media"]
+    shift = int(flows.loc[flows["flow"] == flow, "sender_delay_ns"].iloc[0])
+    p = packets[packets["flow"] == flow]
+    t = p["t_ns"].to_numpy(dtype=np.int64)
+    event = p["event"].to_numpy()
+    uid = p["uid"].to_numpy()
+    arrived = uid[(event == ARRIVE) & (t - shift >= start_ns) & (t - shift < end_ns)]
+    settled = np.concatenate([uid[event == DROP], uid[(event == DEQUEUE) & (t + after_bottleneck_ns <= run_end_ns)]])
+    sent = int(np.isin(arrived, settled).sum())
+    m = media[media["flow"] == flow]
+    sent_ns = m["sent_ns"].to_numpy(dtype=np.int64)
+    received = int(((sent_ns >= start_ns) & (sent_ns < end_ns)).sum())
+    # The edge effect above can make received exceed sent by a packet: read that as no loss.
+    return max(0.0, 100.0 * (1 - received / sent)) if sent else float("nan")
 
 
 def _pct(a: np.ndarray, q: float) -> float:

@@ -48,11 +48,18 @@ def flow_throughput(packets: pd.DataFrame, flows: pd.DataFrame, start_ns: int, e
 
 def flow_goodput(samples: pd.DataFrame, flows: pd.DataFrame, start_ns: int, end_ns: int) -> pd.Series:
     """Bits per second each flow delivered in order to its receiver during the period,
-    from the cumulative samples at the latest sample at or before each edge."""
+    from each flow's cumulative count at its own latest sample at or before each edge (0 before
+    its first sample).
+
+    Each flow is looked up on its own: the emulator's TCP senders sample on their own clocks,
+    so a flow may have no row at the table's latest time (taking the latest time for all flows
+    read such a flow as 0 delivered at the end, and the unsigned difference wrapped to ~2^64
+    bytes). The counts are signed before subtracting for the same reason. The simulator samples
+    every flow at every sample time, where both readings agree."""
     def at(t_ns: int) -> pd.Series:
-        s = samples[samples["t_ns"] <= t_ns]
-        last = s[s["t_ns"] == s["t_ns"].max()] if len(s) else s
-        return last.set_index("flow")["delivered_bytes"].reindex(flows["flow"], fill_value=0)
+        s = samples[samples["t_ns"] <= t_ns].sort_values("t_ns", kind="stable")
+        last = s.groupby("flow", sort=False)["delivered_bytes"].last()
+        return last.reindex(flows["flow"], fill_value=0).astype("int64")
 
     seconds = (end_ns - start_ns) / NS
     return (at(end_ns) - at(start_ns)).astype(float) * 8 / seconds

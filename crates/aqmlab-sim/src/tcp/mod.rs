@@ -18,7 +18,9 @@
 //!   replaces fast recovery by RFC 6675's conservative SACK-based loss recovery (IsLost,
 //!   SetPipe, NextSeg, RecoveryPoint); after a timeout it forgets the scoreboard (RFC 2018
 //!   section 8) and its go-back-N skips only what later ACKs SACK (RFC 6675 section 5.1).
-//!   Without SACK, every rule above is unchanged.
+//!   CUBIC with SACK reduces at most cwnd, and a timeout does not reduce again for a loss
+//!   already reduced for ([`TcpSender::on_timer`]). Without SACK, every rule above is
+//!   unchanged.
 //! * optional F-RTO (`TcpConfig::frto`): the basic detection algorithm of RFC 5682 section
 //!   2.1 decides, from the two ACKs after a timeout's retransmission, whether the timeout was
 //!   spurious; if so the sender stops go-back-N and continues with new data (conservative
@@ -31,6 +33,7 @@
 //! boundaries.
 
 pub mod cc;
+pub mod fuzz;
 pub mod rtt;
 pub mod sack;
 
@@ -514,7 +517,7 @@ impl TcpSender {
     fn enter_sack_recovery(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.stats.fast_retransmits += 1;
         self.recover = self.snd_max - 1;
-        self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.flight_size());
+        self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.reduction_basis());
         self.cwnd = self.ssthresh;
         self.in_recovery = true;
         let seq = self.snd_una;
@@ -581,21 +584,61 @@ impl TcpSender {
             return;
         }
         self.stats.ecn_reductions += 1;
-        self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.flight_size());
-        self.cwnd = self.ssthresh;
+        self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.reduction_basis());
+        // The section's response "halves the congestion window": it never raises it. After a
+        // timeout (cwnd of one segment, FlightSize still the go-back-N's) the reduced
+        // FlightSize is above cwnd, and the sender stays in slow start below the new ssthresh
+        // (found by the TCP fuzzer, `tcp::fuzz`).
+        self.cwnd = self.ssthresh.min(self.cwnd);
         self.ecn_recover = self.snd_max;
+    }
+
+    /// Whether this sender reduces the window in use rather than FlightSize: CUBIC with SACK.
+    /// With SACK, FlightSize (HighData - HighACK) also counts the bytes the receiver SACKed and
+    /// the new data RFC 6675's NextSeg (2) sent while a lost retransmission held HighACK, up to
+    /// three times cwnd; reducing it set ssthresh above the window in use, and CUBIC's next
+    /// slow start overshot the path and stalled again (issue 27). RFC 9438 section 4.6 allows
+    /// cwnd in place of flight_size, and Linux reduces cwnd (`bictcp_recalc_ssthresh`).
+    /// NewReno keeps RFC 5681's equation (4) on FlightSize, SACK or not: the head-to-head
+    /// reproduction (NewReno with SACK) depends on it.
+    fn reduces_window_in_use(&self) -> bool {
+        self.sack && matches!(self.cc, Controller::Cubic(_))
+    }
+
+    /// The bytes a reduction (fast retransmit, ECN-Echo, timeout) starts from: FlightSize, or
+    /// at most cwnd where [`Self::reduces_window_in_use`].
+    fn reduction_basis(&self) -> u64 {
+        if self.reduces_window_in_use() {
+            self.flight_size().min(self.cwnd)
+        } else {
+            self.flight_size()
+        }
     }
 
     /// Handles the retransmission timer if it has expired at `now` (RFC 6298 section 5.4-5.6,
     /// ssthresh from the controller (RFC 5681 (4) for NewReno, RFC 9438 section 4.8 for CUBIC)
     /// and section 3.1's loss window of one segment).
+    ///
+    /// Where [`Self::reduces_window_in_use`] (CUBIC with SACK), a timeout while the data of a
+    /// loss is still unacknowledged (in RFC 6675 recovery, or in the go-back-N of an earlier
+    /// timeout: HighACK <= RecoveryPoint) keeps ssthresh: the reduction for that window was
+    /// made when the loss was detected (Linux's `tcp_enter_loss`: "reduce ssthresh if it has
+    /// not yet been made inside this window"; RFC 5681 section 3.1 requires one only when the
+    /// segment "has not yet been resent by way of the retransmission timer"). Otherwise it
+    /// reduces [`Self::reduction_basis`]. Every other sender reduces FlightSize at every
+    /// timeout, as before.
     pub fn on_timer(&mut self, now: Time, out: &mut Vec<Segment>) {
         match self.rto_deadline {
             Some(d) if d <= now => {}
             _ => return,
         }
         self.stats.timeouts += 1;
-        self.ssthresh = self.cc.on_timeout(self.flight_size());
+        // The controller hears of every timeout (CUBIC's next stage starts with K = 0).
+        let reduced = self.cc.on_timeout(self.reduction_basis());
+        let reduction_made = self.reduces_window_in_use() && self.snd_una <= self.recover;
+        if !reduction_made {
+            self.ssthresh = reduced;
+        }
         self.cwnd = self.mss;
         self.rtt.back_off();
         self.recover = self.snd_max - 1; // RFC 6582 section 3.2 step 1's guard after a timeout

@@ -2,6 +2,7 @@
 //! play the network by hand, so each RFC rule is checked in isolation.
 
 use super::*;
+use aqmlab_model::app::tcp_config::CongestionControl;
 
 fn cfg() -> TcpConfig {
     TcpConfig {
@@ -819,4 +820,92 @@ fn cubic_sender_reduces_by_beta_0_7_on_loss_timeout_and_ecn() {
     let mut s = cubic_sender_with_window(20, TcpConfig { ecn: true, ..cfg() });
     s.on_ack(1 + MSS, true, ms(100), &mut out);
     assert_eq!((s.cwnd, s.ssthresh), (19 * MSS * 7 / 10, 19 * MSS * 7 / 10));
+}
+
+/// A SACK sender (controller `cc`) with a window of 20 segments whose segment 0 is lost, and
+/// so is every retransmission of it: all the other segments arrive and are SACKed, so RFC
+/// 6675's NextSeg (2) keeps sending new data while HighACK stays at segment 0, and only the
+/// timer can repair the hole. Returns the sender when its timer is due.
+fn sack_recovery_held_by_a_lost_retransmission(cc: CongestionControl) -> (TcpSender, Time) {
+    let c = TcpConfig { congestion_control: cc, ..sack_cfg() };
+    let mut s = TcpSender::new(&c);
+    (s.cwnd, s.ssthresh) = (20 * MSS, 20 * MSS);
+    let mut r = TcpReceiver::new(&c);
+    let mut out = Vec::new();
+    s.send_available(ms(0), &mut out);
+    for round in 1..=5 {
+        let now = ms(10 * round); // round trips of 10 ms, far inside the 1 s RTO
+        for seg in std::mem::take(&mut out) {
+            if seg.seq == ISS_DATA {
+                continue;
+            }
+            r.on_data(seg.seq, seg.len, false, now);
+            let (ack, _) = r.take_ack();
+            s.on_ack_sack(ack, false, &blocks(&r), now, &mut out);
+        }
+    }
+    assert!(s.in_recovery());
+    let deadline = s.rto_deadline().unwrap();
+    (s, deadline)
+}
+
+#[test]
+fn a_cubic_timeout_in_sack_recovery_keeps_the_reduction_already_made() {
+    // Issue 27: CUBIC with SACK timed out after each such stall and took ssthresh from 0.7 x
+    // HighData - HighACK, which counts the SACKed bytes and the new data sent during the
+    // stall (here over 4 times cwnd): ssthresh rose far above the window in use, the next slow
+    // start overshot the path and the cycle repeated. The reduction for this window of data
+    // was made when recovery began (Linux's tcp_enter_loss: "reduce ssthresh if it has not
+    // yet been made inside this window"); the timeout keeps it.
+    let (mut s, deadline) = sack_recovery_held_by_a_lost_retransmission(CongestionControl::Cubic);
+    let (cwnd_before, ssthresh_before) = (s.cwnd, s.ssthresh);
+    assert!(s.snd_max() - s.snd_una() > 4 * cwnd_before, "the stall must have sent new data");
+    let mut out = Vec::new();
+    s.on_timer(deadline, &mut out);
+    assert_eq!(s.stats.timeouts, 1);
+    assert!(s.ssthresh <= cwnd_before, "ssthresh {} above the window before {}", s.ssthresh, cwnd_before);
+    assert_eq!((s.cwnd, s.ssthresh), (MSS, ssthresh_before));
+    // The backed-off timer fires again with the hole still open: still the same reduction
+    // (RFC 5681 section 3.1 asks for one only when the segment "has not yet been resent by
+    // way of the retransmission timer").
+    let again = s.rto_deadline().unwrap();
+    s.on_timer(again, &mut out);
+    assert_eq!((s.stats.timeouts, s.cwnd, s.ssthresh), (2, MSS, ssthresh_before));
+}
+
+#[test]
+fn a_newreno_timeout_in_sack_recovery_still_halves_flightsize() {
+    // NewReno keeps RFC 5681's equation (4) on FlightSize at every timeout, SACK or not (the
+    // head-to-head reproduction runs NewReno with SACK): here that is above the window in use.
+    let (mut s, deadline) = sack_recovery_held_by_a_lost_retransmission(CongestionControl::NewReno);
+    let flight = s.snd_max() - s.snd_una();
+    s.on_timer(deadline, &mut Vec::new());
+    assert_eq!((s.cwnd, s.ssthresh), (MSS, flight / 2));
+}
+
+#[test]
+fn a_cubic_sack_reduction_starts_from_at_most_the_window_in_use() {
+    // CUBIC with SACK reduces from FlightSize but never from more than cwnd (RFC 9438 section
+    // 4.6 allows cwnd; Linux uses it), at a timeout and at an ECN-Echo alike. FlightSize
+    // exceeds cwnd when a recovery ended with data SACKed above the new HighACK, or after a
+    // reduction; here set by hand: 20 segments in flight, a window of 5.
+    let beta = |w: u64| ((w as f64 * cc::CUBIC_BETA) as u64).max(2 * MSS);
+    let c = TcpConfig { congestion_control: CongestionControl::Cubic, ecn: true, ..sack_cfg() };
+    let mut s = sender_with_window_of(20, &c);
+    (s.cwnd, s.ssthresh) = (5 * MSS, 5 * MSS);
+    s.on_timer(s.rto_deadline().unwrap(), &mut Vec::new());
+    assert_eq!((s.cwnd, s.ssthresh), (MSS, beta(5 * MSS)));
+    let mut s = sender_with_window_of(20, &c);
+    (s.cwnd, s.ssthresh) = (5 * MSS, 5 * MSS);
+    s.on_ack_sack(ISS_DATA, true, &[], ms(100), &mut Vec::new()); // a duplicate ACK echoing CE
+    assert_eq!((s.cwnd, s.ssthresh), (beta(5 * MSS), beta(5 * MSS)), "an ECN-Echo must not raise cwnd");
+    // Without SACK, and for NewReno, the rule is RFC 5681's equation (4) on FlightSize.
+    let mut s = sender_with_window_of(20, &TcpConfig { congestion_control: CongestionControl::Cubic, ..cfg() });
+    (s.cwnd, s.ssthresh) = (5 * MSS, 5 * MSS);
+    s.on_timer(s.rto_deadline().unwrap(), &mut Vec::new());
+    assert_eq!(s.ssthresh, beta(20 * MSS));
+    let mut s = sender_with_window_of(20, &sack_cfg());
+    (s.cwnd, s.ssthresh) = (5 * MSS, 5 * MSS);
+    s.on_timer(s.rto_deadline().unwrap(), &mut Vec::new());
+    assert_eq!(s.ssthresh, 10 * MSS);
 }

@@ -1,0 +1,549 @@
+//! A seeded random driver for the TCP state machines: the fuzzer behind
+//! `examples/fuzz_tcp.rs` (10^5 data segments per stack by default, 1.6 x 10^6 in all) and
+//! the short run in `tests/tcp_fuzz.rs`, beside `aqmlab_core::fuzz` for the disciplines.
+//!
+//! An *episode* is one [`TcpSender`] and one [`TcpReceiver`] moving a transfer of random
+//! length over a path drawn from one `u64` seed, so that a failure is reproduced exactly by
+//! rerunning that seed. The path (all probabilities drawn per episode, some of them zero):
+//! * data: single random losses, bursts of consecutive losses, and tail loss (the first
+//!   transmission of each of the transfer's last segments dropped); reordering (a random
+//!   extra delay on some packets), duplication (a second copy a little later) and, with ECN,
+//!   CE marks; a link rate serializes the data, with no queue limit;
+//! * ACKs: random loss and the same reordering.
+//!
+//! The stacks are every combination the simulator runs ([`stacks`]): NewReno or CUBIC, SACK on
+//! or off, F-RTO on or off, ECN on or off; the receiver's delayed ACKs, the initial window,
+//! the receiver window and the minimum RTO are drawn per episode.
+//!
+//! After every event (a data or ACK arrival, a timer) [`run_episode`] checks:
+//! * delivery: the receiver delivers in order and exactly once (its delivered count is its
+//!   in-order edge minus the first byte, the edge never moves back nor beyond what was sent,
+//!   and every byte it passes arrived in some segment); the sender never has more than the
+//!   receiver window outstanding, never sees more acknowledged than was delivered, and at the
+//!   end all of the transfer is delivered and acknowledged;
+//! * no stall beyond RTO backoff: with data outstanding the retransmission timer is armed and
+//!   due within the maximum RTO; a timer that fires sends a segment; with nothing outstanding
+//!   and data left, the sender has sent; the transfer ends within a bound of events;
+//! * window bounds: cwnd >= 1 SMSS, outside loss recovery cwnd <= the receiver window (or
+//!   the initial window), ssthresh >= 2 SMSS once set; and at every reduction (fast
+//!   retransmit, timeout, ECN-Echo) the new ssthresh is no more than the window before it
+//!   (cwnd, or in slow start after an earlier reduction the ssthresh it was heading for, at
+//!   least 2 SMSS; where the sender reduces FlightSize by design, at least FlightSize: see
+//!   [`window_before`]), and an ECN-Echo never raises cwnd;
+//! * retransmissions: each one either repairs a loss (every earlier copy of the segment was
+//!   dropped on the path) or is spurious for a reason the run names (a timeout's
+//!   retransmission or go-back-N, or a recovery retransmission of a segment delayed or whose
+//!   ACK was lost); a retransmission of data the sender had been told arrived (cumulatively
+//!   acknowledged, or SACKed on an ACK it received since its last timeout cleared the
+//!   scoreboard) is a failure. So retransmissions = repairs + named spurious, repairs <=
+//!   losses.
+
+use super::sack::RangeSet;
+use super::{AckAction, Segment, TcpReceiver, TcpSender, ISS_DATA};
+use aqmlab_core::{SimRng, Time};
+use aqmlab_model::app::tcp_config::{CongestionControl, TcpConfig};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+/// One combination of the sender's options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stack {
+    pub cc: CongestionControl,
+    pub sack: bool,
+    pub frto: bool,
+    pub ecn: bool,
+}
+
+impl Stack {
+    /// A name such as `cubic+sack+frto` (`newreno` alone when every option is off).
+    pub fn name(&self) -> String {
+        let mut n = String::from(match self.cc {
+            CongestionControl::NewReno => "newreno",
+            CongestionControl::Cubic => "cubic",
+        });
+        for (on, tag) in [(self.sack, "+sack"), (self.frto, "+frto"), (self.ecn, "+ecn")] {
+            if on {
+                n.push_str(tag);
+            }
+        }
+        n
+    }
+}
+
+/// Every controller x recovery combination the simulator has: each new controller or recovery
+/// option multiplies this list.
+pub fn stacks() -> Vec<Stack> {
+    let mut v = Vec::new();
+    for cc in [CongestionControl::NewReno, CongestionControl::Cubic] {
+        for sack in [false, true] {
+            for frto in [false, true] {
+                for ecn in [false, true] {
+                    v.push(Stack { cc, sack, frto, ecn });
+                }
+            }
+        }
+    }
+    v
+}
+
+/// A broken property: the episode seed that replays it, the event count at which it broke.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub seed: u64,
+    pub event: u64,
+    pub message: String,
+}
+
+/// What the episodes did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub episodes: u64,
+    pub events: u64,
+    /// Data segments put on the path (first transmissions and retransmissions).
+    pub segments: u64,
+    /// Data segments the path dropped.
+    pub losses: u64,
+    pub ack_losses: u64,
+    pub duplicated: u64,
+    pub reordered: u64,
+    pub ce_marks: u64,
+    pub retransmissions: u64,
+    /// Retransmissions whose every earlier copy had been dropped.
+    pub repairs: u64,
+    /// Spurious retransmissions sent by a timeout or its go-back-N.
+    pub spurious_after_timeout: u64,
+    /// Spurious retransmissions sent in fast or SACK recovery (an earlier copy was delayed
+    /// by reordering, or arrived and its ACK was lost or not yet back).
+    pub spurious_in_recovery: u64,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+    pub ecn_reductions: u64,
+    pub frto_spurious_timeouts: u64,
+}
+
+impl Tally {
+    pub fn add(&mut self, o: &Tally) {
+        self.episodes += o.episodes;
+        self.events += o.events;
+        self.segments += o.segments;
+        self.losses += o.losses;
+        self.ack_losses += o.ack_losses;
+        self.duplicated += o.duplicated;
+        self.reordered += o.reordered;
+        self.ce_marks += o.ce_marks;
+        self.retransmissions += o.retransmissions;
+        self.repairs += o.repairs;
+        self.spurious_after_timeout += o.spurious_after_timeout;
+        self.spurious_in_recovery += o.spurious_in_recovery;
+        self.timeouts += o.timeouts;
+        self.fast_retransmits += o.fast_retransmits;
+        self.ecn_reductions += o.ecn_reductions;
+        self.frto_spurious_timeouts += o.frto_spurious_timeouts;
+    }
+}
+
+const MSS: u64 = 1000;
+/// Backoff cap of the fuzzed senders: short, so that long loss runs cost little simulated time.
+const MAX_RTO: Time = Time(4_000_000_000);
+
+/// The path and transfer of one episode, drawn from its seed.
+#[derive(Clone, Debug)]
+struct Path {
+    segments: u64,
+    one_way: Time,
+    /// Serialization time of a data segment.
+    tx: Time,
+    p_loss: f64,
+    p_burst: f64,
+    burst_len: u64,
+    tail: u64,
+    p_reorder: f64,
+    reorder_max: Time,
+    p_dup: f64,
+    p_ack_loss: f64,
+    p_ce: f64,
+}
+
+fn draw_path(rng: &mut SimRng, stack: Stack) -> Path {
+    // Each impairment is absent in about a third of the episodes, so that single causes are
+    // seen alone as well as mixed.
+    let maybe = |rng: &mut SimRng, hi: f64| if rng.bernoulli(0.35) { 0.0 } else { rng.uniform_range(0.0, hi) };
+    let p_loss = maybe(rng, 0.08);
+    let p_burst = maybe(rng, 0.02);
+    let p_reorder = maybe(rng, 0.1);
+    let p_dup = maybe(rng, 0.05);
+    let p_ack_loss = maybe(rng, 0.2);
+    let p_ce = if stack.ecn { maybe(rng, 0.05) } else { 0.0 };
+    let one_way = Time::from_millis(1 + rng.next_u64() % 60);
+    Path {
+        segments: 1 + rng.next_u64() % 3000,
+        one_way,
+        tx: Time(MSS * 8 * 1_000_000_000 / (1_000_000 * (1 + rng.next_u64() % 100))),
+        p_loss,
+        p_burst,
+        burst_len: 2 + rng.next_u64() % 30,
+        tail: if rng.bernoulli(0.3) { 1 + rng.next_u64() % 6 } else { 0 },
+        p_reorder,
+        reorder_max: Time(one_way.0 * (1 + rng.next_u64() % 4)),
+        p_dup,
+        p_ack_loss,
+        p_ce,
+    }
+}
+
+fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
+    TcpConfig {
+        mss: MSS as u32,
+        initial_cwnd_segments: 1 + (rng.next_u64() % 10) as u32,
+        initial_rto_ns: 1_000_000_000,
+        min_rto_ns: [10_000_000, 200_000_000, 1_000_000_000][(rng.next_u64() % 3) as usize],
+        max_rto_ns: MAX_RTO.0,
+        clock_granularity_ns: 1_000_000,
+        delayed_ack: rng.bernoulli(0.5),
+        delayed_ack_timeout_ns: 40_000_000 + rng.next_u64() % 160_000_000,
+        rwnd: MSS * [4, 16, 64, 1_000, 100_000][(rng.next_u64() % 5) as usize],
+        ecn: stack.ecn,
+        sack: stack.sack,
+        frto: stack.frto,
+        congestion_control: stack.cc,
+    }
+}
+
+/// A packet on its way.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Packet {
+    /// Copy `copy` of the segment at `seq`.
+    Data {
+        seq: u64,
+        copy: usize,
+        ce: bool,
+    },
+    Ack {
+        ack: u64,
+        ece: bool,
+        sack: Vec<(u64, u64)>,
+    },
+}
+
+/// What became of one transmitted copy of a segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    InFlight,
+    Dropped,
+    Arrived,
+}
+
+/// The episode's world: the path, its packets in flight and what the fuzzer knows that the
+/// sender may not.
+struct World {
+    path: Path,
+    end: u64,
+    now: Time,
+    queue: BinaryHeap<Reverse<(Time, u64, Packet)>>,
+    order: u64,
+    link_free: Time,
+    burst_left: u64,
+    path_rng: SimRng,
+    /// Every copy of every segment sent, by sequence number.
+    copies: BTreeMap<u64, Vec<Fate>>,
+    /// Bytes that reached the receiver (any copy).
+    arrived: RangeSet,
+    /// What the sender has been told: the highest cumulative ACK and (SACK) the blocks on the
+    /// ACKs it received since its last timeout.
+    told_ack: u64,
+    told_sacked: RangeSet,
+    t: Tally,
+}
+
+impl World {
+    fn schedule(&mut self, at: Time, p: Packet) {
+        self.order += 1;
+        self.queue.push(Reverse((at, self.order, p)));
+    }
+
+    /// Puts the sender's segments on the path, classifying each retransmission.
+    fn send_data(&mut self, segs: &[Segment], after_timeout: bool) -> Result<(), String> {
+        for seg in segs {
+            if seg.len as u64 != MSS || !(seg.seq - ISS_DATA).is_multiple_of(MSS) || seg.seq + MSS > self.end {
+                return Err(format!("segment {seg:?} is not a whole segment of the transfer"));
+            }
+            self.t.segments += 1;
+            let earlier = self.copies.entry(seg.seq).or_default();
+            if seg.retransmission == earlier.is_empty() {
+                return Err(format!("segment {seg:?} flagged against its {} earlier copies", earlier.len()));
+            }
+            if seg.retransmission {
+                self.t.retransmissions += 1;
+                if seg.seq < self.told_ack || self.told_sacked.covers(seg.seq, seg.seq + MSS) {
+                    return Err(format!(
+                        "retransmission of {} which the sender was told had arrived (cumulative ACK {}, SACKed {:?})",
+                        seg.seq,
+                        self.told_ack,
+                        self.told_sacked.iter().collect::<Vec<_>>()
+                    ));
+                }
+                if earlier.iter().all(|f| *f == Fate::Dropped) {
+                    self.t.repairs += 1;
+                } else if after_timeout {
+                    self.t.spurious_after_timeout += 1;
+                } else {
+                    self.t.spurious_in_recovery += 1;
+                }
+            }
+            let first = earlier.is_empty();
+            let copy = earlier.len();
+            let tail_start = self.end - self.path.tail.min(self.path.segments) * MSS;
+            let dropped = if first && seg.seq >= tail_start {
+                true
+            } else if self.burst_left > 0 {
+                self.burst_left -= 1;
+                true
+            } else if self.path_rng.bernoulli(self.path.p_burst) {
+                self.burst_left = self.path.burst_len - 1;
+                true
+            } else {
+                self.path_rng.bernoulli(self.path.p_loss)
+            };
+            self.copies.get_mut(&seg.seq).unwrap().push(if dropped { Fate::Dropped } else { Fate::InFlight });
+            if dropped {
+                self.t.losses += 1;
+                continue;
+            }
+            self.link_free = self.link_free.max(self.now) + self.path.tx;
+            let mut at = self.link_free + self.path.one_way;
+            if self.path_rng.bernoulli(self.path.p_reorder) {
+                self.t.reordered += 1;
+                at += Time((self.path_rng.uniform() * self.path.reorder_max.0 as f64) as u64);
+            }
+            let ce = self.path_rng.bernoulli(self.path.p_ce);
+            self.t.ce_marks += ce as u64;
+            self.schedule(at, Packet::Data { seq: seg.seq, copy, ce });
+            if self.path_rng.bernoulli(self.path.p_dup) {
+                self.t.duplicated += 1;
+                self.schedule(at + self.path.tx, Packet::Data { seq: seg.seq, copy, ce });
+            }
+        }
+        Ok(())
+    }
+
+    fn send_ack(&mut self, r: &mut TcpReceiver) {
+        let (ack, ece) = r.take_ack();
+        let sack = r.sack_blocks().as_slice().to_vec();
+        if self.path_rng.bernoulli(self.path.p_ack_loss) {
+            self.t.ack_losses += 1;
+            return;
+        }
+        let mut at = self.now + self.path.one_way;
+        if self.path_rng.bernoulli(self.path.p_reorder) {
+            self.t.reordered += 1;
+            at += Time((self.path_rng.uniform() * self.path.reorder_max.0 as f64) as u64);
+        }
+        self.schedule(at, Packet::Ack { ack, ece, sack });
+    }
+}
+
+/// The sender's reductions so far: when one of them moves, ssthresh was set by a loss, a
+/// timeout or an ECN-Echo.
+fn reductions(s: &TcpSender) -> (u64, u64, u64) {
+    (s.stats.fast_retransmits, s.stats.timeouts, s.stats.ecn_reductions)
+}
+
+/// ssthresh before any reduction (the sender starts "arbitrarily high", RFC 5681 section 3.1).
+const UNSET: u64 = u64::MAX / 2;
+
+/// The window a reduction may not exceed: cwnd, or in slow start after an earlier reduction the
+/// ssthresh the sender was heading for; at least RFC 5681's floor of 2 SMSS. That holds where
+/// the sender reduces the window in use (CUBIC with SACK, issue 27). NewReno reduces
+/// FlightSize by RFC 5681's equation (4), kept for the paper reproductions, and FlightSize may
+/// exceed cwnd (after RFC 6582's exit from recovery with cwnd = min(ssthresh, FlightSize +
+/// SMSS), during a timeout's go-back-N, with SACK while SACKed data is held above a hole); so
+/// does CUBIC without SACK, which cannot tell data in the network from data the receiver
+/// holds. For those the bound is at least FlightSize (the reduction still halves, or takes
+/// 0.7 of, something the sender had sent).
+fn window_before(stack: Stack, cwnd: u64, ssthresh: u64, flight: u64) -> u64 {
+    let heading = if ssthresh < UNSET && cwnd < ssthresh { ssthresh } else { cwnd };
+    let reduces_window_in_use = stack.sack && stack.cc == CongestionControl::Cubic;
+    let seen = if reduces_window_in_use { heading } else { heading.max(flight) };
+    seen.max(2 * MSS)
+}
+
+/// The properties of the module docs that hold between events.
+fn check_state(s: &TcpSender, r: &TcpReceiver, w: &World, cfg: &TcpConfig, rcv_before: u64) -> Result<(), String> {
+    let (una, max, nxt) = (s.snd_una(), s.snd_max(), r.rcv_nxt());
+    if r.delivered_bytes != nxt - ISS_DATA {
+        return Err(format!("receiver delivered {} bytes with its in-order edge at {nxt}", r.delivered_bytes));
+    }
+    if nxt < rcv_before || nxt > w.end {
+        return Err(format!("receiver edge moved from {rcv_before} to {nxt} (transfer ends at {})", w.end));
+    }
+    if nxt > rcv_before && !w.arrived.covers(rcv_before, nxt) {
+        return Err(format!("receiver passed [{rcv_before}, {nxt}) though not all of it arrived"));
+    }
+    if una > nxt || una > max || max > w.end {
+        return Err(format!("sender una {una} max {max}, receiver at {nxt}, end {}", w.end));
+    }
+    if max - una > cfg.rwnd {
+        return Err(format!("{} bytes outstanding beyond the receiver window {}", max - una, cfg.rwnd));
+    }
+    if s.cwnd < MSS {
+        return Err(format!("cwnd {} below one segment", s.cwnd));
+    }
+    if !s.in_recovery() && s.cwnd > cfg.rwnd.max(MSS * cfg.initial_cwnd_segments as u64) {
+        return Err(format!("cwnd {} above the receiver window {} outside recovery", s.cwnd, cfg.rwnd));
+    }
+    if s.ssthresh < 2 * MSS {
+        return Err(format!("ssthresh {} below 2 segments", s.ssthresh));
+    }
+    if una < max {
+        match s.rto_deadline() {
+            Some(d) if d >= w.now && d <= w.now + MAX_RTO => {}
+            other => return Err(format!("{} bytes outstanding with the timer at {other:?} (now {:?})", max - una, w.now)),
+        }
+    } else if max < w.end {
+        return Err(format!("nothing outstanding at {max} and {} bytes left: the sender stalls", w.end - max));
+    }
+    Ok(())
+}
+
+/// Runs one episode of `stack` from `seed`, checking the module's properties after every event.
+pub fn run_episode(stack: Stack, seed: u64) -> Result<Tally, Failure> {
+    let mut draw = SimRng::stream(seed, "fuzz/tcp/episode");
+    let path = draw_path(&mut draw, stack);
+    let cfg = draw_config(&mut draw, stack);
+    let end = ISS_DATA + path.segments * MSS;
+    // A bound far beyond any healthy transfer: every segment sent 40 times over.
+    let max_events = 40 * (path.segments + 10) * 4;
+    let mut w = World {
+        path,
+        end,
+        now: Time::ZERO,
+        queue: BinaryHeap::new(),
+        order: 0,
+        link_free: Time::ZERO,
+        burst_left: 0,
+        path_rng: SimRng::stream(seed, "fuzz/tcp/path"),
+        copies: BTreeMap::new(),
+        arrived: RangeSet::default(),
+        told_ack: ISS_DATA,
+        told_sacked: RangeSet::default(),
+        t: Tally { episodes: 1, ..Tally::default() },
+    };
+    let mut s = TcpSender::new(&cfg);
+    let mut r = TcpReceiver::new(&cfg);
+    s.write_until(end);
+    let mut out = Vec::new();
+    let fail = |event: u64, message: String| Failure { seed, event, message };
+    s.send_available(Time::ZERO, &mut out);
+    w.send_data(&out, false).map_err(|m| fail(0, m))?;
+    out.clear();
+    while s.snd_una() < end {
+        w.t.events += 1;
+        let event = w.t.events;
+        if event > max_events {
+            return Err(fail(event, format!("not done after {max_events} events (una {}, end {end})", s.snd_una())));
+        }
+        let next_packet = w.queue.peek().map(|Reverse((t, _, _))| *t);
+        let rto = s.rto_deadline();
+        let delack = r.delack_deadline;
+        let first = [next_packet, rto, delack].into_iter().flatten().min();
+        let Some(now) = first else {
+            return Err(fail(event, "nothing scheduled: no packet, no timer".into()));
+        };
+        w.now = now;
+        let rcv_before = r.rcv_nxt();
+        let (cwnd_before, ssthresh_before, reduced_before) = (s.cwnd, s.ssthresh, reductions(&s));
+        let flight_before = s.snd_max() - s.snd_una();
+        let mut after_timeout = false;
+        if next_packet == Some(now) {
+            let Reverse((_, _, p)) = w.queue.pop().unwrap();
+            match p {
+                Packet::Data { seq, copy, ce } => {
+                    let fate = &mut w.copies.get_mut(&seq).unwrap()[copy];
+                    *fate = Fate::Arrived;
+                    w.arrived.insert(seq, seq + MSS);
+                    match r.on_data(seq, MSS as u32, ce, now) {
+                        AckAction::Now => w.send_ack(&mut r),
+                        AckAction::Delay(_) => {}
+                    }
+                }
+                Packet::Ack { ack, ece, sack } => {
+                    w.told_ack = w.told_ack.max(ack);
+                    for &(a, b) in &sack {
+                        w.told_sacked.insert(a, b);
+                    }
+                    s.on_ack_sack(ack, ece, &sack, now, &mut out);
+                    // Outside fast or SACK recovery, only a timeout's go-back-N retransmits.
+                    after_timeout = s.stats.timeouts > 0 && !s.in_recovery();
+                }
+            }
+        } else if delack == Some(now) {
+            w.send_ack(&mut r);
+        } else {
+            s.on_timer(now, &mut out);
+            if s.stats.timeouts == reduced_before.1 {
+                return Err(fail(event, format!("timer due at {now:?} did not fire")));
+            }
+            if out.is_empty() {
+                return Err(fail(event, format!("a timeout at {now:?} sent nothing")));
+            }
+            // The scoreboard is forgotten at a timeout (RFC 2018 section 8): what the sender
+            // was told by SACK before it no longer binds it.
+            w.told_sacked = RangeSet::default();
+            after_timeout = true;
+        }
+        if reductions(&s) != reduced_before && s.ssthresh != ssthresh_before {
+            let bound = window_before(stack, cwnd_before, ssthresh_before, flight_before);
+            if s.ssthresh > bound {
+                return Err(fail(
+                    event,
+                    format!(
+                        "ssthresh {} after a reduction (fast retransmits, timeouts, ECN: {:?} -> {:?}) above the window before it {bound} (cwnd {cwnd_before}, ssthresh {ssthresh_before})",
+                        s.ssthresh,
+                        reduced_before,
+                        reductions(&s)
+                    ),
+                ));
+            }
+        }
+        // The ACK carrying the ECN-Echo may first grow cwnd by at most one segment (slow start,
+        // RFC 5681 (2); congestion avoidance grows less); the reduction may not add to that.
+        let ecn_only = s.stats.ecn_reductions > reduced_before.2 && reductions(&s).1 == reduced_before.1;
+        if ecn_only && s.cwnd > (cwnd_before + MSS).max(2 * MSS) {
+            return Err(fail(event, format!("an ECN-Echo raised cwnd from {cwnd_before} to {}", s.cwnd)));
+        }
+        w.send_data(&out, after_timeout && !s.in_recovery()).map_err(|m| fail(event, m))?;
+        out.clear();
+        check_state(&s, &r, &w, &cfg, rcv_before).map_err(|m| fail(event, m))?;
+    }
+    if r.rcv_nxt() != end || r.delivered_bytes != end - ISS_DATA {
+        return Err(fail(w.t.events, format!("done with the receiver at {} of {end}", r.rcv_nxt())));
+    }
+    let t = &mut w.t;
+    if t.retransmissions != t.repairs + t.spurious_after_timeout + t.spurious_in_recovery || t.repairs > t.losses {
+        return Err(fail(t.events, format!("retransmissions do not add up: {t:?}")));
+    }
+    if t.retransmissions != s.stats.retransmissions || t.segments != s.stats.segments_sent {
+        return Err(fail(t.events, format!("sender counted {:?}, the path {t:?}", s.stats)));
+    }
+    t.timeouts = s.stats.timeouts;
+    t.fast_retransmits = s.stats.fast_retransmits;
+    t.ecn_reductions = s.stats.ecn_reductions;
+    t.frto_spurious_timeouts = s.stats.spurious_timeouts;
+    Ok(w.t)
+}
+
+/// The seed of episode `i` of a run seeded `seed` (SplitMix64, so neighbours differ).
+pub fn episode_seed(seed: u64, i: u64) -> u64 {
+    aqmlab_core::fuzz::episode_seed(seed, i)
+}
+
+/// Episodes of `stack` until at least `segments` data segments have been sent.
+pub fn run(stack: Stack, seed: u64, segments: u64) -> Result<Tally, Failure> {
+    let mut total = Tally::default();
+    let mut i = 0;
+    while total.segments < segments {
+        total.add(&run_episode(stack, episode_seed(seed, i))?);
+        i += 1;
+    }
+    Ok(total)
+}
