@@ -5,6 +5,7 @@
 //! emulator replays their schedules on real sockets. The other applications only have their
 //! configuration here ([`tcp_config`], [`streaming_config`], [`pels_config`]); their senders
 //! are closed loops over the simulator's own transports and stay in `aqmlab_sim`.
+pub mod abr;
 pub mod mpeg;
 pub mod pels_config;
 pub mod rtp;
