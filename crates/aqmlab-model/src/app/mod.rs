@@ -6,6 +6,7 @@
 //! configuration here ([`tcp_config`], [`streaming_config`], [`pels_config`]); their senders
 //! are closed loops over the simulator's own transports and stay in `aqmlab_sim`.
 pub mod abr;
+pub mod abr_config;
 pub mod mpeg;
 pub mod pels_config;
 pub mod rtp;
@@ -37,4 +38,6 @@ pub enum AppConfig {
     Stream(streaming_config::StreamingConfig),
     /// PELS FGS video with MKC over UDP (see [`pels_config`]).
     Pels(pels_config::PelsConfig),
+    /// An adaptive-bitrate (DASH-like) client fetching segments over TCP (see [`abr`]).
+    Abr(Box<abr_config::AbrConfig>),
 }

@@ -16,7 +16,9 @@ pub mod bba;
 pub mod bola;
 pub mod ladder;
 pub mod mpc;
+pub mod player;
 pub mod qoe;
+pub mod session;
 pub mod throughput_rule;
 
 use ladder::Ladder;
