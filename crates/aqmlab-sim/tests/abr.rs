@@ -168,3 +168,24 @@ fn bad_config_is_refused_naming_the_field() {
     let e = config::parse(&scenario(10_000_000, 10, 1, 0, app).to_string()).unwrap_err();
     assert!(format!("{e:?}").contains("robust_mpc"), "{e:?}");
 }
+
+#[test]
+fn lost_requests_are_sent_again_and_the_session_goes_on() {
+    // A 64 kbit/s reverse link with a 2-packet queue: the ACKs of a 10 Mbit/s download overflow
+    // it, so some requests (300 B, 37.5 ms to serialize) are dropped there; the client must
+    // send them again after its timeout and keep fetching.
+    let mut v = scenario(10_000_000, 120, 1, 0, abr_app("throughput", ladder(&RUNGS_KBPS, 60)));
+    v["topology"]["reverse"] = json!({"rate_bps": 64_000u64, "delay_ns": 10_000_000u64,
+                                      "qdisc": {"kind": "droptail", "limit": {"packets": 2}}});
+    let t = run(v);
+    let requests = u32s(column(&t, "abr_segments", "requests"));
+    assert!(requests.iter().any(|&r| r > 1), "no request was lost: {requests:?}");
+    assert!(requests.len() >= 20, "only {} segments fetched", requests.len());
+    // A resent request's download time runs from its first copy, so it includes the timeout.
+    let downloads = u64s(column(&t, "abr_segments", "download_ns"));
+    for (r, d) in requests.iter().zip(&downloads) {
+        if *r > 1 {
+            assert!(*d >= S, "a resent request answered in {d} ns, before its 1 s timeout");
+        }
+    }
+}
