@@ -29,8 +29,9 @@ from typing import Any
 #: The built-in ladder's rungs, kbit/s: 0.3-6 Mbit/s in steps of about 1.5x, the spread of
 #: common H.264 ladders (e.g. Apple's HLS authoring table); the numbers are our choice.
 SYNTHETIC_RUNGS_KBPS = (300, 750, 1200, 1850, 2850, 4300, 6000)
-#: Names a scenario's `ladder` may take besides a CSV path.
-BUILTIN = ("synthetic",)
+#: Names a scenario's `ladder` may take besides a CSV path: the synthetic ladder below, and
+#: real libx264 encodes of the viewer's clip (aqmlab/abr_encoded_ladder.py).
+BUILTIN = ("synthetic", "encoded")
 
 REQUIRED = ("segment", "rung", "bitrate_kbps", "size_bytes")
 SCORES = ("ssim_db", "psnr_db")
@@ -45,6 +46,11 @@ def ladder(name_or_path: str, segment_duration_ns: int, content_ns: int) -> dict
     `content_ns` sizes the synthetic ladder (its segment count); a CSV has its own."""
     if name_or_path == "synthetic":
         return synthetic(segment_duration_ns, content_ns)
+    if name_or_path == "encoded":
+        from aqmlab import abr_encoded_ladder as encoded  # noqa: PLC0415 - PyAV only when asked for
+
+        table = load_csv(encoded.ladder_csv(segment_duration_ns), segment_duration_ns)
+        return encoded.looped(table, -(-content_ns // segment_duration_ns))
     return load_csv(Path(name_or_path), segment_duration_ns)
 
 

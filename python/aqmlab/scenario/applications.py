@@ -284,8 +284,10 @@ class Abr(Strict):
     algorithm: Literal["throughput", "bba", "bola", "mpc", "robust_mpc"] = Field(
         ..., description="ABR algorithm: throughput, bba, bola, mpc or robust_mpc")
     ladder: str = Field("synthetic", description="encoding ladder: the built-in 'synthetic' (7 rungs, "
-                        "0.3-6 Mbit/s, modelled scores) or the path of a ladder CSV with columns segment, rung, "
-                        "bitrate_kbps, size_bytes and optionally ssim_db, psnr_db (aqmlab/abr_ladder.py)")
+                        "0.3-6 Mbit/s, modelled scores), 'encoded' (the same rungs encoded by libx264 from the "
+                        "viewer's clip, measured SSIM and PSNR, cached), or the path of a ladder CSV with columns "
+                        "segment, rung, bitrate_kbps, size_bytes and optionally ssim_db, psnr_db "
+                        "(aqmlab/abr_ladder.py)")
     segment_duration: Duration = Field(written("2s"), description="media time per segment")
     content: Duration = Field(written("600s"), description="length of the synthetic ladder's video "
                               "(a CSV ladder has its own segment count)")
