@@ -318,7 +318,8 @@ class Abr(Strict):
     @model_validator(mode="after")
     def _sane(self) -> Abr:
         """segment_duration and content positive; max_buffer holds startup (at least a segment) plus a
-        segment; request_size above 40 B; bola_buffer_target above one segment; the ladder readable."""
+        segment; request_size above 40 B; bola_buffer_target above one segment; bba_cushion positive;
+        the ladder readable (a CSV is read, the encoded ladder made if not cached)."""
         from aqmlab.abr_ladder import LadderError, ladder
 
         seg = self.segment_duration
@@ -334,6 +335,8 @@ class Abr(Strict):
             raise ValueError("request_timeout must be positive")
         if self.bola_buffer_target is not None and self.bola_buffer_target <= seg:
             raise ValueError("bola_buffer_target must exceed one segment")
+        if self.bba_cushion is not None and self.bba_cushion <= 0:
+            raise ValueError("bba_cushion must be positive")
         if self.ladder != "synthetic":
             try:
                 ladder(self.ladder, seg, self.content)
