@@ -331,7 +331,7 @@ def reference_markdown() -> str:
     lines += ["## Applications (`flows[].app`)", "", "Every `app` table names its application with `kind`.", ""]
     for model, kinds in _distinct_models(sc.APP_MODELS).items():
         lines += _section(f"kind = {' / '.join(f'`{k}`' for k in kinds)}", model, level="###")
-    lines += _section("TCP (`flows[].app.tcp` of `bulk` and `stream`)", sc.Tcp)
+    lines += _section("TCP (`flows[].app.tcp` of `bulk`, `stream` and `abr`)", sc.Tcp)
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -181,6 +181,7 @@ impl SimConfig {
                 AppConfig::Rtp(r) => r.validate().map_err(at(format!("{group}.app")))?,
                 AppConfig::Stream(s) => s.validate().map_err(at(format!("{group}.app")))?,
                 AppConfig::Pels(p) => p.validate().map_err(at(format!("{group}.app")))?,
+                AppConfig::Abr(a) => a.validate().map_err(at(format!("{group}.app")))?,
                 _ => {}
             }
         }

@@ -14,9 +14,11 @@ every name, and ``vars(aqmlab.scenario)`` holds every model (tests/mutations.py 
 
 from aqmlab import _core
 from aqmlab.scenario.applications import (
+    ABR_ALGORITHMS,
     APP_MODELS,
     KERNEL_CONGESTION_CONTROL,
     MEDIA,
+    Abr,
     App,
     Audio,
     Bulk,
@@ -64,8 +66,9 @@ from aqmlab.scenario.overrides import apply_override, set_path
 from aqmlab.scenario.topology import Dumbbell, Hop, Link
 
 __all__ = [
-    "APP_MODELS", "BUILTIN_DIR", "FLOW_FIELDS", "KERNEL_CONGESTION_CONTROL", "MAX_BANDS", "MEDIA", "QDISC_MODELS",
-    "U32", "App", "Audio", "Bulk", "Cbr", "Classifier", "Codel", "DropTail", "Drr", "Dumbbell", "Emulation",
+    "ABR_ALGORITHMS", "APP_MODELS", "BUILTIN_DIR", "FLOW_FIELDS", "KERNEL_CONGESTION_CONTROL", "MAX_BANDS",
+    "MEDIA", "QDISC_MODELS", "U32", "Abr", "App", "Audio", "Bulk", "Cbr", "Classifier", "Codel", "DropTail",
+    "Drr", "Dumbbell", "Emulation",
     "FlowGroup", "FlowKey", "FqCodel", "FrameClasses", "FrameSizesByType", "Hop", "Link", "Metrics", "Mpeg",
     "Pels", "PelsFeedback", "Pfq", "Pie", "Poisson", "Prio", "Problem", "Qdisc", "RbRed", "RbRio", "Records",
     "Red", "Reference", "ReferencePeriod", "Rio", "RioCurve", "Scenario", "ScenarioError", "Sqf", "Stream",

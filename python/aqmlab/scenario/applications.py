@@ -268,7 +268,85 @@ class Pels(Strict):
         return self
 
 
+#: The ABR algorithms by name (aqmlab-model `app/abr/mod.rs` `Algorithm`, same order: the
+#: `abr_sessions` table's `algorithm` column is the index here).
+ABR_ALGORITHMS = ("throughput", "bba", "bola", "mpc", "robust_mpc")
+
+
+class Abr(Strict):
+    """Adaptive-bitrate (DASH-like) client over one persistent TCP connection: it requests each
+    segment at the rung its algorithm chooses and plays from a buffer with startup, stalls and a
+    maximum (see aqmlab-sim sim/apps/abr.rs and docs/video.md). Algorithms: throughput (dash.js
+    ThroughputRule), bba (Huang et al. 2014, BBA-0), bola (Spiteri et al. 2016, BOLA-BASIC), mpc
+    and robust_mpc (Yin et al. 2015)."""
+
+    kind: Literal["abr"]
+    algorithm: Literal["throughput", "bba", "bola", "mpc", "robust_mpc"] = Field(
+        ..., description="ABR algorithm: throughput, bba, bola, mpc or robust_mpc")
+    ladder: str = Field("synthetic", description="encoding ladder: the built-in 'synthetic' (7 rungs, "
+                        "0.3-6 Mbit/s, modelled scores), 'encoded' (the same rungs encoded by libx264 from the "
+                        "viewer's clip, measured SSIM and PSNR, cached), or the path of a ladder CSV with columns "
+                        "segment, rung, bitrate_kbps, size_bytes and optionally ssim_db, psnr_db "
+                        "(aqmlab/abr_ladder.py)")
+    segment_duration: Duration = Field(written("2s"), description="media time per segment")
+    content: Duration = Field(written("600s"), description="length of the synthetic ladder's video "
+                              "(a CSV ladder has its own segment count)")
+    max_buffer: Duration = Field(written("30s"), description="the next segment is requested only when it "
+                                 "fits under this much buffered media")
+    startup: Duration | None = Field(None, description="media buffered before playback starts or resumes "
+                                     "after a stall (default: one segment)")
+    request_size: Size = Field(written("300B"), description="IP size of a segment request (reverse path)")
+    request_timeout: Duration = Field(written("1s"), description="a request whose response has not begun "
+                                      "is sent again after this (doubling)")
+    safety_factor: float = Field(0.9, gt=0, le=1, description="throughput rule: share of the mean "
+                                 "throughput a rung may use (dash.js bandwidthSafetyFactor)")
+    throughput_window: int = Field(4, ge=1, le=100, json_schema_extra={"unit": "segments"},
+                                   description="throughput rule: segments averaged (dash.js VOD: 4)")
+    bba_reservoir: Duration | None = Field(None, description="BBA reservoir r (default 90/240 of "
+                                           "max_buffer, the paper's proportion)")
+    bba_cushion: Duration | None = Field(None, description="BBA cushion cu (default 126/240 of max_buffer)")
+    bola_gamma_p: float = Field(5.0, gt=0, description="BOLA gamma*p (Sabre's default 5)")
+    bola_buffer_target: Duration | None = Field(None, description="BOLA buffer target Q_max, from which V "
+                                                "follows (default max_buffer)")
+    mpc_horizon: int = Field(5, ge=1, le=8, json_schema_extra={"unit": "segments"},
+                             description="MPC and RobustMPC lookahead (Yin et al.: 5)")
+    tcp: Tcp = Field(default_factory=Tcp, description="TCP settings")
+
+    def startup_ns(self) -> int:
+        return self.startup if self.startup is not None else self.segment_duration
+
+    @model_validator(mode="after")
+    def _sane(self) -> Abr:
+        """segment_duration and content positive; max_buffer holds startup (at least a segment) plus a
+        segment; request_size above 40 B; bola_buffer_target above one segment; bba_cushion positive;
+        the ladder readable (a CSV is read, the encoded ladder made if not cached)."""
+        from aqmlab.abr_ladder import LadderError, ladder
+
+        seg = self.segment_duration
+        if seg <= 0 or self.content <= 0:
+            raise ValueError("segment_duration and content must be positive")
+        if self.startup is not None and self.startup <= 0:
+            raise ValueError("startup must be positive")
+        if self.max_buffer < max(self.startup_ns(), seg) + seg:
+            raise ValueError("max_buffer must hold startup (at least one segment) plus one more segment")
+        if self.request_size <= 40:
+            raise ValueError("request_size must exceed the 40 B of IP and TCP headers")
+        if self.request_timeout <= 0:
+            raise ValueError("request_timeout must be positive")
+        if self.bola_buffer_target is not None and self.bola_buffer_target <= seg:
+            raise ValueError("bola_buffer_target must exceed one segment")
+        if self.bba_cushion is not None and self.bba_cushion <= 0:
+            raise ValueError("bba_cushion must be positive")
+        if self.ladder != "synthetic":
+            try:
+                ladder(self.ladder, seg, self.content)
+            except LadderError as e:
+                raise ValueError(f"ladder: {e}") from None
+        return self
+
+
 MEDIA = (Video, Audio, Poisson)
-App = Annotated[Bulk | Cbr | Mpeg | Video | Audio | Poisson | Stream | Pels, Field(discriminator="kind")]
+App = Annotated[Bulk | Cbr | Mpeg | Video | Audio | Poisson | Stream | Pels | Abr, Field(discriminator="kind")]
 APP_MODELS: dict[str, type[Strict]] = {"bulk": Bulk, "cbr": Cbr, "mpeg": Mpeg, "video": Video,
-                                       "audio": Audio, "poisson": Poisson, "stream": Stream, "pels": Pels}
+                                       "audio": Audio, "poisson": Poisson, "stream": Stream, "pels": Pels,
+                                       "abr": Abr}

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.scenario.applications import MEDIA, Audio, Bulk, Cbr, Mpeg, Pels, Stream, Tcp, Video
+from aqmlab.abr_ladder import ladder as abr_ladder
+from aqmlab.scenario.applications import MEDIA, Abr, Audio, Bulk, Cbr, Mpeg, Pels, Stream, Tcp, Video
 from aqmlab.scenario.disciplines import Classifier, PelsFeedback, Prio, Wrr
 from aqmlab.scenario.flows import FlowGroup
 from aqmlab.scenario.topology import Hop, Link
@@ -95,6 +96,8 @@ def _app(app: Any) -> dict[str, Any]:
         return _stream(app)
     if isinstance(app, Bulk):
         return {"kind": "bulk", "tcp": _tcp(app.tcp)}
+    if isinstance(app, Abr):
+        return _abr(app)
     # A new application model without its arm here must fail loudly, not run as bulk TCP.
     raise TypeError(f"no simulator config for application {type(app).__name__}")
 
@@ -106,6 +109,24 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         "delayed_ack": t.delayed_ack, "delayed_ack_timeout_ns": t.delayed_ack_timeout,
         "rwnd": t.rwnd, "ecn": t.ecn, "sack": t.sack, "frto": t.frto,
         "congestion_control": t.congestion_control,
+    }
+
+
+def _abr(a: Abr) -> dict[str, Any]:
+    buffer_s = a.max_buffer / 1e9
+    # BBA's defaults keep the paper's proportions of its 240 s buffer (aqmlab-model abr/bba.rs).
+    reservoir = a.bba_reservoir / 1e9 if a.bba_reservoir is not None else 90 / 240 * buffer_s
+    cushion = a.bba_cushion / 1e9 if a.bba_cushion is not None else 126 / 240 * buffer_s
+    target = a.bola_buffer_target / 1e9 if a.bola_buffer_target is not None else buffer_s
+    return {
+        "kind": "abr",
+        "abr": {"algorithm": a.algorithm, "safety_factor": a.safety_factor,
+                "throughput_window": a.throughput_window, "bba_reservoir_s": reservoir,
+                "bba_cushion_s": cushion, "bola_gamma_p": a.bola_gamma_p, "bola_buffer_target_s": target,
+                "mpc_horizon": a.mpc_horizon},
+        "ladder": abr_ladder(a.ladder, a.segment_duration, a.content),
+        "max_buffer_ns": a.max_buffer, "startup_ns": a.startup_ns(), "request_size": a.request_size,
+        "request_timeout_ns": a.request_timeout, "tcp": _tcp(a.tcp),
     }
 
 

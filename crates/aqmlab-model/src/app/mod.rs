@@ -5,6 +5,8 @@
 //! emulator replays their schedules on real sockets. The other applications only have their
 //! configuration here ([`tcp_config`], [`streaming_config`], [`pels_config`]); their senders
 //! are closed loops over the simulator's own transports and stay in `aqmlab_sim`.
+pub mod abr;
+pub mod abr_config;
 pub mod mpeg;
 pub mod pels_config;
 pub mod rtp;
@@ -36,4 +38,6 @@ pub enum AppConfig {
     Stream(streaming_config::StreamingConfig),
     /// PELS FGS video with MKC over UDP (see [`pels_config`]).
     Pels(pels_config::PelsConfig),
+    /// An adaptive-bitrate (DASH-like) client fetching segments over TCP (see [`abr`]).
+    Abr(Box<abr_config::AbrConfig>),
 }

@@ -122,7 +122,8 @@ fn build_flow(
     let start = Time(g.start_ns) + Time(jitter as u64);
     let [enter, exit] = g.path_in(&cfg.topology);
     let base_rtt_ns = 2 * (sender_delay + rd) + cfg.topology.path_delay_ns(enter, exit);
-    let app = apps::build(&g.app, &AppSetup { seed, id, start, base_rtt_ns })?;
+    let end = Time(g.stop_ns).max(start).min(Time(cfg.duration_ns));
+    let app = apps::build(&g.app, &AppSetup { seed, id, start, base_rtt_ns, end })?;
     let flow = Flow {
         group: gi,
         src,

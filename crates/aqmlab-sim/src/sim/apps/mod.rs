@@ -16,6 +16,7 @@
 //! `mod` line and its arm in [`build`] (besides its configuration, a variant of `AppConfig`).
 //! Nothing else in the engine names an application.
 
+mod abr;
 mod bulk;
 mod cbr;
 mod mpeg;
@@ -41,6 +42,8 @@ pub(crate) struct AppSetup {
     pub start: Time,
     /// The flow's round-trip propagation delay.
     pub base_rtt_ns: u64,
+    /// When the flow's results are taken: its stop, or the run's end if that comes first.
+    pub end: Time,
 }
 
 /// Builds the application a flow group asks for: the registry of applications.
@@ -52,6 +55,7 @@ pub(crate) fn build(app: &AppConfig, setup: &AppSetup) -> Result<Box<dyn Applica
         AppConfig::Rtp(c) => Box::new(rtp::Rtp::new(c, setup)?),
         AppConfig::Stream(c) => stream::build(c, setup)?,
         AppConfig::Pels(c) => Box::new(pels::Pels::new(c)?),
+        AppConfig::Abr(c) => Box::new(abr::Abr::new(c, setup)?),
     })
 }
 

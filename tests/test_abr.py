@@ -1,0 +1,80 @@
+"""The ABR client (`flows.app.kind = "abr"`) through the scenario schema and a whole simulation:
+its tables read by pandas, the scenario's refusals of unknown algorithms and bad ladders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aqmlab.run import simulate
+from aqmlab.scenario import ABR_ALGORITHMS, ScenarioError, validate
+
+
+def scenario(rate: str = "20Mbps", duration: str = "60s", **app: Any) -> dict[str, Any]:
+    return {
+        "name": "abr", "seed": 3, "duration": duration,
+        "topology": {"bottleneck": {"rate": rate, "delay": "10ms", "qdisc": {"kind": "droptail", "limit": "100p"}}},
+        "flows": [{"name": f"abr-{a}", "count": 1, "start_jitter": "2s",
+                   "app": {"kind": "abr", "algorithm": a, "content": "120s", "tcp": {"sack": True}, **app}}
+                  for a in ABR_ALGORITHMS],
+        "metrics": {"periods": [["0s", duration]]},
+    }
+
+
+def test_a_run_gives_per_segment_and_per_client_tables() -> None:
+    res = simulate(validate(scenario()), progress=False)
+    segments, sessions = res.tables["abr_segments"], res.tables["abr_sessions"]
+    assert list(sessions["flow"]) == [0, 1, 2, 3, 4]
+    assert list(sessions["algorithm"]) == [0, 1, 2, 3, 4]  # ABR_ALGORITHMS' order, one group each
+    for column in ("flow", "segment", "rung", "bitrate_bps", "size_bytes", "request_ns", "download_ns",
+                   "buffer_ns", "throughput_bps", "ssim_db", "requests"):
+        assert column in segments.columns, column
+    for column in ("startup_ns", "stalls", "stall_ns", "stall_ratio", "bitrate_bps", "ssim_db",
+                   "ssim_change_db", "switches", "qoe_lin"):
+        assert column in sessions.columns, column
+    # Five clients on 20 Mbit/s: about 4 Mbit/s each, so every one rises above the lowest rung
+    # and none of them stalls for long.
+    assert (sessions["bitrate_bps"] > 300_000).all()
+    assert (sessions["stall_ratio"] < 0.05).all()
+    # The synthetic ladder's SSIM reaches the table, one value per segment.
+    assert segments["ssim_db"].between(5, 20).all()
+    # A segment's bitrate is its rung's.
+    assert segments.groupby("rung")["bitrate_bps"].nunique().eq(1).all()
+
+
+def test_an_unknown_algorithm_is_refused_with_the_known_ones() -> None:
+    d = scenario()
+    d["flows"][0]["app"]["algorithm"] = "pensieve"
+    with pytest.raises(ScenarioError) as e:
+        validate(d)
+    text = str(e.value)
+    assert "flows.0.app" in text and "algorithm" in text
+    for name in ABR_ALGORITHMS:
+        assert name in text, text
+
+
+def test_a_bad_ladder_csv_is_refused_naming_row_and_column(tmp_path: Path) -> None:
+    csv = tmp_path / "ladder.csv"
+    csv.write_text("segment,rung,bitrate_kbps,size_bytes\n0,0,300,75000\n0,1,200,50000\n")
+    with pytest.raises(ScenarioError) as e:
+        validate(scenario(ladder=str(csv)))
+    assert "row 3, column bitrate_kbps" in str(e.value) and "out of order" in str(e.value)
+
+
+def test_a_one_rung_csv_ladder_runs(tmp_path: Path) -> None:
+    csv = tmp_path / "ladder.csv"
+    csv.write_text("segment,rung,bitrate_kbps,size_bytes\n" + "".join(f"{k},0,500,125000\n" for k in range(20)))
+    d = scenario(duration="20s", ladder=str(csv))
+    d["flows"] = d["flows"][:1]
+    res = simulate(validate(d), progress=False)
+    segments = res.tables["abr_segments"]
+    assert len(segments) >= 5 and (segments["rung"] == 0).all()
+    assert segments["ssim_db"].isna().all()  # no scores in the CSV
+    assert res.tables["abr_sessions"]["switches"].iloc[0] == 0
+
+
+def test_buffer_limits_are_checked() -> None:
+    with pytest.raises(ScenarioError, match="max_buffer"):
+        validate(scenario(max_buffer="3s"))
