@@ -30,7 +30,9 @@
 //!
 //! Random numbers come only from the `rng` the engine passes to `enqueue`.
 
+use super::shared::lazy_timer::LazyTimer;
 use super::shared::packet_fifo::PacketFifo;
+use super::shared::pi_controller::pi_increment;
 use super::{Dequeued, DropReason, Evicted, NamedStat, Qdisc, Verdict};
 use crate::packet::{Ecn, Packet};
 use crate::rng::SimRng;
@@ -219,7 +221,7 @@ pub struct Pie {
     burst_allowance: Time,
     accu_prob: f64,
     /// When the next probability update is due.
-    next_update: Time,
+    timer: LazyTimer,
     /// Sojourn time of the last departure (timestamp estimator).
     last_sojourn: Time,
     rate: RateEstimator,
@@ -228,7 +230,7 @@ pub struct Pie {
 impl Pie {
     pub fn new(cfg: PieConfig) -> Pie {
         Pie {
-            next_update: Time(cfg.t_update_ns),
+            timer: LazyTimer::new(cfg.t_update_ns),
             burst_allowance: Time(cfg.max_burst_ns),
             cfg,
             q: PacketFifo::default(),
@@ -251,24 +253,11 @@ impl Pie {
         self.qdelay
     }
 
-    /// Runs every update due by `now` (module docs: a lazy timer). After a long quiet spell
-    /// only the first `MAX_CATCH_UP` updates run and the timer skips to its next boundary after
-    /// `now`: nothing changes between packets, so by then the state has long settled (the
-    /// probability decays to 0 in far fewer updates), and a leap of the clock costs bounded work.
+    /// Runs every update due by `now` (module docs: a lazy timer, [`LazyTimer`]).
     fn catch_up(&mut self, now: Time) {
-        const MAX_CATCH_UP: u32 = 10_000;
-        let step = self.cfg.t_update_ns;
-        let mut ran = 0;
-        while self.next_update <= now && self.next_update != Time::MAX {
-            if ran == MAX_CATCH_UP {
-                let missed = (now.0 - self.next_update.0) / step + 1;
-                self.next_update = Time(self.next_update.0.saturating_add(missed.saturating_mul(step)));
-                return;
-            }
-            self.update();
-            self.next_update += Time(step);
-            ran += 1;
-        }
+        let mut timer = self.timer;
+        timer.catch_up(now, |_| self.update());
+        self.timer = timer;
     }
 
     fn current_delay(&self) -> Time {
@@ -284,9 +273,7 @@ impl Pie {
     fn update(&mut self) {
         let (qdelay, old) = (self.current_delay(), self.qdelay);
         let target = Time(self.cfg.target_ns);
-        let err = qdelay.as_secs_f64() - target.as_secs_f64();
-        let trend = qdelay.as_secs_f64() - old.as_secs_f64();
-        let mut p = tune(self.cfg.alpha * err + self.cfg.beta * trend, self.drop_prob);
+        let mut p = tune(pi_increment(self.cfg.alpha, self.cfg.beta, qdelay, old, target), self.drop_prob);
         if self.drop_prob >= 0.1 && p > 0.02 {
             p = 0.02; // section 5.5: at most 2 % per step at high probability
         }
@@ -585,8 +572,8 @@ mod tests {
         // 10^6 s of silence is 6.7e7 update periods: the catch-up stops after 10^4.
         pie.enqueue(pkt(0, 0, 1000), Time::from_secs(1_000_000), &mut rng, &mut ev);
         assert_eq!(pie.drop_prob(), 0.0);
-        assert!(pie.next_update > Time::from_secs(1_000_000));
-        assert!(pie.next_update <= Time::from_secs(1_000_000) + Time(15_000_000));
+        assert!(pie.timer.next() > Time::from_secs(1_000_000));
+        assert!(pie.timer.next() <= Time::from_secs(1_000_000) + Time(15_000_000));
         // At the end of time the timer saturates instead of spinning.
         pie.pop_packet(Time(u64::MAX - 1));
         pie.enqueue(pkt(1, 0, 1000), Time::MAX, &mut rng, &mut ev);
