@@ -30,6 +30,7 @@ use crate::qdisc::classful::classifier::Classifier;
 use crate::qdisc::codel::CodelConfig;
 use crate::qdisc::droptail::DropTailConfig;
 use crate::qdisc::drr::DrrConfig;
+use crate::qdisc::dualpi2::{Dualpi2Config, Dualpi2EcnMask};
 use crate::qdisc::fq_codel::FqCodelConfig;
 use crate::qdisc::pels_feedback::PelsFeedbackConfig;
 use crate::qdisc::pfq::PfqConfig;
@@ -285,6 +286,39 @@ pub fn disciplines() -> Vec<(&'static str, QdiscConfig)> {
         (
             "fq_codel/memory-5tuple",
             QdiscConfig::FqCodel(FqCodelConfig { limit: Limit::Packets(50), memory_limit: Some(6_000), ..FqCodelConfig::default() }),
+        ),
+        // DualPI2 (RFC 9332): 1 ms target and 2 ms update with high gains so that random runs
+        // reach overload; at dequeue and on arrival, time and packet step, both ECN masks.
+        (
+            "dualpi2/packets",
+            QdiscConfig::Dualpi2(Dualpi2Config {
+                limit: p12,
+                target_ns: 1_000_000,
+                tupdate_ns: 2_000_000,
+                alpha: 20.0,
+                beta: 200.0,
+                mtu: 500,
+                ..Dualpi2Config::default()
+            }),
+        ),
+        (
+            "dualpi2/bytes-enqueue-step-packets",
+            QdiscConfig::Dualpi2(Dualpi2Config {
+                limit: b9k,
+                target_ns: 1_000_000,
+                tupdate_ns: 2_000_000,
+                alpha: 20.0,
+                beta: 200.0,
+                step_thresh_packets: Some(2),
+                min_qlen_step: 1,
+                drop_enqueue: true,
+                drop_on_overload: false,
+                ecn_mask: Dualpi2EcnMask::AnyEct,
+                classic_protection: 50,
+                coupling_factor: 3,
+                mtu: 500,
+                ..Dualpi2Config::default()
+            }),
         ),
         // The modern AQMs inside classful parents: head drops passed up through PRIO and WRR.
         (

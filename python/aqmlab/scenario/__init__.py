@@ -65,7 +65,7 @@ from aqmlab.scenario.topology import Dumbbell, Hop, Link
 
 __all__ = [
     "APP_MODELS", "BUILTIN_DIR", "FLOW_FIELDS", "KERNEL_CONGESTION_CONTROL", "MAX_BANDS", "MEDIA", "QDISC_MODELS",
-    "U32", "App", "Audio", "Bulk", "Cbr", "Classifier", "Codel", "DropTail", "Drr", "Dumbbell", "Emulation",
+    "U32", "App", "Audio", "Bulk", "Cbr", "Classifier", "Codel", "DropTail", "Drr", "Dualpi2", "Dumbbell", "Emulation",
     "FlowGroup", "FlowKey", "FqCodel", "FrameClasses", "FrameSizesByType", "Hop", "Link", "Metrics", "Mpeg",
     "Pels", "PelsFeedback", "Pfq", "Pie", "Poisson", "Prio", "Problem", "Qdisc", "RbRed", "RbRio", "Records",
     "Red", "Reference", "ReferencePeriod", "Rio", "RioCurve", "Scenario", "ScenarioError", "Sqf", "Stream",

@@ -30,6 +30,7 @@ pub mod shared;
 pub mod codel;
 pub mod droptail;
 pub mod drr;
+pub mod dualpi2;
 pub mod fq_codel;
 pub mod pfq;
 pub mod pie;
