@@ -27,6 +27,7 @@
 
 use crate::packet::{Ecn, FrameType, Packet, Proto};
 use crate::qdisc::classful::classifier::Classifier;
+use crate::qdisc::cobalt::CobaltConfig;
 use crate::qdisc::codel::CodelConfig;
 use crate::qdisc::droptail::DropTailConfig;
 use crate::qdisc::drr::DrrConfig;
@@ -318,6 +319,32 @@ pub fn disciplines() -> Vec<(&'static str, QdiscConfig)> {
                 coupling_factor: 3,
                 mtu: 500,
                 ..Dualpi2Config::default()
+            }),
+        ),
+        // COBALT: 1 ms target, 5 ms interval and a 3 ms BLUE threshold with large BLUE steps so
+        // that random runs reach both halves' states.
+        (
+            "cobalt/packets",
+            QdiscConfig::Cobalt(CobaltConfig {
+                limit: p12,
+                target_ns: 1_000_000,
+                interval_ns: 5_000_000,
+                p_inc: 0.25,
+                p_dec: 0.125,
+                blue_threshold_ns: 3_000_000,
+                ecn: false,
+            }),
+        ),
+        (
+            "cobalt/bytes-ecn",
+            QdiscConfig::Cobalt(CobaltConfig {
+                limit: b9k,
+                target_ns: 1_000_000,
+                interval_ns: 5_000_000,
+                p_inc: 0.25,
+                p_dec: 0.125,
+                blue_threshold_ns: 3_000_000,
+                ecn: true,
             }),
         ),
         // The modern AQMs inside classful parents: head drops passed up through PRIO and WRR.

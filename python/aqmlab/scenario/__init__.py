@@ -35,6 +35,7 @@ from aqmlab.scenario.disciplines import (
     FLOW_FIELDS,
     QDISC_MODELS,
     Classifier,
+    Cobalt,
     Codel,
     DropTail,
     Drr,
@@ -65,11 +66,11 @@ from aqmlab.scenario.topology import Dumbbell, Hop, Link
 
 __all__ = [
     "APP_MODELS", "BUILTIN_DIR", "FLOW_FIELDS", "KERNEL_CONGESTION_CONTROL", "MAX_BANDS", "MEDIA", "QDISC_MODELS",
-    "U32", "App", "Audio", "Bulk", "Cbr", "Classifier", "Codel", "DropTail", "Drr", "Dualpi2", "Dumbbell", "Emulation",
-    "FlowGroup", "FlowKey", "FqCodel", "FrameClasses", "FrameSizesByType", "Hop", "Link", "Metrics", "Mpeg",
-    "Pels", "PelsFeedback", "Pfq", "Pie", "Poisson", "Prio", "Problem", "Qdisc", "RbRed", "RbRio", "Records",
-    "Red", "Reference", "ReferencePeriod", "Rio", "RioCurve", "Scenario", "ScenarioError", "Sqf", "Stream",
-    "Strict", "Tbf", "Tcp", "Video", "Wrr", "WrrBand", "_app", "_core", "_format_errors", "_problems",
-    "apply_override", "deep_merge", "load", "read_scenario_file", "read_toml", "read_trace", "resolve_path",
-    "set_path", "sim_config", "validate",
+    "U32", "App", "Audio", "Bulk", "Cbr", "Classifier", "Cobalt", "Codel", "DropTail", "Drr", "Dualpi2", "Dumbbell",
+    "Emulation", "FlowGroup", "FlowKey", "FqCodel", "FrameClasses", "FrameSizesByType", "Hop", "Link", "Metrics",
+    "Mpeg", "Pels", "PelsFeedback", "Pfq", "Pie", "Poisson", "Prio", "Problem", "Qdisc", "RbRed", "RbRio", "Records",
+    "Red", "Reference", "ReferencePeriod", "Rio", "RioCurve", "Scenario", "ScenarioError", "Sqf", "Stream", "Strict",
+    "Tbf", "Tcp", "Video", "Wrr", "WrrBand", "_app", "_core", "_format_errors", "_problems", "apply_override",
+    "deep_merge", "load", "read_scenario_file", "read_toml", "read_trace", "resolve_path", "set_path", "sim_config",
+    "validate",
 ]

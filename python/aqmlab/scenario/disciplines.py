@@ -298,6 +298,31 @@ class Dualpi2(Strict):
         return self
 
 
+class Cobalt(Strict):
+    """COBALT (Linux sch_cake's cobalt_* functions, on one FIFO as ns-3's CobaltQueueDisc):
+    CoDel with count decay between dropping states, in parallel with BLUE, whose drop
+    probability rises by p_inc on overflow (or a sojourn above blue_threshold) and falls by
+    p_dec when the queue is found empty."""
+
+    kind: Literal["cobalt"]
+    limit: Limit = Field(written("1500000B"), description="physical capacity, packets or bytes (ns-3 CobaltQueueDisc "
+                                                          "default 1000 x 1500 B)")
+    target: Duration = Field(written("5ms"), description="CoDel target and BLUE's update spacing (Linux cake, ns-3)")
+    interval: Duration = Field(written("100ms"), description="CoDel interval (Linux cake, ns-3)")
+    p_inc: float = Field(1 / 256, gt=0, le=1, description="BLUE's step up of p_drop (Linux cake_set_rate 1/256)")
+    p_dec: float = Field(1 / 4096, gt=0, le=1, description="BLUE's step down of p_drop (Linux cake_set_rate 1/4096)")
+    blue_threshold: Duration = Field(written("400ms"), description="sojourn time above which a dequeue raises p_drop "
+                                                                   "like an overflow (ns-3 BlueThreshold)")
+    ecn: bool = Field(False, description="CE-mark ECN-capable packets instead of CoDel's drop (ns-3 default off); "
+                                         "BLUE always drops")
+
+    @model_validator(mode="after")
+    def _sane(self) -> Cobalt:
+        """target and interval positive."""
+        _positive_durations(self, "target", "interval")
+        return self
+
+
 class Tbf(Strict):
     """Token bucket filter, as Linux tbf: tokens at `rate` up to `burst` bytes; a packet leaves
     when the bucket holds its size."""
@@ -409,7 +434,7 @@ class PelsFeedback(Strict):
 
 
 Qdisc = Annotated[DropTail | Red | RbRed | RbRio | Rio | Sqf | Drr | Pfq | Tbf | Prio | Wrr | PelsFeedback | Codel
-                  | FqCodel | Pie | Dualpi2,
+                  | FqCodel | Pie | Dualpi2 | Cobalt,
                   Field(discriminator="kind")]
 for _model in (Prio, WrrBand, Wrr, PelsFeedback):
     _model.model_rebuild()
@@ -417,4 +442,5 @@ QDISC_MODELS: dict[str, type[Strict]] = {"droptail": DropTail, "red": Red, "rb_r
                                          "rb_rio": RbRio, "rio": Rio, "sqf": Sqf, "drr": Drr,
                                          "fq": Drr, "pfq": Pfq, "tbf": Tbf, "prio": Prio, "wrr": Wrr,
                                          "pels_feedback": PelsFeedback, "codel": Codel,
-                                         "fq_codel": FqCodel, "pie": Pie, "dualpi2": Dualpi2}
+                                         "fq_codel": FqCodel, "pie": Pie, "dualpi2": Dualpi2,
+                                         "cobalt": Cobalt}

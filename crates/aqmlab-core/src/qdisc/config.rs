@@ -1,7 +1,7 @@
 //! Every discipline's configuration as scenario files spell it, and the builder.
 
 use super::classful::{pels_feedback, prio, wrr};
-use super::{codel, droptail, drr, dualpi2, fq_codel, pfq, pie, rb_red, rb_rio, red, rio, sqf, tbf};
+use super::{cobalt, codel, droptail, drr, dualpi2, fq_codel, pfq, pie, rb_red, rb_rio, red, rio, sqf, tbf};
 use super::{Qdisc, Queue};
 use crate::units::{Limit, Rate};
 use serde::{Deserialize, Serialize};
@@ -39,6 +39,7 @@ pub enum QdiscConfig {
     FqCodel(fq_codel::FqCodelConfig),
     Pie(pie::PieConfig),
     Dualpi2(dualpi2::Dualpi2Config),
+    Cobalt(cobalt::CobaltConfig),
 }
 
 impl QdiscConfig {
@@ -61,6 +62,7 @@ impl QdiscConfig {
             QdiscConfig::FqCodel(c) => c.validate(),
             QdiscConfig::Pie(c) => c.validate(),
             QdiscConfig::Dualpi2(c) => c.validate(),
+            QdiscConfig::Cobalt(c) => c.validate(),
         }
     }
 
@@ -83,6 +85,7 @@ impl QdiscConfig {
             QdiscConfig::FqCodel(c) => c.limit,
             QdiscConfig::Pie(c) => c.limit,
             QdiscConfig::Dualpi2(c) => c.limit,
+            QdiscConfig::Cobalt(c) => c.limit,
         }
     }
 }
@@ -107,6 +110,7 @@ pub fn build_qdisc(cfg: &QdiscConfig, link_rate: Rate) -> Result<Queue, String> 
         QdiscConfig::FqCodel(c) => Box::new(fq_codel::FqCodel::new(c.clone())),
         QdiscConfig::Pie(c) => Box::new(pie::Pie::new(c.clone())),
         QdiscConfig::Dualpi2(c) => Box::new(dualpi2::Dualpi2::new(c.clone())),
+        QdiscConfig::Cobalt(c) => Box::new(cobalt::Cobalt::new(c.clone())),
     };
     Ok(Queue::new(inner))
 }
