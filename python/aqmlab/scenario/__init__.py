@@ -39,6 +39,7 @@ from aqmlab.scenario.disciplines import (
     Codel,
     DropTail,
     Drr,
+    Dualpi2,
     FlowKey,
     FqCodel,
     PelsFeedback,
