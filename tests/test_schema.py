@@ -122,6 +122,9 @@ DUPLICATED_CHECKS = [
     ({"kind": "dualpi2", "alpha": 0.0}, "alpha"),
     ({"kind": "cobalt", "target": "0s"}, "qdisc"),
     ({"kind": "cobalt", "p_inc": 0.0}, "p_inc"),
+    ({"kind": "fq_pie", "flows": 0}, "flows"),
+    ({"kind": "fq_pie", "ecn_prob": 101}, "ecn_prob"),
+    ({"kind": "fq_pie", "quantum": "2MB"}, "quantum"),
 ]
 
 

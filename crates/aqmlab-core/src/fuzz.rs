@@ -33,6 +33,7 @@ use crate::qdisc::droptail::DropTailConfig;
 use crate::qdisc::drr::DrrConfig;
 use crate::qdisc::dualpi2::{Dualpi2Config, Dualpi2EcnMask};
 use crate::qdisc::fq_codel::FqCodelConfig;
+use crate::qdisc::fq_pie::FqPieConfig;
 use crate::qdisc::pels_feedback::PelsFeedbackConfig;
 use crate::qdisc::pfq::PfqConfig;
 use crate::qdisc::pie::{PieConfig, PieEstimator};
@@ -345,6 +346,42 @@ pub fn disciplines() -> Vec<(&'static str, QdiscConfig)> {
                 p_dec: 0.125,
                 blue_threshold_ns: 3_000_000,
                 ecn: true,
+            }),
+        ),
+        // FQ-PIE: PIE's fuzzing parameters in 3 or 1024 buckets, ECN, rate estimator.
+        (
+            "fq_pie/packets",
+            QdiscConfig::FqPie(FqPieConfig {
+                limit: p12,
+                target_ns: 1_000_000,
+                t_update_ns: 2_000_000,
+                max_burst_ns: 4_000_000,
+                alpha: 20.0,
+                beta: 200.0,
+                mtu: 500,
+                flow_key: by_flow(),
+                ..FqPieConfig::default()
+            }),
+        ),
+        (
+            "fq_pie/bytes-3-buckets-ecn-rate",
+            QdiscConfig::FqPie(FqPieConfig {
+                limit: b9k,
+                flows: 3,
+                quantum: 300,
+                target_ns: 1_000_000,
+                t_update_ns: 2_000_000,
+                max_burst_ns: 4_000_000,
+                alpha: 20.0,
+                beta: 200.0,
+                ecn: true,
+                bytemode: true,
+                derandomize: true,
+                estimator: PieEstimator::Rate,
+                dq_threshold: 2_000,
+                mtu: 500,
+                flow_key: by_flow(),
+                ..FqPieConfig::default()
             }),
         ),
         // The modern AQMs inside classful parents: head drops passed up through PRIO and WRR.

@@ -323,6 +323,48 @@ class Cobalt(Strict):
         return self
 
 
+class FqPie(Strict):
+    """FQ-PIE (Linux sch_fq_pie): hashed flow queues served by FQ-CoDel's DRR with new/old flow
+    lists, PIE in each queue (drop or mark on arrival by the queue's own probability), overflow
+    drops the arrival. Defaults as tc-fq_pie."""
+
+    kind: Literal["fq_pie"]
+    limit: Limit = Field(written("10240p"), description="capacity over all queues, packets or bytes (Linux default "
+                                                        "10240p)")
+    flows: int = Field(1024, ge=1, le=65536, json_schema_extra={"unit": "queues"},
+                       description="hash buckets, i.e. flow queues (Linux default 1024)")
+    quantum: Size = Field(written("1514B"), description="DRR bytes per round per queue (Linux: psched_mtu; "
+                                                        "at most 1048576 B)")
+    target: Duration = Field(written("15ms"), description="PIE target delay per queue (Linux default 15 ms)")
+    t_update: Duration = Field(written("15ms"), description="probability update period (Linux default 15 ms)")
+    alpha: float = Field(0.125, ge=0, json_schema_extra={"unit": "1/s"},
+                         description="weight of the delay error (Linux 2/16)")
+    beta: float = Field(1.25, ge=0, json_schema_extra={"unit": "1/s"},
+                        description="weight of the delay trend (Linux 20/16)")
+    max_burst: Duration = Field(written("150ms"), description="burst allowance per queue (Linux default 150 ms)")
+    ecn: bool = Field(False, description="CE-mark ECN-capable arrivals while the queue's probability <= ecn_prob")
+    ecn_prob: int = Field(10, ge=0, le=100, json_schema_extra={"unit": "%"},
+                          description="highest drop probability that marks instead of drops (Linux default 10)")
+    bytemode: bool = Field(False, description="scale the drop probability by size/mtu (Linux default off)")
+    mtu: Size = Field(written("1500B"), description="packet size of the 2-packet no-drop floor and the bytemode unit")
+    derandomize: bool = Field(False, description="spread drops by the accumulated probability (RFC 8033 5.4)")
+    estimator: Literal["timestamp", "rate"] = Field(
+        "timestamp", description="queue delay from timestamps (Linux default) or the departure rate")
+    dq_threshold: Size = Field(written("16384B"),
+                               description="bytes per departure-rate measurement (estimator = \"rate\")")
+    flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification for the hash")
+
+    @model_validator(mode="after")
+    def _sane(self) -> FqPie:
+        """target and t_update positive; quantum 1 B to 1 MiB; mtu and dq_threshold at least 1 byte."""
+        _positive_durations(self, "target", "t_update")
+        if not 1 <= self.quantum <= 1 << 20:
+            raise ValueError("quantum must be 1 to 1048576 bytes (default 1514B)")
+        if self.mtu <= 0 or self.dq_threshold <= 0:
+            raise ValueError("mtu and dq_threshold must be at least 1 byte")
+        return self
+
+
 class Tbf(Strict):
     """Token bucket filter, as Linux tbf: tokens at `rate` up to `burst` bytes; a packet leaves
     when the bucket holds its size."""
@@ -434,7 +476,7 @@ class PelsFeedback(Strict):
 
 
 Qdisc = Annotated[DropTail | Red | RbRed | RbRio | Rio | Sqf | Drr | Pfq | Tbf | Prio | Wrr | PelsFeedback | Codel
-                  | FqCodel | Pie | Dualpi2 | Cobalt,
+                  | FqCodel | Pie | Dualpi2 | Cobalt | FqPie,
                   Field(discriminator="kind")]
 for _model in (Prio, WrrBand, Wrr, PelsFeedback):
     _model.model_rebuild()
@@ -443,4 +485,4 @@ QDISC_MODELS: dict[str, type[Strict]] = {"droptail": DropTail, "red": Red, "rb_r
                                          "fq": Drr, "pfq": Pfq, "tbf": Tbf, "prio": Prio, "wrr": Wrr,
                                          "pels_feedback": PelsFeedback, "codel": Codel,
                                          "fq_codel": FqCodel, "pie": Pie, "dualpi2": Dualpi2,
-                                         "cobalt": Cobalt}
+                                         "cobalt": Cobalt, "fq_pie": FqPie}

@@ -1,7 +1,7 @@
 //! Every discipline's configuration as scenario files spell it, and the builder.
 
 use super::classful::{pels_feedback, prio, wrr};
-use super::{cobalt, codel, droptail, drr, dualpi2, fq_codel, pfq, pie, rb_red, rb_rio, red, rio, sqf, tbf};
+use super::{cobalt, codel, droptail, drr, dualpi2, fq_codel, fq_pie, pfq, pie, rb_red, rb_rio, red, rio, sqf, tbf};
 use super::{Qdisc, Queue};
 use crate::units::{Limit, Rate};
 use serde::{Deserialize, Serialize};
@@ -40,6 +40,7 @@ pub enum QdiscConfig {
     Pie(pie::PieConfig),
     Dualpi2(dualpi2::Dualpi2Config),
     Cobalt(cobalt::CobaltConfig),
+    FqPie(fq_pie::FqPieConfig),
 }
 
 impl QdiscConfig {
@@ -63,6 +64,7 @@ impl QdiscConfig {
             QdiscConfig::Pie(c) => c.validate(),
             QdiscConfig::Dualpi2(c) => c.validate(),
             QdiscConfig::Cobalt(c) => c.validate(),
+            QdiscConfig::FqPie(c) => c.validate(),
         }
     }
 
@@ -86,6 +88,7 @@ impl QdiscConfig {
             QdiscConfig::Pie(c) => c.limit,
             QdiscConfig::Dualpi2(c) => c.limit,
             QdiscConfig::Cobalt(c) => c.limit,
+            QdiscConfig::FqPie(c) => c.limit,
         }
     }
 }
@@ -111,6 +114,7 @@ pub fn build_qdisc(cfg: &QdiscConfig, link_rate: Rate) -> Result<Queue, String> 
         QdiscConfig::Pie(c) => Box::new(pie::Pie::new(c.clone())),
         QdiscConfig::Dualpi2(c) => Box::new(dualpi2::Dualpi2::new(c.clone())),
         QdiscConfig::Cobalt(c) => Box::new(cobalt::Cobalt::new(c.clone())),
+        QdiscConfig::FqPie(c) => Box::new(fq_pie::FqPie::new(c.clone())),
     };
     Ok(Queue::new(inner))
 }

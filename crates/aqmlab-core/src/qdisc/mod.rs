@@ -33,6 +33,7 @@ pub mod droptail;
 pub mod drr;
 pub mod dualpi2;
 pub mod fq_codel;
+pub mod fq_pie;
 pub mod pfq;
 pub mod pie;
 pub mod rb_red;

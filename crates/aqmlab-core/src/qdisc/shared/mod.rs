@@ -3,6 +3,7 @@
 pub mod deficit_round_robin;
 pub mod drop_spreader;
 pub mod flow_key;
+pub mod flow_lists;
 pub mod flow_table;
 pub mod lazy_timer;
 pub mod packet_fifo;
