@@ -116,6 +116,15 @@ DUPLICATED_CHECKS = [
       "classifier": {"map": [[3, 2]]}}, "map.0"),
     ({"kind": "pels_feedback", "interval": "0s", "qdisc": {"kind": "droptail"}}, "interval"),
     ({"kind": "tbf", "rate": "0bps"}, "rate"),
+    ({"kind": "dualpi2", "tupdate": "0s"}, "tupdate"),
+    ({"kind": "dualpi2", "coupling_factor": 0}, "coupling_factor"),
+    ({"kind": "dualpi2", "classic_protection": 101}, "classic_protection"),
+    ({"kind": "dualpi2", "alpha": 0.0}, "alpha"),
+    ({"kind": "cobalt", "target": "0s"}, "qdisc"),
+    ({"kind": "cobalt", "p_inc": 0.0}, "p_inc"),
+    ({"kind": "fq_pie", "flows": 0}, "flows"),
+    ({"kind": "fq_pie", "ecn_prob": 101}, "ecn_prob"),
+    ({"kind": "fq_pie", "quantum": "2MB"}, "quantum"),
 ]
 
 

@@ -27,10 +27,13 @@
 
 use crate::packet::{Ecn, FrameType, Packet, Proto};
 use crate::qdisc::classful::classifier::Classifier;
+use crate::qdisc::cobalt::CobaltConfig;
 use crate::qdisc::codel::CodelConfig;
 use crate::qdisc::droptail::DropTailConfig;
 use crate::qdisc::drr::DrrConfig;
+use crate::qdisc::dualpi2::{Dualpi2Config, Dualpi2EcnMask};
 use crate::qdisc::fq_codel::FqCodelConfig;
+use crate::qdisc::fq_pie::FqPieConfig;
 use crate::qdisc::pels_feedback::PelsFeedbackConfig;
 use crate::qdisc::pfq::PfqConfig;
 use crate::qdisc::pie::{PieConfig, PieEstimator};
@@ -285,6 +288,101 @@ pub fn disciplines() -> Vec<(&'static str, QdiscConfig)> {
         (
             "fq_codel/memory-5tuple",
             QdiscConfig::FqCodel(FqCodelConfig { limit: Limit::Packets(50), memory_limit: Some(6_000), ..FqCodelConfig::default() }),
+        ),
+        // DualPI2 (RFC 9332): 1 ms target and 2 ms update with high gains so that random runs
+        // reach overload; at dequeue and on arrival, time and packet step, both ECN masks.
+        (
+            "dualpi2/packets",
+            QdiscConfig::Dualpi2(Dualpi2Config {
+                limit: p12,
+                target_ns: 1_000_000,
+                tupdate_ns: 2_000_000,
+                alpha: 20.0,
+                beta: 200.0,
+                mtu: 500,
+                ..Dualpi2Config::default()
+            }),
+        ),
+        (
+            "dualpi2/bytes-enqueue-step-packets",
+            QdiscConfig::Dualpi2(Dualpi2Config {
+                limit: b9k,
+                target_ns: 1_000_000,
+                tupdate_ns: 2_000_000,
+                alpha: 20.0,
+                beta: 200.0,
+                step_thresh_packets: Some(2),
+                min_qlen_step: 1,
+                drop_enqueue: true,
+                drop_on_overload: false,
+                ecn_mask: Dualpi2EcnMask::AnyEct,
+                classic_protection: 50,
+                coupling_factor: 3,
+                mtu: 500,
+                ..Dualpi2Config::default()
+            }),
+        ),
+        // COBALT: 1 ms target, 5 ms interval and a 3 ms BLUE threshold with large BLUE steps so
+        // that random runs reach both halves' states.
+        (
+            "cobalt/packets",
+            QdiscConfig::Cobalt(CobaltConfig {
+                limit: p12,
+                target_ns: 1_000_000,
+                interval_ns: 5_000_000,
+                p_inc: 0.25,
+                p_dec: 0.125,
+                blue_threshold_ns: 3_000_000,
+                ecn: false,
+            }),
+        ),
+        (
+            "cobalt/bytes-ecn",
+            QdiscConfig::Cobalt(CobaltConfig {
+                limit: b9k,
+                target_ns: 1_000_000,
+                interval_ns: 5_000_000,
+                p_inc: 0.25,
+                p_dec: 0.125,
+                blue_threshold_ns: 3_000_000,
+                ecn: true,
+            }),
+        ),
+        // FQ-PIE: PIE's fuzzing parameters in 3 or 1024 buckets, ECN, rate estimator.
+        (
+            "fq_pie/packets",
+            QdiscConfig::FqPie(FqPieConfig {
+                limit: p12,
+                target_ns: 1_000_000,
+                t_update_ns: 2_000_000,
+                max_burst_ns: 4_000_000,
+                alpha: 20.0,
+                beta: 200.0,
+                mtu: 500,
+                flow_key: by_flow(),
+                ..FqPieConfig::default()
+            }),
+        ),
+        (
+            "fq_pie/bytes-3-buckets-ecn-rate",
+            QdiscConfig::FqPie(FqPieConfig {
+                limit: b9k,
+                flows: 3,
+                quantum: 300,
+                target_ns: 1_000_000,
+                t_update_ns: 2_000_000,
+                max_burst_ns: 4_000_000,
+                alpha: 20.0,
+                beta: 200.0,
+                ecn: true,
+                bytemode: true,
+                derandomize: true,
+                estimator: PieEstimator::Rate,
+                dq_threshold: 2_000,
+                mtu: 500,
+                flow_key: by_flow(),
+                ..FqPieConfig::default()
+            }),
         ),
         // The modern AQMs inside classful parents: head drops passed up through PRIO and WRR.
         (

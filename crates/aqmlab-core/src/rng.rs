@@ -35,6 +35,13 @@ impl SimRng {
         SimRng(Pcg64Mcg::seed_from_u64(stream_seed(seed, name)))
     }
 
+    /// A generator of its own, seeded from one draw of this one: for a consumer that must draw
+    /// where the engine passes no generator (DualPI2's rolls at dequeue), so that it still
+    /// draws only from the stream it was given, in an order that depends on nothing else.
+    pub fn fork(&mut self) -> SimRng {
+        SimRng(Pcg64Mcg::seed_from_u64(splitmix64(self.next_u64())))
+    }
+
     pub fn next_u64(&mut self) -> u64 {
         self.0.next_u64()
     }

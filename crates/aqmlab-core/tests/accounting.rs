@@ -104,6 +104,9 @@ fn fuzzed_disciplines_have_unique_names_and_cover_both_limit_modes() {
         "codel",
         "fq_codel",
         "pie",
+        "dualpi2",
+        "cobalt",
+        "fq_pie",
     ];
     // Every fuzzed entry is of a listed kind, so the list below cannot silently fall behind.
     for (name, _) in &list {

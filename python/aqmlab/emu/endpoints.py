@@ -189,11 +189,12 @@ class UdpSender(threading.Thread):
         sock.bind(("", f["sport"]))
         dest = (self.spec["receiver_ip"], f["port"])
         tos = None
+        ecn_bits = int(f.get("ecn_bits", 0))  # the app's ECN codepoint (RFC 3168 section 5)
         for k in range(n):
             if not sleep_until(epoch, int(cols["t_ns"][k])):
                 break
-            if int(cols["dscp"][k]) << 2 != tos:
-                tos = int(cols["dscp"][k]) << 2
+            if int(cols["dscp"][k]) << 2 | ecn_bits != tos:
+                tos = int(cols["dscp"][k]) << 2 | ecn_bits
                 sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
             pkt = app_packet(int(cols["size"][k]), int(seqs[k]), f["flow"], now_ns(epoch), int(cols["frame_id"][k]),
                              int(cols["frame_type"][k]), int(cols["frag_index"][k]), int(cols["frag_count"][k]), rtp)

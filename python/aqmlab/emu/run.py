@@ -155,6 +155,10 @@ def plan_flows(sc: Scenario) -> list[dict[str, Any]]:
                 f.update(proto="udp", kind="cbr", rate_bps=g.app.rate, packet_size=g.app.packet_size)
             else:
                 f.update(proto="udp", kind=g.app.kind)
+            ecn = getattr(g.app, "ecn", "not-ect")  # the UDP sources' codepoint (Cbr, Video, ...)
+            if ecn != "not-ect":
+                # The low two bits of the IP TOS byte (RFC 3168 section 5): ECT(1) 01, ECT(0) 10.
+                f["ecn_bits"] = {"ect1": 1, "ect0": 2}[ecn]
             flows.append(f)
     return flows
 

@@ -58,6 +58,9 @@ class Cbr(Strict):
     kind: Literal["cbr"]
     rate: Rate = Field(..., description="sending rate at the IP layer")
     packet_size: Size = Field(written("1000B"), description="IP packet size")
+    ecn: Literal["not-ect", "ect0", "ect1"] = Field(
+        "not-ect", description="ECN codepoint of every packet: ect1 makes the flow L4S traffic (RFC 9331), which "
+                              "DualPI2 puts in its L queue; the receiver sends no feedback")
 
     @model_validator(mode="after")
     def _sane(self) -> Cbr:
@@ -139,6 +142,9 @@ class Video(Strict):
     shaping: Duration = Field(written("0s"), description="pace the frames of each window of this length at one rate, "
                                                  "as VLC's TS muxer (200 ms there); 0 = pace each frame alone")
     jitter: Duration = Field(written("0s"), description="source jitter: s.d. of a half-normal delay per packet")
+    ecn: Literal["not-ect", "ect0", "ect1"] = Field(
+        "not-ect", description="ECN codepoint of every packet: ect1 makes the flow L4S traffic (RFC 9331), which "
+                              "DualPI2 puts in its L queue; the receiver sends no feedback")
 
     @model_validator(mode="after")
     def _sane(self) -> Video:
@@ -160,6 +166,9 @@ class Audio(Strict):
     period: Duration = Field(written("20ms"), description="packet interval")
     size_cv: float = Field(0.1, ge=0, description="coefficient of variation of packet sizes (VBR)")
     jitter: Duration = Field(written("0s"), description="source jitter: s.d. of a half-normal delay per packet")
+    ecn: Literal["not-ect", "ect0", "ect1"] = Field(
+        "not-ect", description="ECN codepoint of every packet: ect1 makes the flow L4S traffic (RFC 9331), which "
+                              "DualPI2 puts in its L queue; the receiver sends no feedback")
 
     @model_validator(mode="after")
     def _sane(self) -> Audio:
@@ -178,6 +187,9 @@ class Poisson(Strict):
     rate: Rate = Field(..., description="mean rate lambda at the IP layer")
     packet_size: Size = Field(written("1250B"), description="IP packet size")
     jitter: Duration = Field(written("0s"), description="source jitter: s.d. of a half-normal delay per packet")
+    ecn: Literal["not-ect", "ect0", "ect1"] = Field(
+        "not-ect", description="ECN codepoint of every packet: ect1 makes the flow L4S traffic (RFC 9331), which "
+                              "DualPI2 puts in its L queue; the receiver sends no feedback")
 
     @model_validator(mode="after")
     def _sane(self) -> Poisson:

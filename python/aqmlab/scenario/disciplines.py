@@ -9,6 +9,9 @@ from pydantic import Field, model_validator
 from aqmlab.scenario.base import MAX_BANDS, U32, Strict
 from aqmlab.units import Duration, Limit, Rate, Size, format_ns, written
 
+#: Largest alpha and beta tc-dualpi2 accepts, Hz: (2^31 - 1) / 256 (Linux ALPHA_BETA_MAX).
+ALPHA_BETA_MAX = (2**31 - 1) / 256
+
 
 class DropTail(Strict):
     """FIFO that drops arrivals once full."""
@@ -252,6 +255,116 @@ class Pie(Strict):
         return self
 
 
+class Dualpi2(Strict):
+    """DualPI2 (RFC 9332, Linux sch_dualpi2): an L queue for ECT(1)/CE packets coupled to a
+    classic queue; a PI controller's base probability p' drops or marks classic packets with
+    p'^2 and marks L packets with k*p' or, above step_thresh, always; a credit scheduler gives
+    the classic queue classic_protection % under saturation. Defaults as tc-dualpi2."""
+
+    kind: Literal["dualpi2"]
+    limit: Limit = Field(written("10000p"), description="capacity of both queues together, packets or bytes "
+                                                        "(Linux default 10000p)")
+    target: Duration = Field(written("15ms"), description="PI target queue delay (Linux default 15 ms)")
+    tupdate: Duration = Field(written("16ms"), description="update period of p' (Linux default 16 ms; at least 1 us)")
+    alpha: float = Field(0.16, ge=1 / 256, le=ALPHA_BETA_MAX, json_schema_extra={"unit": "Hz"},
+                         description="integral gain (tc-dualpi2 default 0.16)")
+    beta: float = Field(3.2, ge=1 / 256, le=ALPHA_BETA_MAX, json_schema_extra={"unit": "Hz"},
+                        description="proportional gain (tc-dualpi2 default 3.2)")
+    coupling_factor: int = Field(2, ge=1, le=255, description="k: L packets are marked with k * p' (Linux default 2)")
+    step_thresh: Duration = Field(written("1ms"), description="L-queue sojourn time above which L packets are "
+                                                              "always marked (Linux default 1 ms)")
+    step_thresh_packets: int | None = Field(None, ge=0, le=U32, json_schema_extra={"unit": "packets"},
+                                            description="step threshold in packets left in the L queue instead "
+                                                        "of step_thresh (tc-dualpi2 step_thresh Np); off by default")
+    min_qlen_step: int = Field(0, ge=0, le=U32, json_schema_extra={"unit": "packets"},
+                               description="fewest L packets an arrival must find for the step to apply (Linux 0)")
+    drop_on_overload: bool = Field(True, description="once k*p' > 1, drop L packets too with p'^2 (Linux default); "
+                                                     "false (overflow): keep marking them, cap p' at 1/k")
+    drop_enqueue: bool = Field(False, description="drop or mark on arrival instead of at dequeue (Linux default "
+                                                  "drop_dequeue)")
+    ecn_mask: Literal["l4s_ect", "any_ect"] = Field("l4s_ect", description="codepoints of the L queue: ECT(1) and CE "
+                                                                        "(default), or any ECN-capable")
+    classic_protection: int = Field(10, ge=0, le=100, json_schema_extra={"unit": "%"},
+                                    description="classic queue's scheduler share under saturation (Linux default 10)")
+    mtu: Size = Field(written("1500B"), description="2-MTU no-drop floor and scheduler credit unit")
+
+    @model_validator(mode="after")
+    def _sane(self) -> Dualpi2:
+        """tupdate at least 1 us (tc-dualpi2); mtu at least 1 byte."""
+        if self.tupdate < 1_000:
+            raise ValueError(f"tupdate must be at least 1us, got {format_ns(self.tupdate)}")
+        if self.mtu <= 0:
+            raise ValueError("mtu must be at least 1 byte")
+        return self
+
+
+class Cobalt(Strict):
+    """COBALT (Linux sch_cake's cobalt_* functions, on one FIFO as ns-3's CobaltQueueDisc):
+    CoDel with count decay between dropping states, in parallel with BLUE, whose drop
+    probability rises by p_inc on overflow (or a sojourn above blue_threshold) and falls by
+    p_dec when the queue is found empty."""
+
+    kind: Literal["cobalt"]
+    limit: Limit = Field(written("1500000B"), description="physical capacity, packets or bytes (ns-3 CobaltQueueDisc "
+                                                          "default 1000 x 1500 B)")
+    target: Duration = Field(written("5ms"), description="CoDel target and BLUE's update spacing (Linux cake, ns-3)")
+    interval: Duration = Field(written("100ms"), description="CoDel interval (Linux cake, ns-3)")
+    p_inc: float = Field(1 / 256, gt=0, le=1, description="BLUE's step up of p_drop (Linux cake_set_rate 1/256)")
+    p_dec: float = Field(1 / 4096, gt=0, le=1, description="BLUE's step down of p_drop (Linux cake_set_rate 1/4096)")
+    blue_threshold: Duration = Field(written("400ms"), description="sojourn time above which a dequeue raises p_drop "
+                                                                   "like an overflow (ns-3 BlueThreshold)")
+    ecn: bool = Field(False, description="CE-mark ECN-capable packets instead of CoDel's drop (ns-3 default off); "
+                                         "BLUE always drops")
+
+    @model_validator(mode="after")
+    def _sane(self) -> Cobalt:
+        """target and interval positive."""
+        _positive_durations(self, "target", "interval")
+        return self
+
+
+class FqPie(Strict):
+    """FQ-PIE (Linux sch_fq_pie): hashed flow queues served by FQ-CoDel's DRR with new/old flow
+    lists, PIE in each queue (drop or mark on arrival by the queue's own probability), overflow
+    drops the arrival. Defaults as tc-fq_pie."""
+
+    kind: Literal["fq_pie"]
+    limit: Limit = Field(written("10240p"), description="capacity over all queues, packets or bytes (Linux default "
+                                                        "10240p)")
+    flows: int = Field(1024, ge=1, le=65536, json_schema_extra={"unit": "queues"},
+                       description="hash buckets, i.e. flow queues (Linux default 1024)")
+    quantum: Size = Field(written("1514B"), description="DRR bytes per round per queue (Linux: psched_mtu; "
+                                                        "at most 1048576 B)")
+    target: Duration = Field(written("15ms"), description="PIE target delay per queue (Linux default 15 ms)")
+    t_update: Duration = Field(written("15ms"), description="probability update period (Linux default 15 ms)")
+    alpha: float = Field(0.125, ge=0, json_schema_extra={"unit": "1/s"},
+                         description="weight of the delay error (Linux 2/16)")
+    beta: float = Field(1.25, ge=0, json_schema_extra={"unit": "1/s"},
+                        description="weight of the delay trend (Linux 20/16)")
+    max_burst: Duration = Field(written("150ms"), description="burst allowance per queue (Linux default 150 ms)")
+    ecn: bool = Field(False, description="CE-mark ECN-capable arrivals while the queue's probability <= ecn_prob")
+    ecn_prob: int = Field(10, ge=0, le=100, json_schema_extra={"unit": "%"},
+                          description="highest drop probability that marks instead of drops (Linux default 10)")
+    bytemode: bool = Field(False, description="scale the drop probability by size/mtu (Linux default off)")
+    mtu: Size = Field(written("1500B"), description="packet size of the 2-packet no-drop floor and the bytemode unit")
+    derandomize: bool = Field(False, description="spread drops by the accumulated probability (RFC 8033 5.4)")
+    estimator: Literal["timestamp", "rate"] = Field(
+        "timestamp", description="queue delay from timestamps (Linux default) or the departure rate")
+    dq_threshold: Size = Field(written("16384B"),
+                               description="bytes per departure-rate measurement (estimator = \"rate\")")
+    flow_key: FlowKey = Field(default_factory=FlowKey, description="flow identification for the hash")
+
+    @model_validator(mode="after")
+    def _sane(self) -> FqPie:
+        """target and t_update positive; quantum 1 B to 1 MiB; mtu and dq_threshold at least 1 byte."""
+        _positive_durations(self, "target", "t_update")
+        if not 1 <= self.quantum <= 1 << 20:
+            raise ValueError("quantum must be 1 to 1048576 bytes (default 1514B)")
+        if self.mtu <= 0 or self.dq_threshold <= 0:
+            raise ValueError("mtu and dq_threshold must be at least 1 byte")
+        return self
+
+
 class Tbf(Strict):
     """Token bucket filter, as Linux tbf: tokens at `rate` up to `burst` bytes; a packet leaves
     when the bucket holds its size."""
@@ -363,7 +476,7 @@ class PelsFeedback(Strict):
 
 
 Qdisc = Annotated[DropTail | Red | RbRed | RbRio | Rio | Sqf | Drr | Pfq | Tbf | Prio | Wrr | PelsFeedback | Codel
-                  | FqCodel | Pie,
+                  | FqCodel | Pie | Dualpi2 | Cobalt | FqPie,
                   Field(discriminator="kind")]
 for _model in (Prio, WrrBand, Wrr, PelsFeedback):
     _model.model_rebuild()
@@ -371,4 +484,5 @@ QDISC_MODELS: dict[str, type[Strict]] = {"droptail": DropTail, "red": Red, "rb_r
                                          "rb_rio": RbRio, "rio": Rio, "sqf": Sqf, "drr": Drr,
                                          "fq": Drr, "pfq": Pfq, "tbf": Tbf, "prio": Prio, "wrr": Wrr,
                                          "pels_feedback": PelsFeedback, "codel": Codel,
-                                         "fq_codel": FqCodel, "pie": Pie}
+                                         "fq_codel": FqCodel, "pie": Pie, "dualpi2": Dualpi2,
+                                         "cobalt": Cobalt, "fq_pie": FqPie}

@@ -58,7 +58,8 @@ def _qdisc(q: Any) -> dict[str, Any]:
 
 
 #: Duration fields of single disciplines, which the core takes in nanoseconds as `<name>_ns`.
-_DURATION_KEYS = {"time_constant", "target", "interval", "t_update", "max_burst"}
+_DURATION_KEYS = {"time_constant", "target", "interval", "t_update", "max_burst", "tupdate", "step_thresh",
+                  "blue_threshold"}
 
 
 def _classifier(c: Classifier) -> dict[str, Any]:
@@ -81,7 +82,7 @@ def _hop(hop: Hop) -> dict[str, Any]:
 
 def _app(app: Any) -> dict[str, Any]:
     if isinstance(app, Cbr):
-        return {"kind": "cbr", "rate_bps": app.rate, "packet_size": app.packet_size}
+        return {"kind": "cbr", "rate_bps": app.rate, "packet_size": app.packet_size, **_ecn(app.ecn)}
     if isinstance(app, Mpeg):
         return _mpeg(app)
     if isinstance(app, Pels):
@@ -91,7 +92,7 @@ def _app(app: Any) -> dict[str, Any]:
                 "beta": app.beta, "sigma": app.sigma, "p_thr": app.p_thr, "gamma_low": app.gamma_low,
                 "gamma_init": app.gamma_init, "partition": app.partition}
     if isinstance(app, MEDIA):
-        return {"kind": "rtp", "media": _media(app), "jitter_sd_ns": app.jitter}
+        return {"kind": "rtp", "media": _media(app), "jitter_sd_ns": app.jitter, **_ecn(app.ecn)}
     if isinstance(app, Stream):
         return _stream(app)
     if isinstance(app, Bulk):
@@ -100,6 +101,16 @@ def _app(app: Any) -> dict[str, Any]:
         return _abr(app)
     # A new application model without its arm here must fail loudly, not run as bulk TCP.
     raise TypeError(f"no simulator config for application {type(app).__name__}")
+
+
+#: The engines' names of the ECN codepoints a UDP source may set.
+_ECN_CODEPOINTS = {"not-ect": "NotEct", "ect0": "Ect0", "ect1": "Ect1"}
+
+
+def _ecn(codepoint: str) -> dict[str, str]:
+    """The engine's `ecn` key, left out at the default (Not-ECT) so that the normalized config
+    of a scenario without the field is what it was before the field existed."""
+    return {} if codepoint == "not-ect" else {"ecn": _ECN_CODEPOINTS[codepoint]}
 
 
 def _tcp(t: Tcp) -> dict[str, Any]:

@@ -137,10 +137,16 @@ pub(crate) struct HeadActions {
     pub marked: bool,
 }
 
+/// RFC 8289 section 5.5's control law, `t + interval / sqrt(count)` (count 0 counts as 1), shared
+/// with COBALT ([`super::cobalt`]), whose CoDel half schedules its signals the same way.
+pub(crate) fn control_law(t: Time, interval: Time, count: u32) -> Time {
+    t + Time::from_secs_f64(interval.as_secs_f64() / (count.max(1) as f64).sqrt())
+}
+
 impl CodelVars {
     /// RFC 8289 section 5.5: `t + interval / sqrt(count)`.
     fn control_law(&self, t: Time, interval: Time) -> Time {
-        t + Time::from_secs_f64(interval.as_secs_f64() / (self.count.max(1) as f64).sqrt())
+        control_law(t, interval, self.count)
     }
 
     /// RFC 8289 section 5.3 (`dodequeue`'s ok_to_drop), Linux `codel_should_drop`: `backlog` is

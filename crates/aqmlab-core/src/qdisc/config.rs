@@ -1,7 +1,7 @@
 //! Every discipline's configuration as scenario files spell it, and the builder.
 
 use super::classful::{pels_feedback, prio, wrr};
-use super::{codel, droptail, drr, fq_codel, pfq, pie, rb_red, rb_rio, red, rio, sqf, tbf};
+use super::{cobalt, codel, droptail, drr, dualpi2, fq_codel, fq_pie, pfq, pie, rb_red, rb_rio, red, rio, sqf, tbf};
 use super::{Qdisc, Queue};
 use crate::units::{Limit, Rate};
 use serde::{Deserialize, Serialize};
@@ -38,6 +38,9 @@ pub enum QdiscConfig {
     Codel(codel::CodelConfig),
     FqCodel(fq_codel::FqCodelConfig),
     Pie(pie::PieConfig),
+    Dualpi2(dualpi2::Dualpi2Config),
+    Cobalt(cobalt::CobaltConfig),
+    FqPie(fq_pie::FqPieConfig),
 }
 
 impl QdiscConfig {
@@ -59,6 +62,9 @@ impl QdiscConfig {
             QdiscConfig::Codel(c) => c.validate(),
             QdiscConfig::FqCodel(c) => c.validate(),
             QdiscConfig::Pie(c) => c.validate(),
+            QdiscConfig::Dualpi2(c) => c.validate(),
+            QdiscConfig::Cobalt(c) => c.validate(),
+            QdiscConfig::FqPie(c) => c.validate(),
         }
     }
 
@@ -80,6 +86,9 @@ impl QdiscConfig {
             QdiscConfig::Codel(c) => c.limit,
             QdiscConfig::FqCodel(c) => c.limit,
             QdiscConfig::Pie(c) => c.limit,
+            QdiscConfig::Dualpi2(c) => c.limit,
+            QdiscConfig::Cobalt(c) => c.limit,
+            QdiscConfig::FqPie(c) => c.limit,
         }
     }
 }
@@ -103,6 +112,9 @@ pub fn build_qdisc(cfg: &QdiscConfig, link_rate: Rate) -> Result<Queue, String> 
         QdiscConfig::Codel(c) => Box::new(codel::Codel::new(c.clone())),
         QdiscConfig::FqCodel(c) => Box::new(fq_codel::FqCodel::new(c.clone())),
         QdiscConfig::Pie(c) => Box::new(pie::Pie::new(c.clone())),
+        QdiscConfig::Dualpi2(c) => Box::new(dualpi2::Dualpi2::new(c.clone())),
+        QdiscConfig::Cobalt(c) => Box::new(cobalt::Cobalt::new(c.clone())),
+        QdiscConfig::FqPie(c) => Box::new(fq_pie::FqPie::new(c.clone())),
     };
     Ok(Queue::new(inner))
 }

@@ -29,7 +29,8 @@
 //!   among them (its queue emptied), the arrival is refused as `Overflow`.
 
 use super::codel::{self, CodelParams, CodelVars, HeadActions};
-use super::shared::flow_key::{splitmix64, FlowKeyConfig, FlowKeyer};
+use super::shared::flow_key::{FlowKeyConfig, FlowKeyer};
+use super::shared::flow_lists::{bucket, idle_rounds};
 use super::shared::packet_fifo::PacketFifo;
 use super::{Dequeued, DropReason, Evicted, NamedStat, Qdisc, Verdict};
 use crate::packet::Packet;
@@ -46,8 +47,6 @@ pub const DEFAULT_FLOWS: u32 = 1024;
 pub const DEFAULT_LIMIT: Limit = Limit::Packets(10_240);
 /// Linux: at most 64 packets dropped per overflow.
 pub const DEFAULT_DROP_BATCH: u32 = 64;
-/// Salt of the bucket hash (any fixed value; see the module docs).
-const HASH_SALT: u64 = 0x5eed_f00d_c0de_1e55;
 
 fn default_limit() -> Limit {
     DEFAULT_LIMIT
@@ -184,8 +183,7 @@ impl FqCodel {
 
     /// The bucket of `p`: the salted key scaled onto the buckets (Linux `reciprocal_scale`).
     pub fn bucket_of(&self, p: &Packet) -> usize {
-        let h = splitmix64(self.keyer.key(p) ^ HASH_SALT);
-        ((h as u128 * self.buckets.len() as u128) >> 64) as usize
+        bucket(self.keyer.key(p), self.buckets.len())
     }
 
     /// Bytes queued in bucket `i`.
@@ -234,10 +232,12 @@ impl FqCodel {
     fn skip_idle_rounds(&mut self) {
         let q = self.quantum;
         let listed = self.new_flows.iter().chain(&self.old_flows);
-        let k = listed.map(|&i| self.buckets[i as usize].deficit).map(|d| if d > 0 { 0 } else { -d / q + 1 }).min();
-        let Some(k) = k.filter(|k| *k > 1) else { return };
+        let skip = idle_rounds(listed.map(|&i| self.buckets[i as usize].deficit), q);
+        if skip == 0 {
+            return;
+        }
         for &i in self.new_flows.iter().chain(&self.old_flows) {
-            self.buckets[i as usize].deficit += (k - 1) * q;
+            self.buckets[i as usize].deficit += skip * q;
         }
     }
 

@@ -27,10 +27,13 @@
 pub mod classful;
 pub mod shared;
 
+pub mod cobalt;
 pub mod codel;
 pub mod droptail;
 pub mod drr;
+pub mod dualpi2;
 pub mod fq_codel;
+pub mod fq_pie;
 pub mod pfq;
 pub mod pie;
 pub mod rb_red;

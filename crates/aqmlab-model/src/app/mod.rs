@@ -13,6 +13,7 @@ pub mod rtp;
 pub mod streaming_config;
 pub mod tcp_config;
 
+use aqmlab_core::Ecn;
 use serde::{Deserialize, Serialize};
 
 /// What a flow group runs.
@@ -28,8 +29,14 @@ use serde::{Deserialize, Serialize};
 pub enum AppConfig {
     /// An FTP-like bulk transfer over TCP with unlimited data.
     Bulk { tcp: tcp_config::TcpConfig },
-    /// Constant-bit-rate UDP: `rate_bps` bits/s of `packet_size`-byte (IP) packets.
-    Cbr { rate_bps: u64, packet_size: u32 },
+    /// Constant-bit-rate UDP: `rate_bps` bits/s of `packet_size`-byte (IP) packets, with the
+    /// ECN codepoint `ecn` (default Not-ECT; ECT(1) makes it L4S traffic, RFC 9331).
+    Cbr {
+        rate_bps: u64,
+        packet_size: u32,
+        #[serde(default)]
+        ecn: Ecn,
+    },
     /// MPEG-1 video over UDP (see [`mpeg`]).
     Mpeg(mpeg::MpegConfig),
     /// RTP-like VBR video, audio or Poisson packets over UDP (see [`rtp`]).

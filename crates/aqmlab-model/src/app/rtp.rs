@@ -21,7 +21,7 @@
 //! which reorders packets and makes them leave in bursts.
 
 use crate::headers::RTP_UDP_IP_HEADER_BYTES;
-use aqmlab_core::{SimRng, Time};
+use aqmlab_core::{Ecn, SimRng, Time};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -56,6 +56,10 @@ pub struct RtpConfig {
     pub media: MediaConfig,
     /// Standard deviation of the half-normal source delay, ns (0 = none).
     pub jitter_sd_ns: u64,
+    /// ECN codepoint of every packet (default Not-ECT; ECT(1) makes it L4S traffic, RFC 9331).
+    /// The receiver sends no feedback: marks are only counted on the way.
+    #[serde(default)]
+    pub ecn: Ecn,
 }
 
 impl RtpConfig {
@@ -249,7 +253,7 @@ mod tests {
     use super::*;
 
     fn source(media: MediaConfig, jitter_sd_ns: u64) -> MediaSource {
-        MediaSource::new(RtpConfig { media, jitter_sd_ns }, SimRng::stream(1, "m"), SimRng::stream(1, "j")).unwrap()
+        MediaSource::new(RtpConfig { media, jitter_sd_ns, ecn: Ecn::NotEct }, SimRng::stream(1, "m"), SimRng::stream(1, "j")).unwrap()
     }
 
     /// Runs a source for `secs` and returns (bytes at IP level, packets) emitted.
@@ -393,7 +397,7 @@ mod tests {
             burst: true,
             shaping_ns: 200_000_000,
         };
-        let err = RtpConfig { media: cfg, jitter_sd_ns: 0 }.validate().unwrap_err();
+        let err = RtpConfig { media: cfg, jitter_sd_ns: 0, ecn: Ecn::NotEct }.validate().unwrap_err();
         assert!(err.contains("burst and shaping"), "{err}");
     }
 

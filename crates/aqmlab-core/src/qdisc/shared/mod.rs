@@ -3,8 +3,11 @@
 pub mod deficit_round_robin;
 pub mod drop_spreader;
 pub mod flow_key;
+pub mod flow_lists;
 pub mod flow_table;
+pub mod lazy_timer;
 pub mod packet_fifo;
+pub mod pi_controller;
 pub mod queue_average;
 pub mod rate_based;
 pub mod rate_estimator;

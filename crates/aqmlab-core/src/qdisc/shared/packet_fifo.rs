@@ -26,6 +26,10 @@ impl PacketFifo {
         self.bytes -= p.size as u64;
         Some(p)
     }
+    /// The oldest packet, which `pop` would return.
+    pub fn front(&self) -> Option<&Packet> {
+        self.q.front()
+    }
     pub fn len(&self) -> usize {
         self.q.len()
     }

@@ -2,7 +2,7 @@
 
 use super::super::network::Network;
 use super::{sample_without_window, Application, FlowTotals};
-use aqmlab_core::{Packet, Proto, Rate, Time};
+use aqmlab_core::{Ecn, Packet, Proto, Rate, Time};
 use aqmlab_model::headers::UDP_IP_HEADER_BYTES;
 use aqmlab_model::record::FlowSample;
 
@@ -12,14 +12,16 @@ const SEND: u8 = 0;
 pub(super) struct Cbr {
     interval: Time,
     size: u32,
+    /// The ECN codepoint of every packet.
+    ecn: Ecn,
     next_seq: u64,
     running: bool,
     rx_bytes: u64,
 }
 
 impl Cbr {
-    pub(super) fn new(rate_bps: u64, packet_size: u32) -> Cbr {
-        Cbr { interval: Rate(rate_bps).tx_time(packet_size as u64), size: packet_size, next_seq: 0, running: false, rx_bytes: 0 }
+    pub(super) fn new(rate_bps: u64, packet_size: u32, ecn: Ecn) -> Cbr {
+        Cbr { interval: Rate(rate_bps).tx_time(packet_size as u64), size: packet_size, ecn, next_seq: 0, running: false, rx_bytes: 0 }
     }
 
     fn send(&mut self, f: u32, net: &mut Network) {
@@ -36,6 +38,7 @@ impl Cbr {
         p.payload = size - UDP_IP_HEADER_BYTES;
         p.seq = seq;
         p.class = class;
+        p.ecn = self.ecn;
         net.emit(p);
         net.schedule(now + interval, f, SEND);
     }

@@ -50,7 +50,7 @@ pub(crate) struct AppSetup {
 pub(crate) fn build(app: &AppConfig, setup: &AppSetup) -> Result<Box<dyn Application>, String> {
     Ok(match app {
         AppConfig::Bulk { tcp } => Box::new(bulk::Bulk::new(tcp)),
-        AppConfig::Cbr { rate_bps, packet_size } => Box::new(cbr::Cbr::new(*rate_bps, *packet_size)),
+        AppConfig::Cbr { rate_bps, packet_size, ecn } => Box::new(cbr::Cbr::new(*rate_bps, *packet_size, *ecn)),
         AppConfig::Mpeg(c) => Box::new(mpeg::Mpeg::new(c, setup)?),
         AppConfig::Rtp(c) => Box::new(rtp::Rtp::new(c, setup)?),
         AppConfig::Stream(c) => stream::build(c, setup)?,

@@ -4,7 +4,7 @@
 use super::super::network::Network;
 use super::receive_log::ReceiveLog;
 use super::{sample_without_window, AppSetup, Application, FlowTotals};
-use aqmlab_core::{Packet, Proto, Time};
+use aqmlab_core::{Ecn, Packet, Proto, Time};
 use aqmlab_model::app::rtp::{Emission, MediaSource, RtpConfig};
 use aqmlab_model::headers::RTP_UDP_IP_HEADER_BYTES;
 use aqmlab_model::record::{FlowSample, MediaFramesTable, Table};
@@ -17,6 +17,8 @@ const DUE: u8 = 1;
 
 pub(super) struct Rtp {
     src: MediaSource,
+    /// The ECN codepoint of every packet.
+    ecn: Ecn,
     running: bool,
     /// When the pending DUE event fires, if one is scheduled (lazy, like TCP's RTO timer).
     due_at: Option<Time>,
@@ -29,7 +31,7 @@ impl Rtp {
     pub(super) fn new(r: &RtpConfig, setup: &AppSetup) -> Result<Rtp, String> {
         let (seed, id) = (setup.seed, setup.id);
         let src = MediaSource::new(r.clone(), streams::flow_media(seed, id), streams::flow_jitter(seed, id))?;
-        Ok(Rtp { src, running: false, due_at: None, log: ReceiveLog::default(), due: Vec::new() })
+        Ok(Rtp { src, ecn: r.ecn, running: false, due_at: None, log: ReceiveLog::default(), due: Vec::new() })
     }
 
     /// The source produces its next frame or packet; packets leave when due (at once without
@@ -70,6 +72,7 @@ impl Rtp {
             p.payload = e.size - RTP_UDP_IP_HEADER_BYTES;
             p.seq = e.seq;
             p.class = class;
+            p.ecn = self.ecn;
             net.emit(p);
         }
         self.due = due;
