@@ -12,6 +12,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from aqmlab.display import TablePrinter
+from aqmlab.outdir import OutputRefused
 from aqmlab.reproduce import PAPERS
 from aqmlab.scenario import APP_MODELS, QDISC_MODELS, Scenario, ScenarioError, Tcp, load
 
@@ -32,6 +34,17 @@ def _fail(lines: list[str] | str, status: int = EXIT_USAGE) -> NoReturn:
     for line in [lines] if isinstance(lines, str) else lines:
         err.print(f"[bold red]error:[/] {line}", highlight=False, markup=True, soft_wrap=True)
     sys.exit(status)
+
+
+def _check_out(target: Path, force: bool) -> None:
+    """Refuses, in one line and before any work, an output path that aqmlab may not write
+    (see aqmlab.outdir: --force replaces only a directory aqmlab wrote)."""
+    from aqmlab.outdir import check_output
+
+    try:
+        check_output(target, force)
+    except OutputRefused as e:
+        _fail(str(e))
 
 
 def _interrupted(what: str) -> None:
@@ -61,15 +74,16 @@ def main() -> None:
 @click.option("--force", is_flag=True, help="replace an existing results directory")
 @click.option("--plot/--no-plot", default=False, help="also draw the figures into the results directory")
 @click.option("--progress/--no-progress", default=True, help="progress bar for long runs")
+@click.option("--json", "as_json", is_flag=True, help="print the table as one JSON document")
 def run(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overrides: tuple[str, ...],
-        force: bool, plot: bool, progress: bool) -> None:
+        force: bool, plot: bool, progress: bool, as_json: bool) -> None:
     """Run one or more SCENARIO files (or built-in names such as rb-rio/tcp-red)."""
     try:
         results = _run_all(scenarios, out_dir, seed, overrides, force, plot, progress)
     except KeyboardInterrupt:
         # Also covers an interrupt while the data libraries are still importing.
         _interrupted("the run in progress wrote nothing")
-    _print_period_table(results)
+    _print_period_table(results, as_json)
 
 
 def _run_all(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overrides: tuple[str, ...],
@@ -79,8 +93,7 @@ def _run_all(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overri
     loaded = _load_all(scenarios, list(overrides), seed)
     targets = _targets(loaded, out_dir)
     for target in targets:
-        if target.exists() and not force:
-            _fail(f"{target} exists; pass --force to replace it")
+        _check_out(target, force)
     results = []
     for (sc, raw), target in zip(loaded, targets, strict=True):
         result = simulate(sc, progress=progress)
@@ -115,30 +128,39 @@ def _targets(loaded: list[tuple[Scenario, dict]], out_dir: Path) -> list[Path]:
     return [out_dir / n for n in names]
 
 
-def _print_period_table(results: list[Any]) -> None:
+def _print_period_table(results: list[Any], as_json: bool = False) -> None:
     """The Figure 5 form: one block per period, one row per run, published values beside."""
-    table = Table(title="Bottleneck per period", header_style="bold")
-    for col in ("period (s)", "scenario", "qdisc", "util (Mbps)", "drop (%)", "Jain", "qdelay (ms)",
-                "published util", "published drop"):
-        table.add_column(col, justify="left" if col in ("scenario", "qdisc") else "right")
+    import pandas as pd
+
+    from aqmlab.display import TablePrinter
+
+    shown, data, sections = [], [], []
     periods = sorted({(r["start_s"], r["end_s"]) for res in results for r in res.summary["periods"]})
-    for i, (a, b) in enumerate(periods):
+    for a, b in periods:
         for res in results:
             row = next((r for r in res.summary["periods"] if (r["start_s"], r["end_s"]) == (a, b)), None)
             if row is None:
                 continue
             ref = _reference(res.scenario, a, b)
-            table.add_row(f"{a:g}-{b:g}", res.scenario.name,
-                          DISPLAY.get(res.scenario.topology.bottleneck.qdisc.kind, "?"),
-                          f"{row['utilization_mbps']:.3f}", f"{row['drop_rate_pct']:.2f}",
-                          _fmt(row["jain"], ".3f"), _fmt(row["qdelay_mean_ms"], ".2f"),
-                          _fmt(ref.utilization_mbps if ref else None, ".3f"),
-                          _fmt(ref.drop_rate_pct if ref else None, ".2f"),
-                          end_section=i < len(periods) - 1 and res is results[-1])
-    out.print(table)
+            qdisc = DISPLAY.get(res.scenario.topology.bottleneck.qdisc.kind, "?")
+            pub_util = ref.utilization_mbps if ref else None
+            pub_drop = ref.drop_rate_pct if ref else None
+            shown.append([f"{a:g}-{b:g}", res.scenario.name, qdisc, f"{row['utilization_mbps']:.3f}",
+                          f"{row['drop_rate_pct']:.2f}", _fmt(row["jain"], ".3f"), _fmt(row["qdelay_mean_ms"], ".2f"),
+                          _fmt(pub_util, ".3f"), _fmt(pub_drop, ".2f")])
+            data.append({"start_s": a, "end_s": b, "scenario": res.scenario.name, "qdisc": qdisc,
+                         "results": str(res.out_dir) if res.out_dir else None, **row,
+                         "published_utilization_mbps": pub_util, "published_drop_rate_pct": pub_drop})
+        sections.append(len(shown) - 1)
+    columns = ["period (s)", "scenario", "qdisc", "util (Mbps)", "drop (%)", "Jain", "qdelay (ms)",
+               "published util", "published drop"]
+    printer = TablePrinter(as_json)
+    printer.table("periods", "Bottleneck per period", pd.DataFrame(shown, columns=columns),
+                  json_df=pd.DataFrame(data), sections=sections[:-1])
     refs = {res.scenario.reference.source for res in results if res.scenario.reference}
     for src in sorted(refs):
-        out.print(f"[dim]published: {src}[/]")
+        printer.note(f"published: {src}")
+    printer.finish(published=sorted(refs))
 
 
 def _reference(sc: Scenario, a: float, b: float):
@@ -185,9 +207,10 @@ def _paper_options(default_out: str, seeds_help: str) -> Any:
 @click.option("--quality-flows", type=click.IntRange(min=0), default=None, metavar="N",
               help="rb-rio, sqf: video streams per kind decoded with a real codec and scored for the "
                    "quality table (default 2, 0 with --quick; 0 turns it off)")
+@click.option("--json", "as_json", is_flag=True, help="print the tables as one JSON document")
 def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick: bool, records: bool,
               overrides: tuple[str, ...], force: bool, workers: int | None, clips: int | None,
-              quality_flows: int | None) -> None:
+              quality_flows: int | None, as_json: bool) -> None:
     """Reproduce every table and figure of a PAPER's evaluation."""
     try:
         from aqmlab.reproduce import reproducer
@@ -197,8 +220,7 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
 
     mod = reproducer(paper)
     out_dir = out_dir or Path("results") / paper
-    if out_dir.exists() and not force:
-        _fail(f"{out_dir} exists; pass --force to replace it")
+    _check_out(out_dir, force)
     if paper == "head-to-head" and (overrides or records or seeds != 1):
         _fail("head-to-head: --set, --records and --seeds are not supported; use --seed and --clips")
     if paper != "head-to-head" and clips is not None:
@@ -220,18 +242,17 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
                 tables = mod.reproduce(tmp, seed_list, overrides, keep_records=records, workers=workers, **kwargs)
     except KeyboardInterrupt:
         _interrupted("nothing was written")
+    printer = TablePrinter(as_json)
     for name, df in tables.items():
-        _print_table(mod.TITLES[name], df)
-    out.print(f"[dim]tables, figures and report.md in {out_dir}[/]", highlight=False)
+        _print_table(printer, name, mod.TITLES[name], df)
+    printer.note(f"tables, figures and report.md in {out_dir}")
+    printer.finish(paper=paper, out=str(out_dir))
 
 
-def _print_table(title: str, df: Any) -> None:
-    t = Table(title=title, title_justify="left", header_style="bold")
-    for col in df.columns:
-        t.add_column(str(col).replace("published_", "pub. "), justify="right")
-    for row in df.itertuples(index=False):
-        t.add_row(*[str(v) for v in row])
-    out.print(t)
+def _print_table(printer: Any, key: str, title: str, df: Any) -> None:
+    """A reproduction's or comparison's table; "published_" columns read "pub. " in text."""
+    shown = df.rename(columns=lambda c: str(c).replace("published_", "pub. "))
+    printer.table(key, title, shown, json_df=df)
 
 
 @main.command()
@@ -240,8 +261,9 @@ def _print_table(title: str, df: Any) -> None:
 @click.option("--quick", is_flag=True, help="one seed and short runs: a fast check")
 @click.option("--force", is_flag=True, help="replace an existing output directory")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="parallel processes (default: cores)")
+@click.option("--json", "as_json", is_flag=True, help="print the table as one JSON document")
 def compare(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick: bool, force: bool,
-            workers: int | None) -> None:
+            workers: int | None, as_json: bool) -> None:
     """Rerun a PAPER's main video scenario with modern baseline disciplines (FIFO, FQ, and
     CoDel, FQ-CoDel, PIE where built) beside the paper's own mechanism."""
     try:
@@ -250,16 +272,17 @@ def compare(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick
     except KeyboardInterrupt:
         _interrupted("nothing was written")
     out_dir = out_dir or Path("results") / "compare" / paper
-    if out_dir.exists() and not force:
-        _fail(f"{out_dir} exists; pass --force to replace it")
+    _check_out(out_dir, force)
     seed_list = [first_seed] if quick else list(range(first_seed, first_seed + seeds))
     try:
         with atomic_directory(out_dir) as tmp:
             t = cmp.compare(paper, tmp, seed_list, quick=quick, workers=workers)
     except KeyboardInterrupt:
         _interrupted("nothing was written")
-    _print_table(f"{cmp.TITLE}: {cmp.PAPERS[paper].title}", t)
-    out.print(f"[dim]table and figure in {out_dir}[/]", highlight=False)
+    printer = TablePrinter(as_json)
+    _print_table(printer, paper, f"{cmp.TITLE}: {cmp.PAPERS[paper].title}", t)
+    printer.note(f"table and figure in {out_dir}")
+    printer.finish(paper=paper, out=str(out_dir))
 
 
 def _check_overrides(mod: Any, overrides: tuple[str, ...]) -> None:
@@ -286,12 +309,19 @@ def _check_overrides(mod: Any, overrides: tuple[str, ...]) -> None:
 @click.option("--progress/--no-progress", default=True, help="progress bar")
 def sweep(sweep_file: Path, out_dir: Path, workers: int | None, dask_address: str | None, progress: bool) -> None:
     """Run every point of a SWEEP over axes and seeds; resumable (see docs/sweeps.md)."""
+    from aqmlab.outdir import check_sweep_dir, write_marker
     from aqmlab.sweep import assemble, is_done, plan
 
     try:
         swp = plan(sweep_file)
     except ScenarioError as e:
         _fail(e.lines)
+    try:
+        check_sweep_dir(out_dir)
+    except OutputRefused as e:
+        _fail(str(e))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_marker(out_dir)
     if dask_address is not None:
         try:
             import distributed  # noqa: F401
@@ -369,7 +399,7 @@ def report(sweep_dir: Path, dest: Path | None) -> None:
 
     try:
         out.print(str(write_report(sweep_dir, dest)), highlight=False)
-    except NotASweep as e:
+    except (NotASweep, OutputRefused) as e:
         _fail(str(e))
 
 
@@ -406,18 +436,13 @@ def analyze_head_to_head(capture: Path, udp_filter: str | None, tcp_filter: str 
     except ValueError as e:
         _fail(str(e))
     out_dir = out_dir or capture.with_name(capture.stem + "-head-to-head")
-    if out_dir.exists() and not force:
-        _fail(f"{out_dir} exists; pass --force to replace it")
+    _check_out(out_dir, force)
     table = cap.summary_table(s)
     with atomic_directory(out_dir) as tmp:
         cap.write_outputs(s, table, tmp)
-    t = Table(title=f"Head-to-head: {capture}", title_justify="left", header_style="bold")
-    for col in table.columns:
-        t.add_column(str(col), justify="right")
-    for row in table.itertuples(index=False):
-        t.add_row(*[str(v) for v in row])
-    out.print(t)
-    out.print(f"[dim]summary and figures in {out_dir}[/]", highlight=False)
+    printer = TablePrinter()
+    printer.table("summary", f"Head-to-head: {capture}", table)
+    printer.note(f"summary and figures in {out_dir}")
 
 
 @main.command()
@@ -441,7 +466,8 @@ def plot(results_dir: Path, dest: Path | None) -> None:
               help="score only this video flow (repeatable; default: every video flow)")
 @click.option("--video", "videos", is_flag=True,
               help="also write flow<N>-received.mp4 and flow<N>-sent.mp4 to watch (needs --flow)")
-def quality(results_dir: Path, flows: tuple[int, ...], videos: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="print the table as one JSON document")
+def quality(results_dir: Path, flows: tuple[int, ...], videos: bool, as_json: bool) -> None:
     """Score what a viewer sees: real-codec pictures after the run's losses (PSNR, SSIM, freezes)."""
     from aqmlab.quality import QualityError
     from aqmlab.viewer import score_results
@@ -454,9 +480,11 @@ def quality(results_dir: Path, flows: tuple[int, ...], videos: bool) -> None:
         _fail(str(e).strip("'\""))
     except KeyboardInterrupt:
         _interrupted("no quality file was written")
-    out.print(per_flow.round(3).to_markdown(index=False))
+    printer = TablePrinter(as_json)
+    printer.table("flows", f"Picture quality: {results_dir}", per_flow.round(3), json_df=per_flow)
     for p in written:
-        out.print(str(p))
+        printer.note(str(p))
+    printer.finish(results=str(results_dir), written=[str(p) for p in written])
 
 
 @main.command()
@@ -488,8 +516,7 @@ def emulate(scenario: str | None, out_dir: Path | None, seed: int | None, overri
     if missing:
         _fail(missing)
     target = out_dir or Path("results") / "emu" / sc.name
-    if target.exists() and not force:
-        _fail(f"{target} exists; pass --force to replace it")
+    _check_out(target, force)
     try:
         result = _emulate_one(sc, raw, target, force)
     except KeyboardInterrupt:
@@ -554,6 +581,8 @@ def entry() -> None:
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
+    except OutputRefused as e:  # the target changed between the first check and the rename
+        _fail(str(e))
     sys.exit(status if isinstance(status, int) else 0)
 
 
