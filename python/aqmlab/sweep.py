@@ -195,7 +195,7 @@ def run_id(raw: dict[str, Any]) -> str:
 
 
 def read_sweep_file(path: Path) -> SweepFile:
-    data = read_toml(path)
+    data = read_toml(path, "sweep file")
     try:
         return SweepFile.model_validate(data)
     except ValidationError as e:

@@ -23,14 +23,46 @@ from aqmlab.scenario.overrides import apply_override
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "scenarios"
 
 
-def read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: Path, what: str = "scenario file") -> dict[str, Any]:
+    """A TOML file as data; anything else at `path` (nothing, a directory, an unreadable or
+    non-TOML file) is one line naming the path and `what` was expected there."""
+    path = Path(path)
+    if path.is_dir():
+        raise ScenarioError([f"{path}: is a directory, not a {what}{_directory_hint(path)}"])
     try:
         with open(path, "rb") as f:
             return tomllib.load(f)
     except FileNotFoundError:
-        raise ScenarioError([f"{path}: no such scenario file"]) from None
+        raise ScenarioError([f"{path}: no such {what}{_builtin_hint(path)}"]) from None
+    except PermissionError:
+        raise ScenarioError([f"{path}: cannot read the {what} (permission denied)"]) from None
+    except OSError as e:
+        raise ScenarioError([f"{path}: cannot read the {what} ({e.strerror or e})"]) from None
+    except UnicodeDecodeError:
+        raise ScenarioError([f"{path}: not a {what}: not a TOML text file (not UTF-8)"]) from None
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError([f"{path}: not valid TOML: {e}"]) from None
+
+
+def _directory_hint(folder: Path) -> str:
+    """What to give instead of a directory: its TOML files (as built-in names where built in)."""
+    files = sorted(folder.glob("*.toml"))
+    if not files:
+        return ""
+    try:
+        names = [str(f.resolve().relative_to(BUILTIN_DIR).with_suffix("")) for f in files]
+    except ValueError:
+        names = [str(f) for f in files]
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return f"; give one of its files: {shown}"
+
+
+def _builtin_hint(path: Path) -> str:
+    """A name that is a folder of built-in scenarios (``rb-rio``) gets its scenarios listed."""
+    folder = BUILTIN_DIR / str(path)
+    if not path.is_absolute() and folder.is_dir():
+        return f" (built-in {path} is a folder{_directory_hint(folder)})"
+    return ""
 
 
 def resolve_path(name: str) -> Path:
