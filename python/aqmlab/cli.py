@@ -286,15 +286,22 @@ def compare(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick
 
 
 def _check_overrides(mod: Any, overrides: tuple[str, ...]) -> None:
-    """Validates the overrides on every scenario before anything runs."""
-    problems = []
-    for name in mod.scenarios():
+    """Validates the overrides on every scenario before anything runs. A problem that several
+    scenarios share is printed once, with the scenarios it concerns (or "every scenario")."""
+    names = list(mod.scenarios())
+    where: dict[str, list[str]] = {}
+    for name in names:
         try:
             load(name, list(overrides))
         except ScenarioError as err:
-            problems.extend(err.lines)
-    if problems:
-        _fail(sorted(set(problems)))
+            for p in err.problems:
+                # the origin is "<scenario>: --set ..." when the overrides cause it: keep the --set part
+                cause = p.origin.partition(": ")[2] if p.origin.startswith(f"{name}: ") else p.origin
+                line = ": ".join(part for part in (cause, p.path, p.message) if part)
+                where.setdefault(line, []).append(name)
+    if where:
+        _fail([f"{line} (in {'every scenario' if len(found) == len(names) else ', '.join(found)})"
+               for line, found in where.items()])
 
 
 @main.command()
@@ -307,13 +314,21 @@ def _check_overrides(mod: Any, overrides: tuple[str, ...]) -> None:
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
               help="run on the Dask scheduler at ADDRESS (tcp://host:8786), or \"local\" for a LocalCluster")
 @click.option("--progress/--no-progress", default=True, help="progress bar")
-def sweep(sweep_file: Path, out_dir: Path, workers: int | None, dask_address: str | None, progress: bool) -> None:
+@click.option("--seeds", type=click.IntRange(min=1, max=1000), default=None,
+              help="seeds per point, consecutive from the file's first seed (default: the file's)")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="override a field of the base scenario, after the file's own set list (repeatable)")
+@click.option("--quick", is_flag=True, help="one seed per point (the file's first): a fast check")
+def sweep(sweep_file: Path, out_dir: Path, workers: int | None, dask_address: str | None, progress: bool,
+          seeds: int | None, overrides: tuple[str, ...], quick: bool) -> None:
     """Run every point of a SWEEP over axes and seeds; resumable (see docs/sweeps.md)."""
     from aqmlab.outdir import check_sweep_dir, write_marker
     from aqmlab.sweep import assemble, is_done, plan
 
     try:
-        swp = plan(sweep_file)
+        if quick and seeds is not None:
+            _fail("--quick runs one seed per point; give either --quick or --seeds")
+        swp = plan(sweep_file, seeds, overrides, quick)
     except ScenarioError as e:
         _fail(e.lines)
     try:
@@ -543,8 +558,14 @@ def _emulate_one(sc: Scenario, raw: dict, target: Path, force: bool) -> Any:
 
 
 @main.command(name="list")
-def list_components() -> None:
-    """Show the queue disciplines and applications with their parameters."""
+@click.argument("what", required=False, type=click.Choice(["scenarios"]))
+@click.option("--json", "as_json", is_flag=True, help="with scenarios: print the list as one JSON document")
+def list_components(what: str | None, as_json: bool) -> None:
+    """Show the queue disciplines and applications with their parameters, or (list scenarios)
+    every built-in scenario and sweep with its one-line description."""
+    if what == "scenarios":
+        _list_scenarios(as_json)
+        return
     from aqmlab.schema import field_docs
 
     disciplines = {k: m for k, m in QDISC_MODELS.items() if k != "fq"}  # "fq" is an alias of drr
@@ -560,6 +581,18 @@ def list_components() -> None:
             for row in field_docs(model):
                 t.add_row(row.path, row.default, row.unit.split(" (e.g.")[0], row.allowed, row.description)
             out.print(t)
+
+
+def _list_scenarios(as_json: bool) -> None:
+    import pandas as pd
+
+    from aqmlab.catalog import builtin_entries
+
+    entries = builtin_entries()
+    table = pd.DataFrame([(e.name, e.kind, e.description) for e in entries], columns=["name", "kind", "description"])
+    printer = TablePrinter(as_json)
+    printer.table("scenarios", "Built-in scenarios (aqmlab run NAME) and sweeps (aqmlab sweep NAME)", table)
+    printer.finish()
 
 
 @main.command(name="schema")

@@ -167,7 +167,8 @@ def render(sweep_dir: Path) -> str:
 def _summary(info: dict[str, Any], points: pd.DataFrame, failed: pd.DataFrame) -> str:
     axes = "".join(f"<li><code>{html.escape(a['path'])}</code> as <b>{html.escape(a['name'])}</b>: "
                    f"{html.escape(', '.join(map(str, a['labels'])))}</li>" for a in info["axes"])
-    return (f"<p>Base scenario <code>{html.escape(info['base'])}</code>; {info['runs']} runs "
+    changed = "".join(f" <code>--set {html.escape(a)}</code>" for a in info.get("set", []))
+    return (f"<p>Base scenario <code>{html.escape(info['base'])}</code>{changed}; {info['runs']} runs "
             f"({len(info['seeds'])} seeds per point: {', '.join(map(str, info['seeds']))}); "
             f"{len(failed)} failed or not run.</p><ul>{axes}</ul>")
 
