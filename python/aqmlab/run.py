@@ -38,7 +38,7 @@ import tomli_w
 from aqmlab import _core
 from aqmlab.metrics import flow_period_metrics, period_metrics
 from aqmlab.outdir import check_output, write_marker
-from aqmlab.records import DROP_REASONS, EVENT_NAMES, name_packet_events, to_frame
+from aqmlab.records import DROP_REASONS, EVENT_NAMES, name_packet_events, null_unset_ssthresh, to_frame
 from aqmlab.scenario import Scenario
 from aqmlab.video import annotate_frames
 
@@ -69,6 +69,8 @@ def simulate(scenario: Scenario, progress: bool = True) -> RunResult:
     tables = {name: to_frame(cols) for name, cols in raw.items()}
     flows = tables["flows"]
     flows["group_name"] = [scenario.flows[g].name for g in flows["group"]]
+    if "flow_samples" in tables:
+        null_unset_ssthresh(tables["flow_samples"])
     if "frames" in tables:
         tables["frames"] = annotate_frames(tables["frames"])
     packets = tables.get("packets")
