@@ -12,6 +12,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from aqmlab import progress
 from aqmlab.display import TablePrinter
 from aqmlab.outdir import OutputRefused
 from aqmlab.reproduce import PAPERS
@@ -208,9 +209,10 @@ def _paper_options(default_out: str, seeds_help: str) -> Any:
               help="rb-rio, sqf: video streams per kind decoded with a real codec and scored for the "
                    "quality table (default 2, 0 with --quick; 0 turns it off)")
 @click.option("--json", "as_json", is_flag=True, help="print the tables as one JSON document")
+@click.option("--quiet", "-q", is_flag=True, help="no progress bar (there is none when stderr is not a terminal)")
 def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick: bool, records: bool,
               overrides: tuple[str, ...], force: bool, workers: int | None, clips: int | None,
-              quality_flows: int | None, as_json: bool) -> None:
+              quality_flows: int | None, as_json: bool, quiet: bool) -> None:
     """Reproduce every table and figure of a PAPER's evaluation."""
     try:
         from aqmlab.reproduce import reproducer
@@ -231,7 +233,7 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
         _check_overrides(mod, overrides)
     seed_list = [first_seed] if quick else list(range(first_seed, first_seed + seeds))
     try:
-        with atomic_directory(out_dir) as tmp:
+        with progress.shown(quiet), atomic_directory(out_dir) as tmp:
             if paper == "head-to-head":
                 tables = mod.reproduce(tmp, first_seed, clips, quick, workers=workers)
             else:
@@ -262,8 +264,9 @@ def _print_table(printer: Any, key: str, title: str, df: Any) -> None:
 @click.option("--force", is_flag=True, help="replace an existing output directory")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="parallel processes (default: cores)")
 @click.option("--json", "as_json", is_flag=True, help="print the table as one JSON document")
+@click.option("--quiet", "-q", is_flag=True, help="no progress bar (there is none when stderr is not a terminal)")
 def compare(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick: bool, force: bool,
-            workers: int | None, as_json: bool) -> None:
+            workers: int | None, as_json: bool, quiet: bool) -> None:
     """Rerun a PAPER's main video scenario with modern baseline disciplines (FIFO, FQ, and
     CoDel, FQ-CoDel, PIE where built) beside the paper's own mechanism."""
     try:
@@ -275,7 +278,7 @@ def compare(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick
     _check_out(out_dir, force)
     seed_list = [first_seed] if quick else list(range(first_seed, first_seed + seeds))
     try:
-        with atomic_directory(out_dir) as tmp:
+        with progress.shown(quiet), atomic_directory(out_dir) as tmp:
             t = cmp.compare(paper, tmp, seed_list, quick=quick, workers=workers)
     except KeyboardInterrupt:
         _interrupted("nothing was written")
@@ -482,7 +485,8 @@ def plot(results_dir: Path, dest: Path | None) -> None:
 @click.option("--video", "videos", is_flag=True,
               help="also write flow<N>-received.mp4 and flow<N>-sent.mp4 to watch (needs --flow)")
 @click.option("--json", "as_json", is_flag=True, help="print the table as one JSON document")
-def quality(results_dir: Path, flows: tuple[int, ...], videos: bool, as_json: bool) -> None:
+@click.option("--quiet", "-q", is_flag=True, help="no progress bar (there is none when stderr is not a terminal)")
+def quality(results_dir: Path, flows: tuple[int, ...], videos: bool, as_json: bool, quiet: bool) -> None:
     """Score what a viewer sees: real-codec pictures after the run's losses (PSNR, SSIM, freezes)."""
     from aqmlab.quality import QualityError
     from aqmlab.viewer import score_results
@@ -490,7 +494,8 @@ def quality(results_dir: Path, flows: tuple[int, ...], videos: bool, as_json: bo
     if videos and not flows:
         _fail("--video: name the flows to write with --flow N (one pair of mp4s per flow)")
     try:
-        _, per_flow, written = score_results(results_dir, list(flows) or None, videos)
+        with progress.shown(quiet):
+            _, per_flow, written = score_results(results_dir, list(flows) or None, videos)
     except (FileNotFoundError, QualityError) as e:
         _fail(str(e).strip("'\""))
     except KeyboardInterrupt:
