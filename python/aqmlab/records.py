@@ -33,13 +33,14 @@ SSTHRESH_UNSET = 2**64 // 4 - 1
 
 
 def null_unset_ssthresh(samples: pd.DataFrame) -> pd.DataFrame:
-    """``flow_samples.ssthresh_bytes`` with "no threshold yet" as missing (null in Parquet), not
-    as a huge number that would swamp a mean (in place). The column becomes pandas' nullable
-    UInt64, so the values that are set stay exact integers."""
-    if "ssthresh_bytes" in samples:
-        col = samples["ssthresh_bytes"].astype("UInt64")
-        samples["ssthresh_bytes"] = col.mask(col >= SSTHRESH_UNSET)
-    return samples
+    """``flow_samples`` with ``ssthresh_bytes``'s "no threshold yet" as missing (null in
+    Parquet), not as a huge number that would swamp a mean; a new frame, the input is left as
+    it was. The column becomes pandas' nullable UInt64, so the values that are set stay exact
+    integers."""
+    if "ssthresh_bytes" not in samples:
+        return samples
+    col = samples["ssthresh_bytes"].astype("UInt64")
+    return samples.assign(ssthresh_bytes=col.mask(col >= SSTHRESH_UNSET))
 
 
 def name_packet_events(packets: pd.DataFrame) -> pd.DataFrame:

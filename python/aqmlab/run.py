@@ -70,7 +70,7 @@ def simulate(scenario: Scenario, progress: bool = True) -> RunResult:
     flows = tables["flows"]
     flows["group_name"] = [scenario.flows[g].name for g in flows["group"]]
     if "flow_samples" in tables:
-        null_unset_ssthresh(tables["flow_samples"])
+        tables["flow_samples"] = null_unset_ssthresh(tables["flow_samples"])
     if "frames" in tables:
         tables["frames"] = annotate_frames(tables["frames"])
     packets = tables.get("packets")

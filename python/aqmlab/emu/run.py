@@ -398,7 +398,7 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
     media = received.drop(columns="frame_id").astype(
         {"flow": "u4", "seq": "u8", "size": "u4", "sent_ns": "u8", "recv_ns": "u8"}).reset_index(drop=True)
     samples = _flow_samples(sc, raw["sender"]["samples"], media, flows_plan)
-    null_unset_ssthresh(samples)  # "no threshold yet" as null, as aqmlab.run.simulate does
+    samples = null_unset_ssthresh(samples)  # "no threshold yet" as null, as aqmlab.run.simulate does
     flows = _flows_table(sc, flows_plan, raw, media)
     tables = {"flows": flows, "packets": packets, "queue": queue, "flow_samples": samples}
     mpeg = [f for f in flows_plan if f["kind"] == "mpeg"]
