@@ -565,7 +565,7 @@ def _emulate_one(sc: Scenario, raw: dict, target: Path, force: bool) -> Any:
 @main.command(name="list")
 @click.argument("what", required=False, type=click.Choice(["scenarios"]))
 @click.option("--json", "as_json", is_flag=True, help="with scenarios: print the list as one JSON document")
-def list_components(what: str | None, as_json: bool) -> None:
+def list_components(what: str | None = None, as_json: bool = False) -> None:
     """Show the queue disciplines and applications with their parameters, or (list scenarios)
     every built-in scenario and sweep with its one-line description."""
     if what == "scenarios":
