@@ -41,3 +41,12 @@ def test_bad_options_are_one_line(tmp_path):
     r = aqmlab("sweep", str(path), "--out", str(tmp_path / "o"), "--quick", "--seeds", "2")
     assert r.returncode == 2 and "either --quick or --seeds" in r.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path):
+    path = write_sweep(tmp_path, seeds=1, axes=[{"path": "topology.bottleneck.qdisc.limit", "name": "buffer",
+                                                 "values": ["20p", "40p"]}])
+    r = aqmlab("sweep", str(path), "--out", str(tmp_path / "s"), "--workers", "1")
+    assert r.returncode == 0, r.stderr
+    assert "ETA" not in r.stderr and "━" not in r.stderr, r.stderr
+    assert "2 runs: 2 run now" in r.stderr

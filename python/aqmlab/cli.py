@@ -371,7 +371,7 @@ def _run_sweep(swp: Any, out_dir: Path, pending: list[Any], done_before: int, wo
     columns = (TextColumn("[bold]{task.description}"), BarColumn(),
                TextColumn("{task.fields[done]} done, {task.fields[failed]} failed, {task.fields[left]} remaining"),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
-    with Progress(*columns, console=err, disable=not progress) as bar:
+    with Progress(*columns, console=err, disable=not progress or not err.is_terminal) as bar:
         task_id = bar.add_task(f"{swp.name} ({done_before} done before)", total=len(pending),
                                done=0, failed=0, left=len(pending))
 
