@@ -236,3 +236,14 @@ def test_reproduce_refuses_quality_flows_where_there_is_no_video_model(tmp_path)
     r = CliRunner().invoke(main, ["reproduce", "pels", "--quick", "--quality-flows", "1", "--out", str(tmp_path / "p")])
     assert r.exit_code == 2 and "--quality-flows applies only to rb-rio and sqf" in r.output
     assert not (tmp_path / "p").exists()
+
+
+def test_quality_json_holds_the_per_flow_table(mpeg_run, tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.setenv("AQMLAB_CACHE", str(tmp_path / "cache"))
+    r = CliRunner().invoke(main, ["quality", str(mpeg_run), "--flow", "0", "--json"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)["tables"]["flows"]["rows"]
+    per_flow = pd.read_csv(mpeg_run / "quality_flows.csv")
+    assert [row["flow"] for row in rows] == per_flow["flow"].tolist() == [0]

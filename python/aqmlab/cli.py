@@ -12,6 +12,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from aqmlab import progress
+from aqmlab.display import TablePrinter
+from aqmlab.outdir import OutputRefused
 from aqmlab.reproduce import PAPERS
 from aqmlab.scenario import APP_MODELS, QDISC_MODELS, Scenario, ScenarioError, Tcp, load
 
@@ -33,6 +36,17 @@ def _fail(lines: list[str] | str, status: int = EXIT_USAGE) -> NoReturn:
     for line in [lines] if isinstance(lines, str) else lines:
         err.print(f"[bold red]error:[/] {line}", highlight=False, markup=True, soft_wrap=True)
     sys.exit(status)
+
+
+def _check_out(target: Path, force: bool) -> None:
+    """Refuses, in one line and before any work, an output path that aqmlab may not write
+    (see aqmlab.outdir: --force replaces only a directory aqmlab wrote)."""
+    from aqmlab.outdir import check_output
+
+    try:
+        check_output(target, force)
+    except OutputRefused as e:
+        _fail(str(e))
 
 
 def _interrupted(what: str) -> None:
@@ -62,15 +76,16 @@ def main() -> None:
 @click.option("--force", is_flag=True, help="replace an existing results directory")
 @click.option("--plot/--no-plot", default=False, help="also draw the figures into the results directory")
 @click.option("--progress/--no-progress", default=True, help="progress bar for long runs")
+@click.option("--json", "as_json", is_flag=True, help="print the table as one JSON document")
 def run(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overrides: tuple[str, ...],
-        force: bool, plot: bool, progress: bool) -> None:
+        force: bool, plot: bool, progress: bool, as_json: bool) -> None:
     """Run one or more SCENARIO files (or built-in names such as rb-rio/tcp-red)."""
     try:
         results = _run_all(scenarios, out_dir, seed, overrides, force, plot, progress)
     except KeyboardInterrupt:
         # Also covers an interrupt while the data libraries are still importing.
         _interrupted("the run in progress wrote nothing")
-    _print_period_table(results)
+    _print_period_table(results, as_json)
 
 
 def _run_all(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overrides: tuple[str, ...],
@@ -80,8 +95,7 @@ def _run_all(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overri
     loaded = _load_all(scenarios, list(overrides), seed)
     targets = _targets(loaded, out_dir)
     for target in targets:
-        if target.exists() and not force:
-            _fail(f"{target} exists; pass --force to replace it")
+        _check_out(target, force)
     results = []
     for (sc, raw), target in zip(loaded, targets, strict=True):
         result = simulate(sc, progress=progress)
@@ -116,30 +130,39 @@ def _targets(loaded: list[tuple[Scenario, dict]], out_dir: Path) -> list[Path]:
     return [out_dir / n for n in names]
 
 
-def _print_period_table(results: list[Any]) -> None:
+def _print_period_table(results: list[Any], as_json: bool = False) -> None:
     """The Figure 5 form: one block per period, one row per run, published values beside."""
-    table = Table(title="Bottleneck per period", header_style="bold")
-    for col in ("period (s)", "scenario", "qdisc", "util (Mbps)", "drop (%)", "Jain", "qdelay (ms)",
-                "published util", "published drop"):
-        table.add_column(col, justify="left" if col in ("scenario", "qdisc") else "right")
+    import pandas as pd
+
+    from aqmlab.display import TablePrinter
+
+    shown, data, sections = [], [], []
     periods = sorted({(r["start_s"], r["end_s"]) for res in results for r in res.summary["periods"]})
-    for i, (a, b) in enumerate(periods):
+    for a, b in periods:
         for res in results:
             row = next((r for r in res.summary["periods"] if (r["start_s"], r["end_s"]) == (a, b)), None)
             if row is None:
                 continue
             ref = _reference(res.scenario, a, b)
-            table.add_row(f"{a:g}-{b:g}", res.scenario.name,
-                          DISPLAY.get(res.scenario.topology.bottleneck.qdisc.kind, "?"),
-                          f"{row['utilization_mbps']:.3f}", f"{row['drop_rate_pct']:.2f}",
-                          _fmt(row["jain"], ".3f"), _fmt(row["qdelay_mean_ms"], ".2f"),
-                          _fmt(ref.utilization_mbps if ref else None, ".3f"),
-                          _fmt(ref.drop_rate_pct if ref else None, ".2f"),
-                          end_section=i < len(periods) - 1 and res is results[-1])
-    out.print(table)
+            qdisc = DISPLAY.get(res.scenario.topology.bottleneck.qdisc.kind, "?")
+            pub_util = ref.utilization_mbps if ref else None
+            pub_drop = ref.drop_rate_pct if ref else None
+            shown.append([f"{a:g}-{b:g}", res.scenario.name, qdisc, f"{row['utilization_mbps']:.3f}",
+                          f"{row['drop_rate_pct']:.2f}", _fmt(row["jain"], ".3f"), _fmt(row["qdelay_mean_ms"], ".2f"),
+                          _fmt(pub_util, ".3f"), _fmt(pub_drop, ".2f")])
+            data.append({"start_s": a, "end_s": b, "scenario": res.scenario.name, "qdisc": qdisc,
+                         "results": str(res.out_dir) if res.out_dir else None, **row,
+                         "published_utilization_mbps": pub_util, "published_drop_rate_pct": pub_drop})
+        sections.append(len(shown) - 1)
+    columns = ["period (s)", "scenario", "qdisc", "util (Mbps)", "drop (%)", "Jain", "qdelay (ms)",
+               "published util", "published drop"]
+    printer = TablePrinter(as_json)
+    printer.table("periods", "Bottleneck per period", pd.DataFrame(shown, columns=columns),
+                  json_df=pd.DataFrame(data), sections=sections[:-1])
     refs = {res.scenario.reference.source for res in results if res.scenario.reference}
     for src in sorted(refs):
-        out.print(f"[dim]published: {src}[/]")
+        printer.note(f"published: {src}")
+    printer.finish(published=sorted(refs))
 
 
 def _reference(sc: Scenario, a: float, b: float):
@@ -186,9 +209,11 @@ def _paper_options(default_out: str, seeds_help: str) -> Any:
 @click.option("--quality-flows", type=click.IntRange(min=0), default=None, metavar="N",
               help="rb-rio, sqf: video streams per kind decoded with a real codec and scored for the "
                    "quality table (default 2, 0 with --quick; 0 turns it off)")
+@click.option("--json", "as_json", is_flag=True, help="print the tables as one JSON document")
+@click.option("--quiet", "-q", is_flag=True, help="no progress bar (there is none when stderr is not a terminal)")
 def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick: bool, records: bool,
               overrides: tuple[str, ...], force: bool, workers: int | None, clips: int | None,
-              quality_flows: int | None) -> None:
+              quality_flows: int | None, as_json: bool, quiet: bool) -> None:
     """Reproduce every table and figure of a PAPER's evaluation."""
     try:
         from aqmlab.reproduce import reproducer
@@ -198,8 +223,7 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
 
     mod = reproducer(paper)
     out_dir = out_dir or Path("results") / paper
-    if out_dir.exists() and not force:
-        _fail(f"{out_dir} exists; pass --force to replace it")
+    _check_out(out_dir, force)
     if paper == "head-to-head" and (overrides or records or seeds != 1):
         _fail("head-to-head: --set, --records and --seeds are not supported; use --seed and --clips")
     if paper != "head-to-head" and clips is not None:
@@ -210,7 +234,7 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
         _check_overrides(mod, overrides)
     seed_list = [first_seed] if quick else list(range(first_seed, first_seed + seeds))
     try:
-        with atomic_directory(out_dir) as tmp:
+        with progress.shown(quiet), atomic_directory(out_dir) as tmp:
             if paper == "head-to-head":
                 tables = mod.reproduce(tmp, first_seed, clips, quick, workers=workers)
             else:
@@ -221,18 +245,17 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
                 tables = mod.reproduce(tmp, seed_list, overrides, keep_records=records, workers=workers, **kwargs)
     except KeyboardInterrupt:
         _interrupted("nothing was written")
+    printer = TablePrinter(as_json)
     for name, df in tables.items():
-        _print_table(mod.TITLES[name], df)
-    out.print(f"[dim]tables, figures and report.md in {out_dir}[/]", highlight=False)
+        _print_table(printer, name, mod.TITLES[name], df)
+    printer.note(f"tables, figures and report.md in {out_dir}")
+    printer.finish(paper=paper, out=str(out_dir))
 
 
-def _print_table(title: str, df: Any) -> None:
-    t = Table(title=title, title_justify="left", header_style="bold")
-    for col in df.columns:
-        t.add_column(str(col).replace("published_", "pub. "), justify="right")
-    for row in df.itertuples(index=False):
-        t.add_row(*[str(v) for v in row])
-    out.print(t)
+def _print_table(printer: Any, key: str, title: str, df: Any) -> None:
+    """A reproduction's or comparison's table; "published_" columns read "pub. " in text."""
+    shown = df.rename(columns=lambda c: str(c).replace("published_", "pub. "))
+    printer.table(key, title, shown, json_df=df)
 
 
 @main.command()
@@ -241,8 +264,10 @@ def _print_table(title: str, df: Any) -> None:
 @click.option("--quick", is_flag=True, help="one seed and short runs: a fast check")
 @click.option("--force", is_flag=True, help="replace an existing output directory")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="parallel processes (default: cores)")
+@click.option("--json", "as_json", is_flag=True, help="print the table as one JSON document")
+@click.option("--quiet", "-q", is_flag=True, help="no progress bar (there is none when stderr is not a terminal)")
 def compare(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick: bool, force: bool,
-            workers: int | None) -> None:
+            workers: int | None, as_json: bool, quiet: bool) -> None:
     """Rerun a PAPER's main video scenario with modern baseline disciplines (FIFO, FQ, and
     CoDel, FQ-CoDel, PIE where built) beside the paper's own mechanism."""
     try:
@@ -251,28 +276,36 @@ def compare(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick
     except KeyboardInterrupt:
         _interrupted("nothing was written")
     out_dir = out_dir or Path("results") / "compare" / paper
-    if out_dir.exists() and not force:
-        _fail(f"{out_dir} exists; pass --force to replace it")
+    _check_out(out_dir, force)
     seed_list = [first_seed] if quick else list(range(first_seed, first_seed + seeds))
     try:
-        with atomic_directory(out_dir) as tmp:
+        with progress.shown(quiet), atomic_directory(out_dir) as tmp:
             t = cmp.compare(paper, tmp, seed_list, quick=quick, workers=workers)
     except KeyboardInterrupt:
         _interrupted("nothing was written")
-    _print_table(f"{cmp.TITLE}: {cmp.PAPERS[paper].title}", t)
-    out.print(f"[dim]table and figure in {out_dir}[/]", highlight=False)
+    printer = TablePrinter(as_json)
+    _print_table(printer, paper, f"{cmp.TITLE}: {cmp.PAPERS[paper].title}", t)
+    printer.note(f"table and figure in {out_dir}")
+    printer.finish(paper=paper, out=str(out_dir))
 
 
 def _check_overrides(mod: Any, overrides: tuple[str, ...]) -> None:
-    """Validates the overrides on every scenario before anything runs."""
-    problems = []
-    for name in mod.scenarios():
+    """Validates the overrides on every scenario before anything runs. A problem that several
+    scenarios share is printed once, with the scenarios it concerns (or "every scenario")."""
+    names = list(mod.scenarios())
+    where: dict[str, list[str]] = {}
+    for name in names:
         try:
             load(name, list(overrides))
         except ScenarioError as err:
-            problems.extend(err.lines)
-    if problems:
-        _fail(sorted(set(problems)))
+            for p in err.problems:
+                # the origin is "<scenario>: --set ..." when the overrides cause it: keep the --set part
+                cause = p.origin.partition(": ")[2] if p.origin.startswith(f"{name}: ") else p.origin
+                line = ": ".join(part for part in (cause, p.path, p.message) if part)
+                where.setdefault(line, []).append(name)
+    if where:
+        _fail([f"{line} (in {'every scenario' if len(found) == len(names) else ', '.join(found)})"
+               for line, found in where.items()])
 
 
 @main.command()
@@ -285,14 +318,29 @@ def _check_overrides(mod: Any, overrides: tuple[str, ...]) -> None:
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
               help="run on the Dask scheduler at ADDRESS (tcp://host:8786), or \"local\" for a LocalCluster")
 @click.option("--progress/--no-progress", default=True, help="progress bar")
-def sweep(sweep_file: Path, out_dir: Path, workers: int | None, dask_address: str | None, progress: bool) -> None:
+@click.option("--seeds", type=click.IntRange(min=1, max=1000), default=None,
+              help="seeds per point, consecutive from the file's first seed (default: the file's)")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="override a field of the base scenario, after the file's own set list (repeatable)")
+@click.option("--quick", is_flag=True, help="one seed per point (the file's first): a fast check")
+def sweep(sweep_file: Path, out_dir: Path, workers: int | None, dask_address: str | None, progress: bool,
+          seeds: int | None, overrides: tuple[str, ...], quick: bool) -> None:
     """Run every point of a SWEEP over axes and seeds; resumable (see docs/sweeps.md)."""
+    from aqmlab.outdir import check_sweep_dir, write_marker
     from aqmlab.sweep import assemble, is_done, plan
 
     try:
-        swp = plan(sweep_file)
+        if quick and seeds is not None:
+            _fail("--quick runs one seed per point; give either --quick or --seeds")
+        swp = plan(sweep_file, seeds, overrides, quick)
     except ScenarioError as e:
         _fail(e.lines)
+    try:
+        check_sweep_dir(out_dir)
+    except OutputRefused as e:
+        _fail(str(e))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_marker(out_dir)
     if dask_address is not None:
         try:
             import distributed  # noqa: F401
@@ -324,7 +372,7 @@ def _run_sweep(swp: Any, out_dir: Path, pending: list[Any], done_before: int, wo
     columns = (TextColumn("[bold]{task.description}"), BarColumn(),
                TextColumn("{task.fields[done]} done, {task.fields[failed]} failed, {task.fields[left]} remaining"),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
-    with Progress(*columns, console=err, disable=not progress) as bar:
+    with Progress(*columns, console=err, disable=not progress or not err.is_terminal) as bar:
         task_id = bar.add_task(f"{swp.name} ({done_before} done before)", total=len(pending),
                                done=0, failed=0, left=len(pending))
 
@@ -370,7 +418,7 @@ def report(sweep_dir: Path, dest: Path | None) -> None:
 
     try:
         out.print(str(write_report(sweep_dir, dest)), highlight=False)
-    except NotASweep as e:
+    except (NotASweep, OutputRefused) as e:
         _fail(str(e))
 
 
@@ -407,18 +455,13 @@ def analyze_head_to_head(capture: Path, udp_filter: str | None, tcp_filter: str 
     except ValueError as e:
         _fail(str(e))
     out_dir = out_dir or capture.with_name(capture.stem + "-head-to-head")
-    if out_dir.exists() and not force:
-        _fail(f"{out_dir} exists; pass --force to replace it")
+    _check_out(out_dir, force)
     table = cap.summary_table(s)
     with atomic_directory(out_dir) as tmp:
         cap.write_outputs(s, table, tmp)
-    t = Table(title=f"Head-to-head: {capture}", title_justify="left", header_style="bold")
-    for col in table.columns:
-        t.add_column(str(col), justify="right")
-    for row in table.itertuples(index=False):
-        t.add_row(*[str(v) for v in row])
-    out.print(t)
-    out.print(f"[dim]summary and figures in {out_dir}[/]", highlight=False)
+    printer = TablePrinter()
+    printer.table("summary", f"Head-to-head: {capture}", table)
+    printer.note(f"summary and figures in {out_dir}")
 
 
 @main.command()
@@ -442,7 +485,9 @@ def plot(results_dir: Path, dest: Path | None) -> None:
               help="score only this video flow (repeatable; default: every video flow)")
 @click.option("--video", "videos", is_flag=True,
               help="also write flow<N>-received.mp4 and flow<N>-sent.mp4 to watch (needs --flow)")
-def quality(results_dir: Path, flows: tuple[int, ...], videos: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="print the table as one JSON document")
+@click.option("--quiet", "-q", is_flag=True, help="no progress bar (there is none when stderr is not a terminal)")
+def quality(results_dir: Path, flows: tuple[int, ...], videos: bool, as_json: bool, quiet: bool) -> None:
     """Score what a viewer sees: real-codec pictures after the run's losses (PSNR, SSIM, freezes)."""
     from aqmlab.quality import QualityError
     from aqmlab.viewer import score_results
@@ -450,14 +495,17 @@ def quality(results_dir: Path, flows: tuple[int, ...], videos: bool) -> None:
     if videos and not flows:
         _fail("--video: name the flows to write with --flow N (one pair of mp4s per flow)")
     try:
-        _, per_flow, written = score_results(results_dir, list(flows) or None, videos)
+        with progress.shown(quiet):
+            _, per_flow, written = score_results(results_dir, list(flows) or None, videos)
     except (FileNotFoundError, QualityError) as e:
         _fail(str(e).strip("'\""))
     except KeyboardInterrupt:
         _interrupted("no quality file was written")
-    out.print(per_flow.round(3).to_markdown(index=False))
+    printer = TablePrinter(as_json)
+    printer.table("flows", f"Picture quality: {results_dir}", per_flow.round(3), json_df=per_flow)
     for p in written:
-        out.print(str(p))
+        printer.note(str(p))
+    printer.finish(results=str(results_dir), written=[str(p) for p in written])
 
 
 @main.command()
@@ -489,8 +537,7 @@ def emulate(scenario: str | None, out_dir: Path | None, seed: int | None, overri
     if missing:
         _fail(missing)
     target = out_dir or Path("results") / "emu" / sc.name
-    if target.exists() and not force:
-        _fail(f"{target} exists; pass --force to replace it")
+    _check_out(target, force)
     try:
         result = _emulate_one(sc, raw, target, force)
     except KeyboardInterrupt:
@@ -517,8 +564,14 @@ def _emulate_one(sc: Scenario, raw: dict, target: Path, force: bool) -> Any:
 
 
 @main.command(name="list")
-def list_components() -> None:
-    """Show the queue disciplines and applications with their parameters."""
+@click.argument("what", required=False, type=click.Choice(["scenarios"]))
+@click.option("--json", "as_json", is_flag=True, help="with scenarios: print the list as one JSON document")
+def list_components(what: str | None = None, as_json: bool = False) -> None:
+    """Show the queue disciplines and applications with their parameters, or (list scenarios)
+    every built-in scenario and sweep with its one-line description."""
+    if what == "scenarios":
+        _list_scenarios(as_json)
+        return
     from aqmlab.schema import field_docs
 
     disciplines = {k: m for k, m in QDISC_MODELS.items() if k != "fq"}  # "fq" is an alias of drr
@@ -534,6 +587,18 @@ def list_components() -> None:
             for row in field_docs(model):
                 t.add_row(row.path, row.default, row.unit.split(" (e.g.")[0], row.allowed, row.description)
             out.print(t)
+
+
+def _list_scenarios(as_json: bool) -> None:
+    import pandas as pd
+
+    from aqmlab.catalog import builtin_entries
+
+    entries = builtin_entries()
+    table = pd.DataFrame([(e.name, e.kind, e.description) for e in entries], columns=["name", "kind", "description"])
+    printer = TablePrinter(as_json)
+    printer.table("scenarios", "Built-in scenarios (aqmlab run NAME) and sweeps (aqmlab sweep NAME)", table)
+    printer.finish()
 
 
 @main.command(name="schema")
@@ -555,6 +620,8 @@ def entry() -> None:
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
+    except OutputRefused as e:  # the target changed between the first check and the rename
+        _fail(str(e))
     sys.exit(status if isinstance(status, int) else 0)
 
 

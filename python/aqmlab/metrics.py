@@ -108,7 +108,8 @@ def flow_period_metrics(packets: pd.DataFrame, samples: pd.DataFrame, flows: pd.
             "start_s": start / NS,
             "end_s": end / NS,
             "flow": flows["flow"].to_numpy(),
-            "group": flows["group_name"].to_numpy(),
+            "group": flows["group"].to_numpy(),  # the group's index, as in flows.parquet
+            "group_name": flows["group_name"].to_numpy(),
             "throughput_mbps": flow_throughput(packets, flows, start, end).to_numpy() / 1e6,
             "goodput_mbps": flow_goodput(samples, flows, start, end).to_numpy() / 1e6,
         }))

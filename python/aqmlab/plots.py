@@ -38,7 +38,7 @@ def plot_flow_throughput(flow_periods: pd.DataFrame, title: str, path: Path) -> 
     periods = flow_periods.groupby(["start_s", "end_s"], sort=True)
     fig, axes = plt.subplots(1, len(periods), figsize=(3.2 * len(periods) + 1, 3.2), sharey=True, squeeze=False)
     for ax, ((start, end), df) in zip(axes[0], periods, strict=False):
-        for i, (group, g) in enumerate(df.groupby("group", sort=False)):
+        for i, (group, g) in enumerate(df.groupby("group_name", sort=False)):
             ax.bar(g["flow"], g["throughput_mbps"], width=0.85, color=f"C{i}", label=group)
         ax.set_title(f"{start:g}-{end:g} s", fontsize=9)
         ax.set_xlabel("flow")

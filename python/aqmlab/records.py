@@ -37,6 +37,24 @@ def _column(dtype: str, buf: bytes) -> np.ndarray | pd.api.extensions.ExtensionA
     return np.frombuffer(buf, dtype=np.dtype(f"<{dtype}"))
 
 
+#: What the engines record as ssthresh before the first loss (slow start has no threshold yet):
+#: the simulator starts at u64::MAX / 2 and clips its samples to u64::MAX / 4
+#: (crates/aqmlab-sim/src/tcp/mod.rs, sim/apps/tcp.rs), and the emulator maps Linux's
+#: TCP_INFINITE_SSTHRESH (include/net/tcp.h) to the same value (aqmlab.emu.endpoints).
+SSTHRESH_UNSET = 2**64 // 4 - 1
+
+
+def null_unset_ssthresh(samples: pd.DataFrame) -> pd.DataFrame:
+    """``flow_samples`` with ``ssthresh_bytes``'s "no threshold yet" as missing (null in
+    Parquet), not as a huge number that would swamp a mean; a new frame, the input is left as
+    it was. The column becomes pandas' nullable UInt64, so the values that are set stay exact
+    integers."""
+    if "ssthresh_bytes" not in samples:
+        return samples
+    col = samples["ssthresh_bytes"].astype("UInt64")
+    return samples.assign(ssthresh_bytes=col.mask(col >= SSTHRESH_UNSET))
+
+
 def name_packet_events(packets: pd.DataFrame) -> pd.DataFrame:
     """The ``packets`` table with ``event`` and ``reason`` as named categoricals (in place)."""
     packets["event"] = _categorical(packets["event"].to_numpy(), EVENT_NAMES, "event")

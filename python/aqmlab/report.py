@@ -167,7 +167,8 @@ def render(sweep_dir: Path) -> str:
 def _summary(info: dict[str, Any], points: pd.DataFrame, failed: pd.DataFrame) -> str:
     axes = "".join(f"<li><code>{html.escape(a['path'])}</code> as <b>{html.escape(a['name'])}</b>: "
                    f"{html.escape(', '.join(map(str, a['labels'])))}</li>" for a in info["axes"])
-    return (f"<p>Base scenario <code>{html.escape(info['base'])}</code>; {info['runs']} runs "
+    changed = "".join(f" <code>--set {html.escape(a)}</code>" for a in info.get("set", []))
+    return (f"<p>Base scenario <code>{html.escape(info['base'])}</code>{changed}; {info['runs']} runs "
             f"({len(info['seeds'])} seeds per point: {', '.join(map(str, info['seeds']))}); "
             f"{len(failed)} failed or not run.</p><ul>{axes}</ul>")
 
@@ -177,7 +178,23 @@ def write_report(sweep_dir: Path, dest: Path | None = None) -> Path:
     from aqmlab.sweep import write_file_atomically
 
     dest = Path(dest) if dest else Path(sweep_dir) / "report.html"
+    _check_dest(dest)
     page = render(sweep_dir)
     dest.parent.mkdir(parents=True, exist_ok=True)
     write_file_atomically(dest, page.encode())
     return dest
+
+
+def _check_dest(dest: Path) -> None:
+    """The report replaces only a file that is itself an aqmlab sweep report (its first bytes
+    say so); a directory, a link or any other file is refused and left as it was."""
+    from aqmlab.outdir import OutputRefused
+
+    if dest.is_symlink() or (dest.exists() and not dest.is_file()):
+        raise OutputRefused(f"--out {dest} is not a file; give the report's file name, e.g. {dest / 'report.html'}")
+    if dest.exists():
+        with open(dest, "rb") as f:
+            head = f.read(200)
+        if not (head.startswith(b"<!DOCTYPE html>") and b"<title>aqmlab sweep" in head):
+            raise OutputRefused(f"--out {dest} exists and is not an aqmlab report; aqmlab will not replace it: "
+                                "choose another file name")

@@ -37,7 +37,8 @@ import tomli_w
 
 from aqmlab import _core
 from aqmlab.metrics import flow_period_metrics, period_metrics
-from aqmlab.records import DROP_REASONS, EVENT_NAMES, name_packet_events, to_frame
+from aqmlab.outdir import check_output, write_marker
+from aqmlab.records import DROP_REASONS, EVENT_NAMES, name_packet_events, null_unset_ssthresh, to_frame
 from aqmlab.scenario import Scenario
 from aqmlab.video import annotate_frames
 
@@ -68,6 +69,8 @@ def simulate(scenario: Scenario, progress: bool = True) -> RunResult:
     tables = {name: to_frame(cols) for name, cols in raw.items()}
     flows = tables["flows"]
     flows["group_name"] = [scenario.flows[g].name for g in flows["group"]]
+    if "flow_samples" in tables:
+        tables["flow_samples"] = null_unset_ssthresh(tables["flow_samples"])
     if "frames" in tables:
         tables["frames"] = annotate_frames(tables["frames"])
     packets = tables.get("packets")
@@ -141,10 +144,11 @@ def write_parquet(df: pd.DataFrame, path: Path) -> None:
 
 
 def write_results(result: RunResult, raw_scenario: dict[str, Any], out_dir: Path, force: bool = False) -> Path:
-    """Writes the results directory atomically: to a hidden sibling, then renamed into place."""
+    """Writes the results directory atomically: to a hidden sibling, then renamed into place.
+    Raises OutputRefused if `out_dir` exists and is not a directory aqmlab wrote (see
+    aqmlab.outdir), or exists and `force` is false."""
     out_dir = Path(out_dir)
-    if out_dir.exists() and not force:
-        raise FileExistsError(f"{out_dir} exists; pass --force to replace it")
+    check_output(out_dir, force, option="")
     with atomic_directory(out_dir) as tmp:
         for name, df in result.tables.items():
             write_parquet(df, tmp / f"{name}.parquet")
@@ -163,14 +167,17 @@ def write_results(result: RunResult, raw_scenario: dict[str, Any], out_dir: Path
 
 @contextlib.contextmanager
 def atomic_directory(target: Path):
-    """Yields a fresh hidden sibling of `target`; on success it replaces `target`, on any error
-    or interruption it is removed, so `target` is never half written."""
+    """Yields a fresh hidden sibling of `target`, marked as aqmlab's (aqmlab.outdir.MARKER); on
+    success it replaces `target`, on any error or interruption it is removed, so `target` is
+    never half written. It replaces only a directory aqmlab wrote: anything else at `target`
+    raises OutputRefused before the rename and is left as it was."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_siblings(target)
     tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
+    write_marker(tmp)
     try:
         yield tmp
         _replace_dir(tmp, target)
@@ -199,6 +206,7 @@ def _alive(pid: int) -> bool:
 
 
 def _replace_dir(new: Path, target: Path) -> None:
+    check_output(target, force=True, option="")  # the last look: only ever replace our own
     old = None
     if target.exists():
         old = target.parent / f".{target.name}.old-{os.getpid()}"

@@ -25,6 +25,7 @@ import math
 import os
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ import tomli_w
 from pydantic import Field, ValidationError, model_validator
 
 from aqmlab.scenario import (
+    BUILTIN_DIR,
     Problem,
     Scenario,
     ScenarioError,
@@ -183,6 +185,7 @@ class Sweep:
             "axes": [{"name": a.column, "path": a.path, "labels": a.point_labels(), "numeric": a.numeric()}
                      for a in self.axes],
             "seeds": self.spec.seed_list(),
+            "set": list(self.spec.set),
             "metrics": self.metrics,
             "runs": len(self.tasks),
         }
@@ -195,7 +198,7 @@ def run_id(raw: dict[str, Any]) -> str:
 
 
 def read_sweep_file(path: Path) -> SweepFile:
-    data = read_toml(path)
+    data = read_toml(path, "sweep file")
     try:
         return SweepFile.model_validate(data)
     except ValidationError as e:
@@ -203,16 +206,39 @@ def read_sweep_file(path: Path) -> SweepFile:
 
 
 def _base_path(source: Path, base: str) -> Path:
+    """The sweep's `base`: a file relative to the sweep file's own folder (wherever it lives,
+    built in or not), else a built-in scenario name. Anything else is one line naming `base`."""
     beside = source.parent / base
-    return beside if beside.is_file() else resolve_path(base)
+    if beside.is_file():
+        return beside
+    builtin = BUILTIN_DIR / (base if base.endswith(".toml") else f"{base}.toml")
+    if not Path(base).is_absolute() and builtin.is_file():
+        return builtin
+    hint = ""
+    named = Path(base)
+    if len(named.parts) >= 2 and (BUILTIN_DIR / named.parts[-2] / named.name).is_file():
+        # a built-in sweep copied elsewhere: its "../rb-rio/x.toml" is a built-in scenario
+        hint = f"; the built-in scenario is base = \"{named.parts[-2]}/{named.with_suffix('').name}\""
+    what = "no such file" if not beside.exists() else "not a file"
+    raise ScenarioError([f"{source}: base: {base!r}: {what} (looked for {beside.resolve()} beside the sweep "
+                         f"file and for a built-in scenario of that name){hint}"])
 
 
-def plan(path: Path) -> Sweep:
+def plan(path: Path, seeds: int | None = None, overrides: Sequence[str] = (), quick: bool = False) -> Sweep:
     """Reads a sweep file and validates every run's scenario before anything runs. Raises
     ScenarioError with the problems of the first run that has any (one line each, naming the
-    field and the point), and how many other runs fail too."""
+    field and the point), and how many other runs fail too.
+
+    The command line's changes apply on top of the file: `seeds` replaces its seed count
+    (consecutive from its first_seed), `overrides` (``--set``) follow its own `set` list, and
+    `quick` keeps one seed per point (the first), the fast check the reproductions' --quick is."""
     path = resolve_path(str(path))  # a file, or a built-in name such as sweeps/sqf-load
     spec = read_sweep_file(path)
+    if seeds is not None or quick:
+        lowest = spec.seed_list()[0]
+        spec = spec.model_copy(update={"seeds": 1 if quick else seeds, "first_seed": lowest})
+    if overrides:
+        spec = spec.model_copy(update={"set": [*spec.set, *overrides]})
     base = read_scenario_file(_base_path(path, spec.base))
     for assignment in spec.set:
         apply_override(base, assignment)
@@ -293,7 +319,7 @@ def _metrics_table(result: Any) -> Any:
     per = result.periods.copy()
     flow_per = result.flow_periods
     for group in result.scenario.flows:
-        rows = flow_per[flow_per["group"] == group.name].groupby(["start_s", "end_s"], sort=True)
+        rows = flow_per[flow_per["group_name"] == group.name].groupby(["start_s", "end_s"], sort=True)
         sums = rows[list(GROUP_METRICS)].sum()
         for metric in GROUP_METRICS:
             per[f"{group.name}.{metric}"] = [float(sums[metric].get((a, b), 0.0))

@@ -572,11 +572,16 @@ def score_flows(flows: list[FlowFrames]) -> pd.DataFrame:
     by_encoding: dict[Encoding, list[FlowFrames]] = {}
     for ff in flows:
         by_encoding.setdefault(ff.encoding, []).append(ff)
+    from aqmlab.progress import batch
+
+    advance = batch("encodings prepared, flows scored", len(by_encoding) + len(flows))
     for enc, group in by_encoding.items():
         source = source_clip(enc.fps)
         bs, clean = prepare(enc, source)
+        advance()
         for ff in group:
             parts.append(score_flow(ff, source, bs, clean))
+            advance()
     if not parts:
         return pd.DataFrame()
     return pd.concat(parts, ignore_index=True).sort_values(["flow", "frame_id"], ignore_index=True)

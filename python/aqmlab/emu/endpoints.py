@@ -118,6 +118,18 @@ class TcpSender(threading.Thread):
         sock.close()
 
 
+#: Linux's "no threshold yet" (TCP_INFINITE_SSTHRESH, include/net/tcp.h), in segments.
+TCP_INFINITE_SSTHRESH = 0x7FFFFFFF
+#: The simulator's value for the same state (aqmlab.records.SSTHRESH_UNSET, u64::MAX / 4); this
+#: module runs in the namespaces without the records module, so it spells the number itself.
+SSTHRESH_UNSET = 2**64 // 4 - 1
+
+
+def _ssthresh_bytes(segments: int, mss: int) -> int:
+    """tcp_info's snd_ssthresh in bytes, "no threshold yet" as the simulator records it."""
+    return SSTHRESH_UNSET if segments >= TCP_INFINITE_SSTHRESH else segments * mss
+
+
 def sample_tcp(senders: list[TcpSender], spec: dict[str, Any], rows: list[tuple]) -> None:
     """Samples every connected sender's TCP_INFO on a grid of `flow_sample_ns`."""
     epoch, every = spec["epoch_ns"], spec["flow_sample_ns"]
@@ -132,7 +144,7 @@ def sample_tcp(senders: list[TcpSender], spec: dict[str, Any], rows: list[tuple]
             except OSError:
                 continue
             rows.append((t, s.flow["flow"], i["bytes_acked"], i["snd_cwnd"] * i["snd_mss"],
-                         min(i["snd_ssthresh"], 2**31) * i["snd_mss"], i["rtt_us"] * 1000, i["rto_us"] * 1000, 0))
+                         _ssthresh_bytes(i["snd_ssthresh"], i["snd_mss"]), i["rtt_us"] * 1000, i["rto_us"] * 1000, 0))
         k += 1
 
 

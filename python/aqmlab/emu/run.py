@@ -34,7 +34,7 @@ from aqmlab import _core
 from aqmlab.emu import netns, schedule
 from aqmlab.emu.netns import EmulationUnavailable, Testbed
 from aqmlab.metrics import flow_period_metrics, period_metrics
-from aqmlab.records import DROP_REASONS, EVENT_NAMES, name_packet_events, to_frame
+from aqmlab.records import DROP_REASONS, EVENT_NAMES, name_packet_events, null_unset_ssthresh, to_frame
 from aqmlab.run import RunResult
 from aqmlab.scenario import KERNEL_CONGESTION_CONTROL, Bulk, Cbr, Scenario, ScenarioError
 from aqmlab.video import annotate_frames
@@ -402,6 +402,7 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
     media = to_frame(_core.replayed_media_table(*(received[c].astype("u8").tolist()
                                                   for c in ("flow", "seq", "size", "sent_ns", "recv_ns"))))
     samples = _flow_samples(sc, raw["sender"]["samples"], media, flows_plan)
+    samples = null_unset_ssthresh(samples)  # "no threshold yet" as null, as aqmlab.run.simulate does
     flows = _flows_table(sc, flows_plan, raw, media)
     tables = {"flows": flows, "packets": packets, "queue": queue, "flow_samples": samples}
     mpeg = [f for f in flows_plan if f["kind"] == "mpeg"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -17,17 +17,30 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def parallel_map(fn: Callable[[T], R], jobs: Sequence[T], workers: int | None = None) -> list[R]:
+def parallel_map(fn: Callable[[T], R], jobs: Sequence[T], workers: int | None = None,
+                 description: str = "runs") -> list[R]:
     """Maps over jobs on the local cores, keeping the jobs' order (results are deterministic).
+    Each finished job advances the progress bar, if the command shows one (aqmlab.progress).
     If the map is interrupted or fails, the workers are stopped at once instead of finishing
     their jobs for nothing; they also die with this process if it is killed outright."""
+    from aqmlab.progress import batch
+
     workers = workers or os.cpu_count() or 1
+    advance = batch(description, len(jobs))
     if workers == 1 or len(jobs) <= 1:
-        return [fn(j) for j in jobs]
+        results = []
+        for j in jobs:
+            results.append(fn(j))
+            advance()
+        return results
     pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), initializer=_die_with_parent,
                                initargs=(os.getpid(),))
     try:
-        return list(pool.map(fn, jobs))
+        futures = [pool.submit(fn, j) for j in jobs]
+        for done in as_completed(futures):  # in finishing order, for the bar; results in job order
+            done.result()  # a failed job stops the map at once
+            advance()
+        return [f.result() for f in futures]
     except BaseException:
         for proc in list(getattr(pool, "_processes", {}).values()):
             proc.kill()

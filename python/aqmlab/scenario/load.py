@@ -3,6 +3,7 @@ then by the simulator's own guard."""
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 from collections.abc import Sequence
@@ -23,14 +24,48 @@ from aqmlab.scenario.overrides import apply_override
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "scenarios"
 
 
-def read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: Path, what: str = "scenario file") -> dict[str, Any]:
+    """A TOML file as data; anything else at `path` (nothing, a directory, an unreadable or
+    non-TOML file) is one line naming the path and `what` was expected there."""
+    path = Path(path)
+    if path.is_dir():
+        raise ScenarioError([f"{path}: is a directory, not a {what}{_directory_hint(path)}"])
     try:
         with open(path, "rb") as f:
             return tomllib.load(f)
     except FileNotFoundError:
-        raise ScenarioError([f"{path}: no such scenario file"]) from None
+        raise ScenarioError([f"{path}: no such {what}{_builtin_hint(path)}"]) from None
+    except PermissionError:
+        raise ScenarioError([f"{path}: cannot read the {what} (permission denied)"]) from None
+    except OSError as e:
+        raise ScenarioError([f"{path}: cannot read the {what} ({e.strerror or e})"]) from None
+    except UnicodeDecodeError:
+        raise ScenarioError([f"{path}: not a {what}: not a TOML text file (not UTF-8)"]) from None
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError([f"{path}: not valid TOML: {e}"]) from None
+
+
+def _directory_hint(folder: Path) -> str:
+    """What to give instead of a directory: its TOML files (as built-in names where built in)."""
+    files = sorted(folder.glob("*.toml"))
+    if not files:
+        return ""
+    try:
+        names = [str(f.resolve().relative_to(BUILTIN_DIR).with_suffix("")) for f in files]
+    except ValueError:
+        names = [str(f) for f in files]
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return f"; give one of its files: {shown}"
+
+
+def _builtin_hint(path: Path) -> str:
+    """A name that is a folder of built-in scenarios (``rb-rio``) gets its scenarios listed."""
+    folder = BUILTIN_DIR / str(path)
+    if not path.is_absolute() and folder.is_dir():
+        return f" (built-in {path} is a folder{_directory_hint(folder)})"
+    if not path.is_absolute() and path.suffix != ".toml":
+        return " (`aqmlab list scenarios` shows the built-in names)"
+    return ""
 
 
 def resolve_path(name: str) -> Path:
@@ -106,11 +141,53 @@ def read_scenario_file(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any
 
 
 def load(name: str, overrides: Sequence[str] = (), seed: int | None = None) -> tuple[Scenario, dict[str, Any]]:
-    """Reads, overrides and validates a scenario. Returns the model and the raw merged data."""
+    """Reads, overrides and validates a scenario. Returns the model and the raw merged data.
+    A problem that only the overrides cause names them (``--set duration=5s``) after the
+    scenario's name as the user gave it (a built-in's name, not its installed path)."""
     path = resolve_path(name)
     data = read_scenario_file(path)
+    origin = display_name(name, path)
+    untouched = copy.deepcopy(data) if overrides else None
     for assignment in overrides:
         apply_override(data, assignment)
     if seed is not None:
         data["seed"] = seed
-    return validate(data, str(path)), data
+    try:
+        return validate(data, origin), data
+    except ScenarioError as e:
+        if untouched is None:
+            raise
+        raise ScenarioError(_blame_overrides(e.problems, untouched, overrides, origin)) from None
+
+
+def display_name(name: str, path: Path) -> str:
+    """How messages name a scenario: as given, when it is a built-in name; else its path."""
+    if not Path(name).exists() and path.is_relative_to(BUILTIN_DIR):
+        return name
+    return str(path)
+
+
+def _blame_overrides(problems: list[Problem], untouched: dict[str, Any], overrides: Sequence[str],
+                     origin: str) -> list[Problem]:
+    """The problems that the file alone does not have are the overrides' doing: each names the
+    overrides of its field (or all of them when none is of its field)."""
+    try:
+        validate(untouched, origin)
+        before: set[tuple[str, str]] = set()
+    except ScenarioError as e:
+        before = {(p.path, p.message) for p in e.problems}
+    blamed = []
+    for p in problems:
+        if (p.path, p.message) in before:
+            blamed.append(p)
+            continue
+        related = [a for a in overrides if _related(a.partition("=")[0].strip(), p.path)]
+        shown = " ".join(f"--set {a}" for a in related or overrides)
+        blamed.append(Problem(f"{origin}: {shown}", p.path, p.kind, p.message))
+    return blamed
+
+
+def _related(key: str, field: str) -> bool:
+    """Whether an override of `key` touches `field` (one contains the other), or the message
+    is about the whole scenario."""
+    return bool(field) and (field == key or field.startswith(key + ".") or key.startswith(field + "."))

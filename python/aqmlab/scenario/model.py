@@ -85,11 +85,19 @@ class Scenario(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:
-        """duration positive; flow group names unique; sender_delay ranges [lo, hi] with lo <= hi; a flow
-        path within the routers (0 <= enter < exit <= last); metrics periods within the run; an MPEG frame
-        fits the bottleneck buffer."""
+        """duration positive; no flow group starts after the end of the run (start <= duration); flow group
+        names unique; sender_delay ranges [lo, hi] with lo <= hi; a flow path within the routers
+        (0 <= enter < exit <= last); metrics periods within the run; an MPEG frame fits the bottleneck
+        buffer."""
         if self.duration <= 0:
             raise ValueError("duration must be positive")
+        late = [g for g in self.flows if g.start > self.duration]
+        if late:
+            # Checked here, before the simulator's own check (config.rs), which sees only the
+            # group's stop cut to the duration and would blame a stop the user never set.
+            raise ValueError(f"duration {format_ns(self.duration)} ends before flow group "
+                             + ", ".join(f"{g.name} starts ({format_ns(g.start)})" for g in late)
+                             + ": lengthen duration or move flows." + late[0].name + ".start")
         names = [g.name for g in self.flows]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
