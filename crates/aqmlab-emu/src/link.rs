@@ -261,7 +261,7 @@ mod tests {
 
     fn fifo_link(rate_bps: u64, delay_ns: u64, limit_packets: u64) -> Link {
         let qdisc: QdiscConfig = serde_json::from_str(&format!(r#"{{"kind":"droptail","limit":{{"packets":{limit_packets}}}}}"#)).unwrap();
-        let cfg = LinkConfig { rate_bps, delay_ns, qdisc };
+        let cfg = LinkConfig { rate_bps, delay_ns, qdisc, trace: None };
         Link::new(&cfg, SimRng::stream(1, "test"), true).unwrap()
     }
 
@@ -403,7 +403,7 @@ mod tests {
             r#"{"kind":"red","limit":{"packets":100},"min_th":0.0,"max_th":40.0,"w_q":1.0,"max_p":1.0,"gentle":false,"mode":"packets","ecn":true,"mean_pkt_size":1000}"#,
         )
         .expect("red config");
-        let cfg = LinkConfig { rate_bps: 1_000_000, delay_ns: 0, qdisc };
+        let cfg = LinkConfig { rate_bps: 1_000_000, delay_ns: 0, qdisc, trace: None };
         let mut link = Link::new(&cfg, SimRng::stream(1, "t"), true).unwrap();
         let mut cls = Classifier::new(&ClassifyConfig::default(), &[]);
         for uid in 0..30 {

@@ -1,0 +1,15 @@
+//! Link models both engines share, free of clocks and I/O like the rest of this crate: what
+//! decides when a link may send, apart from the discipline in front of it.
+//!
+//! * [`trace`]: a delivery trace in mahimahi's format (one line per opportunity to deliver one
+//!   MTU, in integer milliseconds, looping), its parser and its mean rate;
+//! * [`opportunities`]: the looping sequence of opportunity times a trace stands for;
+//! * [`trace_server`]: mahimahi's byte accounting over those opportunities (which packets an
+//!   opportunity carries, what is lost when nothing waits), driven by the engine's queue.
+pub mod opportunities;
+pub mod trace;
+pub mod trace_server;
+
+pub use opportunities::OpportunityClock;
+pub use trace::DeliveryTrace;
+pub use trace_server::{OpportunityUser, TraceServer};
