@@ -65,6 +65,10 @@ pub struct Link {
 
 impl Link {
     pub fn new(cfg: &LinkConfig, rng: SimRng, record_events: bool) -> Result<Link, String> {
+        if cfg.trace.is_some() {
+            // Refused by `emulation_problems` first; never run a trace link unshaped.
+            return Err("a link that follows a delivery trace cannot be emulated yet".into());
+        }
         let rate = (cfg.rate_bps > 0).then_some(Rate(cfg.rate_bps));
         // An unshaped link has no rate for RED's idle decay; 10 Gbit/s stands in for "fast".
         let queue = build_qdisc(&cfg.qdisc, rate.unwrap_or(Rate(10_000_000_000)))?;

@@ -2,6 +2,7 @@
 //! Conversions and error mapping only; all logic lives in aqmlab-core, aqmlab-model, aqmlab-sim
 //! and aqmlab-emu.
 
+use aqmlab_core::link::DeliveryTrace;
 use aqmlab_core::units::{self, Limit};
 use aqmlab_sim::config::ConfigError as SimConfigError;
 use pyo3::create_exception;
@@ -63,6 +64,13 @@ fn parse_limit(text: &str) -> PyResult<(&'static str, u64)> {
         Limit::Packets(n) => Ok(("packets", n)),
         Limit::Bytes(b) => Ok(("bytes", b)),
     }
+}
+
+/// Parses a mahimahi delivery trace's text into its opportunity times in ms; `source` names
+/// the file in the one-line error (`aqmlab_core::link::DeliveryTrace::parse`).
+#[pyfunction]
+fn parse_delivery_trace(text: &str, source: &str) -> PyResult<Vec<u64>> {
+    DeliveryTrace::parse(text, source).map(|t| t.opportunities_ms).map_err(value_error)
 }
 
 /// Checks a simulator config (the JSON `Simulation` takes) without building anything: the
@@ -306,6 +314,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(parse_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(parse_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_delivery_trace, m)?)?;
     m.add_function(wrap_pyfunction!(check_sim_config, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<Router>()?;

@@ -8,10 +8,16 @@
 //! packet is scheduled to arrive at the far node after the propagation delay and the next
 //! packet is pulled from the discipline; a transmission with nothing queued behind it needs
 //! no event of its own (`end_needs_no_event`).
+//!
+//! A link driven by a delivery trace sends at the trace's opportunities instead of at a rate
+//! (`trace.rs`); only the way packets leave the discipline differs, the delay line is the same.
+
+mod trace;
 
 use crate::sim::network::Network;
 use crate::sim::Event;
 use crate::topology::{LinkId, NodeId};
+use aqmlab_core::link::TraceServer;
 use aqmlab_core::qdisc::pels_feedback::FeedbackLabel;
 use aqmlab_core::qdisc::DequeueOutcome;
 use aqmlab_core::{Packet, Queue, Rate, SimRng, Time, Verdict};
@@ -38,6 +44,12 @@ pub struct Link {
     /// The link's packet events (arrive, enqueue, drop, dequeue), when they are recorded.
     pub recorder: Option<PacketEvents>,
     pub name: String,
+    /// Delivery opportunities from a trace, when the link follows one (then `rate` is only the
+    /// trace's mean rate, which the discipline was built for, and `in_flight`, `lazy_tx` and
+    /// `retry_at` stay unused).
+    pub trace: Option<TraceServer>,
+    /// When the next `Event::Opportunity` of a trace link fires, if one is scheduled.
+    pub wake_at: Option<Time>,
 }
 
 /// The end of a transmission that was not scheduled: when it would have been handled, at
@@ -66,6 +78,8 @@ impl Link {
             retry_at: None,
             recorder: None,
             name,
+            trace: None,
+            wake_at: None,
         }
     }
 }
@@ -97,12 +111,23 @@ impl Network {
 
     /// Offers `p` to link `l`'s discipline and starts transmission if the link is idle.
     pub(crate) fn send_on(&mut self, l: LinkId, p: Packet) {
+        if self.topo.links[l as usize].trace.is_some() {
+            return self.send_on_trace(l, p);
+        }
         self.record(l, event::ARRIVE, &p, None, false);
-        let now = self.now;
         let p = match self.pass_through_if_idle(l, p) {
             Ok(()) => return,
             Err(p) => p,
         };
+        self.enqueue_on(l, p);
+        self.start_tx_if_idle(l);
+    }
+
+    /// Offers `p` to link `l`'s discipline: records its verdict and forgets what it refused or
+    /// pushed out.
+    #[inline]
+    fn enqueue_on(&mut self, l: LinkId, p: Packet) {
+        let now = self.now;
         let link = &mut self.topo.links[l as usize];
         let out = link.queue.enqueue(p, now, &mut link.rng);
         let verdict = out.verdict;
@@ -121,7 +146,6 @@ impl Network {
         for e in evicted {
             self.forget_dropped(l, &e.packet, e.reason);
         }
-        self.start_tx_if_idle(l);
     }
 
     /// A packet pushed out of link `l`'s buffer after it was accepted (evicted, or dropped at

@@ -10,6 +10,7 @@ from aqmlab.scenario.applications import MEDIA, Audio, Bulk, Cbr, Mpeg, Pels, St
 from aqmlab.scenario.disciplines import Classifier, PelsFeedback, Prio, Wrr
 from aqmlab.scenario.flows import FlowGroup
 from aqmlab.scenario.topology import Hop, Link
+from aqmlab.traces import read_delivery_trace
 
 if TYPE_CHECKING:
     from aqmlab.scenario.model import Scenario
@@ -19,15 +20,15 @@ def sim_config(sc: Scenario) -> dict[str, Any]:
     """The normalized form `aqmlab._core.Simulation` takes (see aqmlab-sim's config.rs):
     nanoseconds, bits per second and bytes, every default filled in."""
     t = sc.topology
-    reverse = t.reverse or Link(rate=f"{t.bottleneck.rate}bps", delay=f"{t.bottleneck.delay}ns")
+    reverse = t.reverse or t.bottleneck.same_service()
     return {
         "seed": sc.seed,
         "duration_ns": sc.duration,
         "topology": {
-            "bottleneck": _link(t.bottleneck),
-            "reverse": _link(reverse),
+            "bottleneck": _link(t.bottleneck, "topology.bottleneck"),
+            "reverse": _link(reverse, "topology.reverse" if t.reverse else "topology.bottleneck"),
             "access_qdisc": _qdisc(t.access_qdisc),
-            "chain": [_hop(h) for h in t.chain],
+            "chain": [_hop(h, f"topology.chain.{i}") for i, h in enumerate(t.chain)],
         },
         "flow_groups": [_group(g, sc.duration) for g in sc.flows],
         "records": {
@@ -69,13 +70,21 @@ def _classifier(c: Classifier) -> dict[str, Any]:
     return d
 
 
-def _link(link: Link) -> dict[str, Any]:
-    return {"rate_bps": link.rate, "delay_ns": link.delay, "qdisc": _qdisc(link.qdisc)}
+def _link(link: Link, field: str) -> dict[str, Any]:
+    """A link as the engines take it; `field` is where the scenario names it, for errors. A
+    trace link carries its opportunities and a rate of 0; a rate link is unchanged (no `trace`
+    key), so the configs of rate links are what they always were."""
+    if link.trace is None:
+        return {"rate_bps": link.rate, "delay_ns": link.delay, "qdisc": _qdisc(link.qdisc)}
+    opportunities = read_delivery_trace(link.trace, f"{field}.trace")
+    return {"rate_bps": 0, "delay_ns": link.delay, "qdisc": _qdisc(link.qdisc),
+            "trace": {"opportunities_ms": opportunities}}
 
 
-def _hop(hop: Hop) -> dict[str, Any]:
-    back = hop.reverse or Link(rate=f"{hop.forward.rate}bps", delay=f"{hop.forward.delay}ns")
-    return {"forward": _link(hop.forward), "reverse": _link(back)}
+def _hop(hop: Hop, field: str) -> dict[str, Any]:
+    back = hop.reverse or hop.forward.same_service()
+    return {"forward": _link(hop.forward, f"{field}.forward"),
+            "reverse": _link(back, f"{field}.reverse" if hop.reverse else f"{field}.forward")}
 
 
 def _app(app: Any) -> dict[str, Any]:

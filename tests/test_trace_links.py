@@ -1,0 +1,125 @@
+"""A link that follows a mahimahi delivery trace, from the scenario file: it runs at the trace's
+capacity, bad traces are refused in one line naming the file and the line, a missing file
+names the field, and a trace beside a rate is refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from aqmlab.emu.run import emulation_problems
+from aqmlab.run import simulate
+from aqmlab.scenario.errors import ScenarioError
+from aqmlab.scenario.load import load
+from conftest import aqmlab, small_scenario
+
+
+def _trace_scenario(trace: str, **link: object) -> dict:
+    s = small_scenario(duration="3s")
+    s["topology"]["bottleneck"] = {"trace": trace, "delay": "10ms", "qdisc": {"kind": "droptail", "limit": "200p"},
+                                   **link}
+    s["flows"] = [{"name": "cbr", "count": 1, "app": {"kind": "cbr", "rate": "20Mbps", "packet_size": "1500B"}}]
+    s["metrics"] = {"periods": [["1s", "3s"]]}
+    return s
+
+
+def _write_trace(folder: Path, lines: list[int] | str, name: str = "link.down") -> Path:
+    p = folder / name
+    p.write_text(lines if isinstance(lines, str) else "".join(f"{t}\n" for t in lines))
+    return p
+
+
+def test_a_saturated_trace_bottleneck_carries_one_full_packet_per_opportunity(tmp_path, write_scenario):
+    # 3 opportunities every 4 ms: 9 Mbit/s of 1500-byte packets, under a 20 Mbit/s CBR flow.
+    _write_trace(tmp_path, [1, 1, 4])
+    sc, _ = load(str(write_scenario(_trace_scenario("link.down"))))
+    result = simulate(sc, progress=False)
+    packets = result.tables["packets"]
+    sent = packets[(packets.event == "dequeue") & (packets.t_ns >= 1e9) & (packets.t_ns < 3e9)]
+    assert len(sent) == 3 * 2000 // 4, len(sent)  # every opportunity of the 2 s carries one
+    mbps = sent["size"].sum() * 8 / 2 / 1e6
+    assert mbps == pytest.approx(9.0, rel=1e-9)
+
+
+def test_the_default_reverse_follows_the_same_trace(tmp_path, write_scenario):
+    _write_trace(tmp_path, [2])
+    sc, _ = load(str(write_scenario(_trace_scenario("link.down"))))
+    config = sc.to_sim_config()["topology"]
+    assert config["reverse"]["trace"] == config["bottleneck"]["trace"] == {"opportunities_ms": [2]}
+    assert config["bottleneck"]["rate_bps"] == 0
+
+
+def test_a_rate_link_config_has_no_trace_key():
+    """Rate links are normalized exactly as before trace links existed."""
+    from aqmlab.scenario.load import validate
+
+    config = validate(small_scenario()).to_sim_config()["topology"]
+    assert set(config["bottleneck"]) == {"rate_bps", "delay_ns", "qdisc"}
+    assert set(config["reverse"]) == {"rate_bps", "delay_ns", "qdisc"}
+
+
+@pytest.mark.parametrize("content, line, fragment", [
+    ("", None, "empty trace"),
+    ("1\n5\n3\n", 3, "goes back in time"),
+    ("1\nfast\n", 2, "is not a time in whole milliseconds"),
+    ("0\n0\n", 2, "the loop has no length"),
+], ids=["empty", "backwards", "non-numeric", "no-loop"])
+def test_a_bad_trace_is_one_line_naming_the_file_and_the_line(tmp_path, write_scenario, content, line, fragment):
+    trace = _write_trace(tmp_path, content)
+    out = tmp_path / "results"
+    r = aqmlab("run", str(write_scenario(_trace_scenario("link.down"))), "--out", str(out))
+    assert r.returncode == 2, r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1, r.stderr
+    where = f"{trace.resolve()} line {line}:" if line else f"{trace.resolve()}:"
+    assert "topology.bottleneck.trace" in lines[0] and where in lines[0] and fragment in lines[0], lines[0]
+    assert not out.exists()
+
+
+def test_a_missing_trace_file_names_the_field(tmp_path, write_scenario):
+    with pytest.raises(ScenarioError) as err:
+        load(str(write_scenario(_trace_scenario("nowhere.down"))))
+    (problem,) = err.value.problems
+    assert problem.path == "topology.bottleneck.trace"
+    assert problem.message == f"no such trace file: {(tmp_path / 'nowhere.down').resolve()}"
+
+
+def test_a_trace_on_a_chain_hop_is_read_relative_to_the_scenario(tmp_path, write_scenario):
+    sub = tmp_path / "traces"
+    sub.mkdir()
+    _write_trace(sub, [1, 3])
+    s = small_scenario()
+    s["topology"]["chain"] = [{"forward": {"trace": "traces/link.down", "delay": "1ms"}}]
+    sc, _ = load(str(write_scenario(s)))
+    hop = sc.to_sim_config()["topology"]["chain"][0]
+    assert hop["forward"]["trace"] == hop["reverse"]["trace"] == {"opportunities_ms": [1, 3]}
+    s["topology"]["chain"] = [{"forward": {"trace": "traces/other.down", "delay": "1ms"}}]
+    with pytest.raises(ScenarioError) as err:
+        load(str(write_scenario(s)))
+    assert err.value.problems[0].path == "topology.chain.0.forward.trace"
+
+
+@pytest.mark.parametrize("link, message", [
+    ({"rate": "10Mbps"}, "either a rate or a trace, not both"),
+], ids=["both"])
+def test_a_trace_beside_a_rate_is_refused(tmp_path, write_scenario, link, message):
+    _write_trace(tmp_path, [1])
+    with pytest.raises(ScenarioError) as err:
+        load(str(write_scenario(_trace_scenario("link.down", **link))))
+    assert err.value.problems[0].path == "topology.bottleneck" and message in err.value.problems[0].message
+
+
+def test_a_link_with_neither_rate_nor_trace_is_refused(write_scenario):
+    s = small_scenario()
+    del s["topology"]["bottleneck"]["rate"]
+    with pytest.raises(ScenarioError) as err:
+        load(str(write_scenario(s)))
+    assert err.value.problems[0].path == "topology.bottleneck"
+    assert "needs a rate" in err.value.problems[0].message
+
+
+def test_the_emulator_refuses_a_trace_link_until_it_follows_one(tmp_path, write_scenario):
+    _write_trace(tmp_path, [1])
+    sc, _ = load(str(write_scenario(_trace_scenario("link.down"))))
+    assert any(p.startswith("topology.bottleneck.trace:") for p in emulation_problems(sc))
