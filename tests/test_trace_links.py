@@ -123,3 +123,53 @@ def test_the_emulator_refuses_a_trace_link_until_it_follows_one(tmp_path, write_
     _write_trace(tmp_path, [1])
     sc, _ = load(str(write_scenario(_trace_scenario("link.down"))))
     assert any(p.startswith("topology.bottleneck.trace:") for p in emulation_problems(sc))
+
+
+# ---- generated traces ----
+
+MARKOV = {"kind": "markov", "length": "5s",
+          "states": [{"rate": "24Mbps", "mean_dwell": "300ms"}, {"rate": "0bps", "mean_dwell": "100ms"}]}
+
+
+def test_a_square_wave_bottleneck_alternates_its_capacities(write_scenario):
+    s = _trace_scenario("unused")
+    s["topology"]["bottleneck"]["trace"] = {"kind": "square", "high": "24Mbps", "low": "6Mbps", "period": "200ms"}
+    s["flows"][0]["app"]["rate"] = "30Mbps"
+    sc, _ = load(str(write_scenario(s)))
+    packets = simulate(sc, progress=False).tables["packets"]
+    sent = packets[packets.event == "dequeue"]
+    # Windows (k * 100 ms, (k + 1) * 100 ms], the phases' own: 200 then 50 full packets.
+    for k in range(2, 29):
+        window = sent[(sent.t_ns > k * 100e6) & (sent.t_ns <= (k + 1) * 100e6)]
+        mbps = window["size"].sum() * 8 / 0.1 / 1e6
+        assert mbps == pytest.approx(24.0 if k % 2 == 0 else 6.0, rel=1e-9), (k, mbps)
+
+
+def test_a_written_trace_is_the_one_the_scenario_s_link_follows(tmp_path, write_scenario):
+    from aqmlab.traces import write_synthetic_trace
+
+    written = write_synthetic_trace(MARKOV, tmp_path / "markov.down", seed=7)
+    s = _trace_scenario("unused")
+    s["seed"] = 7
+    s["topology"]["bottleneck"]["trace"] = MARKOV
+    sc, _ = load(str(write_scenario(s)))
+    assert sc.to_sim_config()["topology"]["bottleneck"]["trace"]["opportunities_ms"] == written
+    s["topology"]["bottleneck"]["trace"] = "markov.down"
+    sc, _ = load(str(write_scenario(s)))
+    assert sc.to_sim_config()["topology"]["bottleneck"]["trace"]["opportunities_ms"] == written
+    # A Markov trace is a draw: another seed, another trace; another link, another stream.
+    assert write_synthetic_trace(MARKOV, tmp_path / "other.down", seed=8) != written
+    assert write_synthetic_trace(MARKOV, tmp_path / "other.down", seed=7, link="reverse") != written
+
+
+def test_a_bad_trace_model_names_its_field(write_scenario):
+    s = _trace_scenario("unused")
+    s["topology"]["bottleneck"]["trace"] = {"kind": "square", "high": "24Mbps", "period": "1s", "duty": 1}
+    with pytest.raises(ScenarioError) as err:
+        load(str(write_scenario(s)))
+    assert err.value.problems[0].path == "topology.bottleneck.trace.duty"
+    s["topology"]["bottleneck"]["trace"] = {"kind": "wave", "high": "24Mbps"}
+    with pytest.raises(ScenarioError) as err:
+        load(str(write_scenario(s)))
+    assert "unknown kind 'wave'" in err.value.problems[0].message
+    assert "'constant', 'square', 'markov'" in err.value.problems[0].message

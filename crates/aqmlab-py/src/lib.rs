@@ -2,7 +2,7 @@
 //! Conversions and error mapping only; all logic lives in aqmlab-core, aqmlab-model, aqmlab-sim
 //! and aqmlab-emu.
 
-use aqmlab_core::link::DeliveryTrace;
+use aqmlab_core::link::{DeliveryTrace, SyntheticTrace};
 use aqmlab_core::units::{self, Limit};
 use aqmlab_sim::config::ConfigError as SimConfigError;
 use pyo3::create_exception;
@@ -71,6 +71,15 @@ fn parse_limit(text: &str) -> PyResult<(&'static str, u64)> {
 #[pyfunction]
 fn parse_delivery_trace(text: &str, source: &str) -> PyResult<Vec<u64>> {
     DeliveryTrace::parse(text, source).map(|t| t.opportunities_ms).map_err(value_error)
+}
+
+/// One loop of a synthetic trace (`aqmlab_core::link::SyntheticTrace`, as JSON) for link `link`
+/// of a run seeded `seed`, as opportunity times in ms.
+#[pyfunction]
+fn synthetic_trace(spec_json: &str, seed: u64, link: &str) -> PyResult<Vec<u64>> {
+    let spec: SyntheticTrace = serde_json::from_str(spec_json).map_err(value_error)?;
+    let trace = spec.generate(&mut aqmlab_model::streams::link_trace(seed, link)).map_err(value_error)?;
+    Ok(trace.opportunities_ms)
 }
 
 /// Checks a simulator config (the JSON `Simulation` takes) without building anything: the
@@ -315,6 +324,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(parse_limit, m)?)?;
     m.add_function(wrap_pyfunction!(parse_delivery_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(synthetic_trace, m)?)?;
     m.add_function(wrap_pyfunction!(check_sim_config, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<Router>()?;

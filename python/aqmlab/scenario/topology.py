@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from aqmlab.scenario.base import Strict
 from aqmlab.scenario.disciplines import DropTail, Qdisc
+from aqmlab.scenario.link_traces import SyntheticTrace
 from aqmlab.units import Duration, Rate
 
 
@@ -15,11 +16,12 @@ class Link(Strict):
     """One direction of a point-to-point link: a fixed `rate`, or a delivery `trace`."""
 
     rate: Rate | None = Field(None, description="link rate, e.g. \"25Mbps\"; exclusive with trace")
-    trace: str | None = Field(
-        None, description="a mahimahi delivery trace file the link sends by instead of a rate (one "
-                          "line per opportunity to send 1500 bytes, in whole ms, looping; path "
-                          "relative to the scenario file); disciplines that need a rate get its "
-                          "mean (opportunities x 1500 B x 8 / last timestamp)")
+    trace: SyntheticTrace | str | None = Field(
+        None, description="delivery opportunities the link sends by instead of a rate: a mahimahi trace "
+                          "file (one line per opportunity to send 1500 bytes, in whole ms, looping; path "
+                          "relative to the scenario file) or a generated one ({kind = \"constant\" | "
+                          "\"square\" | \"markov\", ...}); disciplines that need a rate get its mean "
+                          "(opportunities x 1500 B x 8 / last timestamp)")
     delay: Duration = Field(..., description="one-way propagation delay, e.g. \"20ms\"")
     qdisc: Qdisc = Field(default_factory=lambda: DropTail(kind="droptail", limit="1000p"),
                          description="egress discipline")
@@ -38,7 +40,7 @@ class Link(Strict):
     def same_service(self) -> Link:
         """A FIFO link with this one's rate or trace and delay (the default way back)."""
         if self.trace is not None:
-            return Link(trace=self.trace, delay=f"{self.delay}ns")
+            return Link.model_validate({"trace": self.trace, "delay": f"{self.delay}ns"})
         return Link(rate=f"{self.rate}bps", delay=f"{self.delay}ns")
 
 

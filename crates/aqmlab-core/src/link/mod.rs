@@ -5,11 +5,14 @@
 //!   MTU, in integer milliseconds, looping), its parser and its mean rate;
 //! * [`opportunities`]: the looping sequence of opportunity times a trace stands for;
 //! * [`trace_server`]: mahimahi's byte accounting over those opportunities (which packets an
-//!   opportunity carries, what is lost when nothing waits), driven by the engine's queue.
+//!   opportunity carries, what is lost when nothing waits), driven by the engine's queue;
+//! * [`synthetic`]: traces generated from a capacity model (constant, square wave, Markov).
 pub mod opportunities;
+pub mod synthetic;
 pub mod trace;
 pub mod trace_server;
 
 pub use opportunities::OpportunityClock;
+pub use synthetic::SyntheticTrace;
 pub use trace::DeliveryTrace;
 pub use trace_server::{OpportunityUser, TraceServer};
