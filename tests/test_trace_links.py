@@ -173,3 +173,38 @@ def test_a_bad_trace_model_names_its_field(write_scenario):
         load(str(write_scenario(s)))
     assert "unknown kind 'wave'" in err.value.problems[0].message
     assert "'constant', 'square', 'markov'" in err.value.problems[0].message
+
+
+# ---- impairments ----
+
+def _impaired(impairments: dict) -> dict:
+    s = small_scenario(duration="3s")
+    s["topology"]["bottleneck"] = {"rate": "20Mbps", "delay": "10ms", "impairments": impairments}
+    s["flows"] = [{"name": "cbr", "count": 1, "stop": "2s",
+                   "app": {"kind": "cbr", "rate": "8Mbps", "packet_size": "1000B"}}]
+    s["metrics"] = {"periods": [["0s", "3s"]]}
+    return s
+
+
+def test_impairments_reach_the_engine_and_lose_packets(write_scenario):
+    from aqmlab.scenario.load import validate
+
+    clean = simulate(validate(_impaired({})), progress=False).tables["flows"]
+    lossy_sc = validate(_impaired({"gemodel": {"p": 0.05, "r": 0.5}}))
+    assert lossy_sc.to_sim_config()["topology"]["bottleneck"]["impairments"]["loss"] == {
+        "kind": "gilbert_elliott", "p": 0.05, "r": 0.5, "loss_bad": 1.0, "loss_good": 0.0}
+    lossy = simulate(lossy_sc, progress=False).tables["flows"]
+    got, sent = lossy["delivered_bytes"].sum(), clean["delivered_bytes"].sum()
+    # p / (p + r) = 9 % lost, over ~2000 packets in bursts: between 5 % and 14 %.
+    assert 0.05 < 1 - got / sent < 0.14, 1 - got / sent
+
+
+@pytest.mark.parametrize("impairments, path, fragment", [
+    ({"loss": 0.1, "gemodel": {"p": 0.1, "r": 0.5}}, "topology.bottleneck.impairments", "two loss models"),
+    ({"reorder": True}, "topology.bottleneck.impairments", "only jitter reorders"),
+    ({"duplicate": 1.5}, "topology.bottleneck.impairments.duplicate", "less than or equal to 1"),
+], ids=["two-models", "reorder-without-jitter", "duplicate>1"])
+def test_bad_impairments_name_the_field(write_scenario, impairments, path, fragment):
+    with pytest.raises(ScenarioError) as err:
+        load(str(write_scenario(_impaired(impairments))))
+    assert err.value.problems[0].path == path and fragment in err.value.problems[0].message, err.value.lines

@@ -69,6 +69,9 @@ impl Link {
             // Refused by `emulation_problems` first; never run a trace link unshaped.
             return Err("a link that follows a delivery trace cannot be emulated yet".into());
         }
+        if cfg.impairments.is_some() {
+            return Err("a link with impairments cannot be emulated yet".into());
+        }
         let rate = (cfg.rate_bps > 0).then_some(Rate(cfg.rate_bps));
         // An unshaped link has no rate for RED's idle decay; 10 Gbit/s stands in for "fast".
         let queue = build_qdisc(&cfg.qdisc, rate.unwrap_or(Rate(10_000_000_000)))?;
@@ -265,7 +268,7 @@ mod tests {
 
     fn fifo_link(rate_bps: u64, delay_ns: u64, limit_packets: u64) -> Link {
         let qdisc: QdiscConfig = serde_json::from_str(&format!(r#"{{"kind":"droptail","limit":{{"packets":{limit_packets}}}}}"#)).unwrap();
-        let cfg = LinkConfig { rate_bps, delay_ns, qdisc, trace: None };
+        let cfg = LinkConfig { rate_bps, delay_ns, qdisc, trace: None, impairments: None };
         Link::new(&cfg, SimRng::stream(1, "test"), true).unwrap()
     }
 
@@ -407,7 +410,7 @@ mod tests {
             r#"{"kind":"red","limit":{"packets":100},"min_th":0.0,"max_th":40.0,"w_q":1.0,"max_p":1.0,"gentle":false,"mode":"packets","ecn":true,"mean_pkt_size":1000}"#,
         )
         .expect("red config");
-        let cfg = LinkConfig { rate_bps: 1_000_000, delay_ns: 0, qdisc, trace: None };
+        let cfg = LinkConfig { rate_bps: 1_000_000, delay_ns: 0, qdisc, trace: None, impairments: None };
         let mut link = Link::new(&cfg, SimRng::stream(1, "t"), true).unwrap();
         let mut cls = Classifier::new(&ClassifyConfig::default(), &[]);
         for uid in 0..30 {

@@ -12,11 +12,13 @@
 //! A link driven by a delivery trace sends at the trace's opportunities instead of at a rate
 //! (`trace.rs`); only the way packets leave the discipline differs, the delay line is the same.
 
+mod impaired;
 mod trace;
 
 use crate::sim::network::Network;
 use crate::sim::Event;
 use crate::topology::{LinkId, NodeId};
+use aqmlab_core::link::impairments::Impairments;
 use aqmlab_core::link::TraceServer;
 use aqmlab_core::qdisc::pels_feedback::FeedbackLabel;
 use aqmlab_core::qdisc::DequeueOutcome;
@@ -50,6 +52,9 @@ pub struct Link {
     pub trace: Option<TraceServer>,
     /// When the next `Event::Opportunity` of a trace link fires, if one is scheduled.
     pub wake_at: Option<Time>,
+    /// netem's impairments on the wire, when the link has any (`impaired.rs`): then every
+    /// transmission ends with an event and the delay line is kept ordered by due time.
+    pub impairments: Option<Impairments>,
 }
 
 /// The end of a transmission that was not scheduled: when it would have been handled, at
@@ -80,6 +85,7 @@ impl Link {
             name,
             trace: None,
             wake_at: None,
+            impairments: None,
         }
     }
 }
@@ -216,7 +222,7 @@ impl Network {
         let now = self.now;
         let link = &mut self.topo.links[l as usize];
         let done = now + link.rate.tx_time(p.size as u64);
-        if self.lazy_tx_ends && Self::end_needs_no_event(link, done) {
+        if self.lazy_tx_ends && link.impairments.is_none() && Self::end_needs_no_event(link, done) {
             link.pipe.push_back((done + link.delay, p));
             link.lazy_tx = Some(LazyTx { done, order: self.events.reserve_order(), scheduled: false });
             if done.as_nanos() <= self.cfg.duration_ns {
@@ -279,6 +285,9 @@ impl Network {
             // The end of a lazy transmission, scheduled because a packet queued behind it: its
             // packet is in the delay line already, behind one still propagating.
             self.counters.events -= 1; // counted when the transmission started
+        } else if link.impairments.is_some() {
+            let p = link.in_flight.take().expect("TxDone on an idle link");
+            self.enter_impaired_line(l, p);
         } else {
             let p = link.in_flight.take().expect("TxDone on an idle link");
             let arrive = self.now + link.delay;
@@ -295,6 +304,9 @@ impl Network {
     #[inline] // likewise
     pub(crate) fn on_pipe_arrive(&mut self, l: LinkId) -> Option<Packet> {
         let link = &mut self.topo.links[l as usize];
+        if link.impairments.is_some() && link.pipe.front().is_none_or(|&(due, _)| due > self.now) {
+            return None; // an impaired line's event for a head that another packet overtook
+        }
         let (_, p) = link.pipe.pop_front().expect("PipeArrive on an empty delay line");
         let to = link.to;
         if let Some(&(next, _)) = link.pipe.front() {

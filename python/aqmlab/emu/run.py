@@ -95,6 +95,9 @@ def emulation_problems(sc: Scenario) -> list[str]:
         if link is not None and link.trace is not None:
             problems.append(f"topology.{field}.trace: the emulator does not follow delivery traces yet; "
                             f"allowed: a rate")
+        if link is not None and link.impairments is not None:
+            problems.append(f"topology.{field}.impairments: the emulator does not impair links yet; "
+                            f"allowed: none")
     tcp = [g.app.tcp for g in sc.flows if isinstance(g.app, Bulk)]
     for field in ("sack", "ecn"):
         if len({getattr(t, field) for t in tcp}) > 1:

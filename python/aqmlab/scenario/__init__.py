@@ -57,6 +57,7 @@ from aqmlab.scenario.disciplines import (
 )
 from aqmlab.scenario.errors import Problem, ScenarioError, _format_errors, _problems
 from aqmlab.scenario.flows import FlowGroup
+from aqmlab.scenario.impairments import GilbertElliott, Impairments
 from aqmlab.scenario.link_traces import (
     TRACE_MODELS,
     ConstantTrace,
@@ -74,7 +75,8 @@ from aqmlab.scenario.topology import Dumbbell, Hop, Link
 __all__ = [
     "APP_MODELS", "App", "Audio", "BUILTIN_DIR", "Bulk", "Cbr", "Classifier", "Codel", "ConstantTrace", "DropTail",
     "Drr", "Dumbbell", "Emulation", "FLOW_FIELDS", "FlowGroup", "FlowKey", "FqCodel", "FrameClasses",
-    "FrameSizesByType", "Hop", "KERNEL_CONGESTION_CONTROL", "Link", "MAX_BANDS", "MEDIA", "MarkovState",
+    "FrameSizesByType", "GilbertElliott", "Hop", "Impairments", "KERNEL_CONGESTION_CONTROL", "Link", "MAX_BANDS",
+    "MEDIA", "MarkovState",
     "MarkovTrace", "Metrics", "Mpeg", "Pels", "PelsFeedback", "Pfq", "Pie", "Poisson", "Prio", "Problem",
     "QDISC_MODELS", "Qdisc", "RbRed", "RbRio", "Records", "Red", "Reference", "ReferencePeriod", "Rio", "RioCurve",
     "Scenario", "ScenarioError", "Sqf", "SquareTrace", "Stream", "Strict", "SyntheticTrace", "TRACE_MODELS", "Tbf",

@@ -77,14 +77,19 @@ def _link(link: Link, field: str, seed: int, name: str) -> dict[str, Any]:
     `name` the simulator's name of the link whose stream draws a generated trace. A trace link
     carries its opportunities and a rate of 0; a rate link is unchanged (no `trace` key), so
     the configs of rate links are what they always were."""
+    out: dict[str, Any]
     if link.trace is None:
-        return {"rate_bps": link.rate, "delay_ns": link.delay, "qdisc": _qdisc(link.qdisc)}
-    if isinstance(link.trace, str):
-        opportunities = read_delivery_trace(link.trace, f"{field}.trace")
+        out = {"rate_bps": link.rate, "delay_ns": link.delay, "qdisc": _qdisc(link.qdisc)}
     else:
-        opportunities = synthetic_opportunities(link.trace, seed, name, f"{field}.trace")
-    return {"rate_bps": 0, "delay_ns": link.delay, "qdisc": _qdisc(link.qdisc),
-            "trace": {"opportunities_ms": opportunities}}
+        if isinstance(link.trace, str):
+            opportunities = read_delivery_trace(link.trace, f"{field}.trace")
+        else:
+            opportunities = synthetic_opportunities(link.trace, seed, name, f"{field}.trace")
+        out = {"rate_bps": 0, "delay_ns": link.delay, "qdisc": _qdisc(link.qdisc),
+               "trace": {"opportunities_ms": opportunities}}
+    if link.impairments is not None:
+        out["impairments"] = link.impairments.engine_config()
+    return out
 
 
 def _hop(hop: Hop, i: int, seed: int) -> dict[str, Any]:

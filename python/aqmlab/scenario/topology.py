@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from aqmlab.scenario.base import Strict
 from aqmlab.scenario.disciplines import DropTail, Qdisc
+from aqmlab.scenario.impairments import Impairments
 from aqmlab.scenario.link_traces import SyntheticTrace
 from aqmlab.units import Duration, Rate
 
@@ -25,6 +26,8 @@ class Link(Strict):
     delay: Duration = Field(..., description="one-way propagation delay, e.g. \"20ms\"")
     qdisc: Qdisc = Field(default_factory=lambda: DropTail(kind="droptail", limit="1000p"),
                          description="egress discipline")
+    impairments: Impairments | None = Field(None, description="netem's loss, duplication and jitter on the "
+                                                              "link's wire; default none")
 
     @model_validator(mode="after")
     def _rate_or_trace(self) -> Link:

@@ -6,7 +6,9 @@
 //! * [`opportunities`]: the looping sequence of opportunity times a trace stands for;
 //! * [`trace_server`]: mahimahi's byte accounting over those opportunities (which packets an
 //!   opportunity carries, what is lost when nothing waits), driven by the engine's queue;
-//! * [`synthetic`]: traces generated from a capacity model (constant, square wave, Markov).
+//! * [`synthetic`]: traces generated from a capacity model (constant, square wave, Markov);
+//! * [`impairments`]: netem's loss, duplication and jitter on the wire.
+pub mod impairments;
 pub mod opportunities;
 pub mod synthetic;
 pub mod trace;

@@ -3,6 +3,7 @@
 use super::classful::{pels_feedback, prio, wrr};
 use super::{codel, droptail, drr, fq_codel, pfq, pie, rb_red, rb_rio, red, rio, sqf, tbf};
 use super::{Qdisc, Queue};
+use crate::link::impairments::ImpairmentsConfig;
 use crate::link::DeliveryTrace;
 use crate::units::{Limit, Rate};
 use serde::{Deserialize, Serialize};
@@ -22,6 +23,9 @@ pub struct LinkConfig {
     /// Absent from every config written before trace links, which stay byte for byte the same.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<DeliveryTrace>,
+    /// netem's impairments on the link's wire (`crate::link::impairments`); absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impairments: Option<ImpairmentsConfig>,
 }
 
 impl LinkConfig {
@@ -38,6 +42,9 @@ impl LinkConfig {
     /// The link's own checks (the discipline's are `QdiscConfig::validate`): a trace is a
     /// valid one and comes without a rate. Errors name the field.
     pub fn validate_service(&self) -> Result<(), (&'static str, String)> {
+        if let Some(imp) = &self.impairments {
+            imp.validate().map_err(|e| ("impairments", e))?;
+        }
         let Some(trace) = &self.trace else { return Ok(()) };
         if self.rate_bps != 0 {
             return Err(("rate", "a link has either a rate or a trace, not both".into()));

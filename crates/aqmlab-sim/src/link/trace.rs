@@ -54,6 +54,10 @@ impl OpportunityUser for SimLinkUser<'_> {
     }
 
     fn deliver(&mut self, at: Time, p: Packet) {
+        debug_assert_eq!(at, self.net.now, "a trace link delivers at an opportunity's time");
+        if self.net.topo.links[self.l as usize].impairments.is_some() {
+            return self.net.enter_impaired_line(self.l, p);
+        }
         let link = &mut self.net.topo.links[self.l as usize];
         let arrive = at + link.delay;
         link.pipe.push_back((arrive, p));

@@ -9,6 +9,7 @@ use crate::engine::EventList;
 use crate::link::Link;
 use crate::pcap::PcapWriter;
 use crate::topology::{NodeId, Topology};
+use aqmlab_core::link::impairments::{ImpairmentStreams, Impairments};
 use aqmlab_core::link::TraceServer;
 use aqmlab_core::qdisc::build_qdisc;
 use aqmlab_core::{Proto, QdiscConfig, Rate, SimRng, Time};
@@ -27,6 +28,11 @@ fn access_link(from: NodeId, to: NodeId, rate: u64, delay: u64, qdisc: &QdiscCon
 fn link_from(cfg: &LinkConfig, from: NodeId, to: NodeId, seed: u64, name: &str) -> Result<Link, String> {
     let mut link = access_link(from, to, cfg.nominal_rate().0, cfg.delay_ns, &cfg.qdisc, seed, name.to_string())?;
     link.trace = cfg.trace.as_ref().map(|t| TraceServer::new(t, Time::ZERO));
+    if let Some(imp) = &cfg.impairments {
+        let stream = |kind| streams::link_impairment(seed, name, kind);
+        let rng = ImpairmentStreams { loss: stream("loss"), duplicate: stream("duplicate"), jitter: stream("jitter") };
+        link.impairments = Some(Impairments::new(imp.clone(), rng).map_err(|e| format!("{name}.impairments: {e}"))?);
+    }
     Ok(link)
 }
 
