@@ -92,9 +92,6 @@ def emulation_problems(sc: Scenario) -> list[str]:
                             f"carry a {MIN_UDP_PACKET - UDP_IP_HEADER}-byte application header, "
                             f"so at least {MIN_UDP_PACKET} B")
     for field, link in (("bottleneck", sc.topology.bottleneck), ("reverse", sc.topology.reverse)):
-        if link is not None and link.trace is not None:
-            problems.append(f"topology.{field}.trace: the emulator does not follow delivery traces yet; "
-                            f"allowed: a rate")
         if link is not None and link.impairments is not None:
             problems.append(f"topology.{field}.impairments: the emulator does not impair links yet; "
                             f"allowed: none")

@@ -29,6 +29,14 @@ impl OpportunityClock {
         OpportunityClock { times_ms, period_ms, origin, pass: 0, index: 0 }
     }
 
+    /// Starts over: the first pass begins at `origin` (the emulator's run epoch, known only once
+    /// the router runs).
+    pub fn restart(&mut self, origin: Time) {
+        self.origin = origin;
+        self.pass = 0;
+        self.index = 0;
+    }
+
     /// When the next opportunity falls (`Time::MAX` once the run's clock could not hold it).
     pub fn peek(&self) -> Time {
         self.time_of(self.pass, self.index)

@@ -53,6 +53,11 @@ impl TraceServer {
         TraceServer { clock: OpportunityClock::new(trace, origin), in_transit: None }
     }
 
+    /// Starts the trace over at `origin`; a packet in transit keeps what it still owes.
+    pub fn restart(&mut self, origin: Time) {
+        self.clock.restart(origin);
+    }
+
     /// Uses every opportunity due at or before `now`, as `LinkQueue::rationalize` does.
     pub fn serve(&mut self, now: Time, user: &mut impl OpportunityUser) {
         loop {
