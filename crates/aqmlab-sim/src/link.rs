@@ -49,12 +49,13 @@ pub struct Link {
     /// Delivery opportunities from a trace, when the link follows one (then `rate` is only the
     /// trace's mean rate, which the discipline was built for, and `in_flight`, `lazy_tx` and
     /// `retry_at` stay unused).
-    pub trace: Option<TraceServer>,
+    /// Boxed, like `impairments`: most links have neither, and a link stays small in cache.
+    pub trace: Option<Box<TraceServer>>,
     /// When the next `Event::Opportunity` of a trace link fires, if one is scheduled.
     pub wake_at: Option<Time>,
     /// netem's impairments on the wire, when the link has any (`impaired.rs`): then every
     /// transmission ends with an event and the delay line is kept ordered by due time.
-    pub impairments: Option<Impairments>,
+    pub impairments: Option<Box<Impairments>>,
 }
 
 /// The end of a transmission that was not scheduled: when it would have been handled, at

@@ -27,11 +27,11 @@ fn access_link(from: NodeId, to: NodeId, rate: u64, delay: u64, qdisc: &QdiscCon
 /// discipline is built for, see `LinkConfig::nominal_rate`), its first pass starting with the run.
 fn link_from(cfg: &LinkConfig, from: NodeId, to: NodeId, seed: u64, name: &str) -> Result<Link, String> {
     let mut link = access_link(from, to, cfg.nominal_rate().0, cfg.delay_ns, &cfg.qdisc, seed, name.to_string())?;
-    link.trace = cfg.trace.as_ref().map(|t| TraceServer::new(t, Time::ZERO));
+    link.trace = cfg.trace.as_ref().map(|t| Box::new(TraceServer::new(t, Time::ZERO)));
     if let Some(imp) = &cfg.impairments {
         let stream = |kind| streams::link_impairment(seed, name, kind);
         let rng = ImpairmentStreams { loss: stream("loss"), duplicate: stream("duplicate"), jitter: stream("jitter") };
-        link.impairments = Some(Impairments::new(imp.clone(), rng).map_err(|e| format!("{name}.impairments: {e}"))?);
+        link.impairments = Some(Box::new(Impairments::new(imp.clone(), rng).map_err(|e| format!("{name}.impairments: {e}"))?));
     }
     Ok(link)
 }
