@@ -175,6 +175,8 @@ def test_the_stubs_return_types_hold_for_every_cheap_call():
                           "jitter_sd_ns": 0})
     calls = {
         "parse_time": ("20ms",), "parse_rate": ("25Mbps",), "parse_bytes": ("1500B",), "parse_limit": ("100p",),
+        "parse_delivery_trace": ("1\n1\n4\n", "t.down"),
+        "synthetic_trace": ('{"kind": "constant", "rate_bps": 12000000, "length_ms": 3}', 1, "bottleneck"),
         "check_sim_config": (json.dumps(_config()),), "start_offsets": (1, "g", 3, 1000), "monotonic_ns": (),
         "udp_schedule": (poisson, 1, 0, 0, 10_000_000, 0, [0, 0, 0, 0]),
         # One MPEG flow of two packets (frames 0 and 1, I then P), of which frame 0 arrived.

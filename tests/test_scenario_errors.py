@@ -22,7 +22,7 @@ def _error_lines(stderr: str) -> list[str]:
         (lambda s: s["topology"]["bottleneck"]["qdisc"].update(min_th=60, max_th=20),
          ["topology.bottleneck.qdisc", "min_th (60) must be smaller than max_th (20)"]),
         (lambda s: s["topology"]["bottleneck"].update(bandwidth="10Mbps"),
-         ["topology.bottleneck", "unknown key 'bandwidth'", "allowed keys: delay, qdisc, rate"]),
+         ["topology.bottleneck", "unknown key 'bandwidth'", "allowed keys: delay, impairments, qdisc, rate, trace"]),
         (lambda s: s["topology"]["bottleneck"].update(rate="25Mbs"),
          ["topology.bottleneck.rate", "unknown unit \"Mbs\"", "Mbps"]),
         (lambda s: s["flows"][0].update(count=0),

@@ -332,6 +332,10 @@ def reference_markdown() -> str:
     for model, kinds in _distinct_models(sc.APP_MODELS).items():
         lines += _section(f"kind = {' / '.join(f'`{k}`' for k in kinds)}", model, level="###")
     lines += _section("TCP (`flows[].app.tcp` of `bulk`, `stream` and `abr`)", sc.Tcp)
+    lines += ["## Generated delivery traces (a link's `trace` as a table)", "",
+              "A link's `trace` is a mahimahi trace file or one of these models, named by `kind`.", ""]
+    for model, kinds in _distinct_models(sc.TRACE_MODELS).items():
+        lines += _section(f"kind = {' / '.join(f'`{k}`' for k in kinds)}", model, level="###")
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -7,6 +7,7 @@
 //! makes every run reproducible bit for bit.
 
 pub mod fuzz;
+pub mod link;
 pub mod packet;
 pub mod qdisc;
 pub mod rng;

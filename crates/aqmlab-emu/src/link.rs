@@ -13,9 +13,15 @@
 //! transmission.
 //!
 //! Times are the run's `Time` (ns since the run's epoch); the caller passes `now`.
+//!
+//! A link that follows a delivery trace replaces the pacer by the trace's opportunities
+//! (`trace.rs`); the discipline, the delay line and the records are the same.
+
+mod trace;
 
 use crate::config::LinkConfig;
 use crate::parse::{parse_frame, set_ce, IpInfo, Parsed};
+use aqmlab_core::link::TraceServer;
 use aqmlab_core::{build_qdisc, DropReason, Packet, Queue, Rate, SimRng, Time, Verdict};
 use aqmlab_model::record::{event, PacketEvents, QueueSamples};
 use std::cmp::Reverse;
@@ -61,13 +67,21 @@ pub struct Link {
     /// Records are stamped relative to this time (the run's epoch); traffic before it (the
     /// RTT probe, ARP) is forwarded but not logged, so records start at t = 0 with the flows.
     pub record_origin: Time,
+    /// Delivery opportunities from a trace, when the link follows one instead of a rate.
+    trace: Option<TraceServer>,
 }
 
 impl Link {
     pub fn new(cfg: &LinkConfig, rng: SimRng, record_events: bool) -> Result<Link, String> {
+        if cfg.impairments.is_some() {
+            return Err("a link with impairments cannot be emulated yet".into());
+        }
+        cfg.validate_service().map_err(|(field, e)| format!("{field}: {e}"))?;
         let rate = (cfg.rate_bps > 0).then_some(Rate(cfg.rate_bps));
-        // An unshaped link has no rate for RED's idle decay; 10 Gbit/s stands in for "fast".
-        let queue = build_qdisc(&cfg.qdisc, rate.unwrap_or(Rate(10_000_000_000)))?;
+        // An unshaped link has no rate for RED's idle decay; 10 Gbit/s stands in for "fast". A
+        // trace link's discipline gets the trace's mean rate, as in the simulator.
+        let nominal = if cfg.trace.is_some() { cfg.nominal_rate() } else { rate.unwrap_or(Rate(10_000_000_000)) };
+        let queue = build_qdisc(&cfg.qdisc, nominal)?;
         Ok(Link {
             queue,
             rng,
@@ -80,6 +94,7 @@ impl Link {
             stats: LinkStats::default(),
             events: record_events.then(PacketEvents::default),
             record_origin: Time::ZERO,
+            trace: cfg.trace.as_ref().map(|t| TraceServer::new(t, Time::ZERO)),
         })
     }
 
@@ -100,6 +115,9 @@ impl Link {
     /// marks instead of dropping.
     pub fn arrive(&mut self, now: Time, pkt: Packet, mut frame: Vec<u8>, ip: &IpInfo, extra_delay: Time) {
         let uid = pkt.uid;
+        if self.trace.is_some() {
+            self.serve_opportunities(now); // before the arrival joins, as mahimahi's read_packet
+        }
         let was_empty = self.queue.len_packets() == 0;
         if was_empty && self.free_at < now {
             self.free_at = now; // idle link: the clock restarts at this arrival
@@ -165,7 +183,11 @@ impl Link {
     /// Serializes what the pacer allows by `now`, then hands every frame whose delay has
     /// elapsed to `out`, in due-time order.
     pub fn service(&mut self, now: Time, out: &mut Vec<Vec<u8>>) {
-        self.release_from_queue(now);
+        if self.trace.is_some() {
+            self.serve_opportunities(now);
+        } else {
+            self.release_from_queue(now);
+        }
         while let Some(&Reverse((due, uid))) = self.delay_line.peek() {
             if due > now {
                 break;
@@ -225,7 +247,9 @@ impl Link {
     /// When `service` next has something to do, if anything is waiting.
     pub fn next_due(&self, now: Time) -> Option<Time> {
         let line = self.delay_line.peek().map(|Reverse((due, _))| *due);
-        let queue = if self.queue.len_packets() > 0 {
+        let queue = if let Some(server) = &self.trace {
+            server.next_due(self.queue.len_packets() == 0)
+        } else if self.queue.len_packets() > 0 {
             let shaper = self.queue.next_dequeue_time(now).unwrap_or(Time::ZERO);
             Some(self.free_at.max(shaper))
         } else {
@@ -261,12 +285,12 @@ mod tests {
 
     fn fifo_link(rate_bps: u64, delay_ns: u64, limit_packets: u64) -> Link {
         let qdisc: QdiscConfig = serde_json::from_str(&format!(r#"{{"kind":"droptail","limit":{{"packets":{limit_packets}}}}}"#)).unwrap();
-        let cfg = LinkConfig { rate_bps, delay_ns, qdisc };
+        let cfg = LinkConfig { rate_bps, delay_ns, qdisc, trace: None, impairments: None };
         Link::new(&cfg, SimRng::stream(1, "test"), true).unwrap()
     }
 
     /// Offers a `size`-byte UDP/IP packet of flow port `dport` at `now`.
-    fn offer(link: &mut Link, cls: &mut Classifier, uid: u64, now: Time, size: usize, dport: u16) {
+    pub(super) fn offer(link: &mut Link, cls: &mut Classifier, uid: u64, now: Time, size: usize, dport: u16) {
         let frame = ipv4_frame(IPPROTO_UDP, 1, dport, 0, &vec![0u8; size - 28]);
         let Parsed::Ip(info) = parse_frame(&frame).unwrap() else { panic!() };
         let c = cls.classify(&info, Direction::Forward, uid, now);
@@ -274,7 +298,7 @@ mod tests {
     }
 
     /// Runs the link with wake-ups at exactly the times it asks for (an ideal router).
-    fn drain(link: &mut Link, from: Time) -> Vec<(Time, usize)> {
+    pub(super) fn drain(link: &mut Link, from: Time) -> Vec<(Time, usize)> {
         let mut out = Vec::new();
         let mut now = from;
         let mut sent = Vec::new();
@@ -403,7 +427,7 @@ mod tests {
             r#"{"kind":"red","limit":{"packets":100},"min_th":0.0,"max_th":40.0,"w_q":1.0,"max_p":1.0,"gentle":false,"mode":"packets","ecn":true,"mean_pkt_size":1000}"#,
         )
         .expect("red config");
-        let cfg = LinkConfig { rate_bps: 1_000_000, delay_ns: 0, qdisc };
+        let cfg = LinkConfig { rate_bps: 1_000_000, delay_ns: 0, qdisc, trace: None, impairments: None };
         let mut link = Link::new(&cfg, SimRng::stream(1, "t"), true).unwrap();
         let mut cls = Classifier::new(&ClassifyConfig::default(), &[]);
         for uid in 0..30 {

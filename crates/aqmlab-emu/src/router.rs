@@ -226,6 +226,9 @@ impl Router {
         let cfg_spin = cfg.spin_ns;
         for side in &mut sides {
             side.link.record_origin = Time(epoch);
+            if epoch != NO_EPOCH {
+                side.link.start_trace_at(Time(epoch));
+            }
         }
         // SAFETY: prctl with PR_SET_TIMERSLACK takes a plain integer.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
@@ -276,6 +279,11 @@ impl Router {
                 next_sample = epoch;
                 end = (self.cfg.duration_ns > 0 && epoch.0 != NO_EPOCH).then(|| epoch + Time(self.cfg.duration_ns));
                 self.sides[0].link.record_origin = epoch;
+                if epoch.0 != NO_EPOCH {
+                    for side in &mut self.sides {
+                        side.link.start_trace_at(epoch);
+                    }
+                }
             }
             let mut now = self.now();
             let started = now >= epoch;

@@ -45,6 +45,20 @@ pub fn link(seed: u64, link: &str) -> SimRng {
     SimRng::stream(seed, &format!("link/{link}"))
 }
 
+/// The capacity draws of a synthetic delivery trace (a Markov model's states) for the link
+/// called `link` ("bottleneck", "hop1", ...). Python draws it when it normalizes a scenario, so
+/// both engines run the same trace, and `aqmlab.traces.write_synthetic_trace` draws the same
+/// one for the same seed and link.
+pub fn link_trace(seed: u64, link: &str) -> SimRng {
+    SimRng::stream(seed, &format!("link/{link}/trace"))
+}
+
+/// The draws of the impairments of the link called `link`, one stream per kind (`"loss"`,
+/// `"duplicate"`, `"jitter"`), so that turning one on changes no draw of another.
+pub fn link_impairment(seed: u64, link: &str, kind: &str) -> SimRng {
+    SimRng::stream(seed, &format!("link/{link}/{kind}"))
+}
+
 /// The discipline of the emulator's router in direction `direction` ("forward" or
 /// "reverse"). A name of its own, not `link/...`: the router's link stands for the whole
 /// path and its draws were never meant to match the simulator's bottleneck.
@@ -65,7 +79,7 @@ mod tests {
     #[test]
     fn each_function_is_the_stream_of_its_exact_name() {
         let seed = 42;
-        let pinned: [(SimRng, &str); 9] = [
+        let pinned: [(SimRng, &str); 11] = [
             (group_start(seed, "tcp"), "group/tcp/start"),
             (flow_frames(seed, 3), "flow/3/frames"),
             (flow_media(seed, 3), "flow/3/media"),
@@ -75,6 +89,8 @@ mod tests {
             (link(seed, "bottleneck"), "link/bottleneck"),
             (link(seed, "flow3/up"), "link/flow3/up"),
             (emu_link(seed, "forward"), "emu/forward"),
+            (link_trace(seed, "bottleneck"), "link/bottleneck/trace"),
+            (link_impairment(seed, "bottleneck", "loss"), "link/bottleneck/loss"),
         ];
         for (rng, name) in pinned {
             assert_eq!(draws(rng), draws(SimRng::stream(seed, name)), "{name}");

@@ -2,6 +2,7 @@
 //! Conversions and error mapping only; all logic lives in aqmlab-core, aqmlab-model, aqmlab-sim
 //! and aqmlab-emu.
 
+use aqmlab_core::link::{DeliveryTrace, SyntheticTrace};
 use aqmlab_core::units::{self, Limit};
 use aqmlab_model::config_error::ConfigError as EngineConfigError;
 use pyo3::create_exception;
@@ -64,6 +65,22 @@ fn parse_limit(text: &str) -> PyResult<(&'static str, u64)> {
         Limit::Packets(n) => Ok(("packets", n)),
         Limit::Bytes(b) => Ok(("bytes", b)),
     }
+}
+
+/// Parses a mahimahi delivery trace's text into its opportunity times in ms; `source` names
+/// the file in the one-line error (`aqmlab_core::link::DeliveryTrace::parse`).
+#[pyfunction]
+fn parse_delivery_trace(text: &str, source: &str) -> PyResult<Vec<u64>> {
+    DeliveryTrace::parse(text, source).map(|t| t.opportunities_ms).map_err(value_error)
+}
+
+/// One loop of a synthetic trace (`aqmlab_core::link::SyntheticTrace`, as JSON) for link `link`
+/// of a run seeded `seed`, as opportunity times in ms.
+#[pyfunction]
+fn synthetic_trace(spec_json: &str, seed: u64, link: &str) -> PyResult<Vec<u64>> {
+    let spec: SyntheticTrace = serde_json::from_str(spec_json).map_err(value_error)?;
+    let trace = spec.generate(&mut aqmlab_model::streams::link_trace(seed, link)).map_err(value_error)?;
+    Ok(trace.opportunities_ms)
 }
 
 /// Checks a simulator config (the JSON `Simulation` takes) without building anything: the
@@ -343,6 +360,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(parse_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(parse_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_delivery_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(synthetic_trace, m)?)?;
     m.add_function(wrap_pyfunction!(check_sim_config, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<Router>()?;

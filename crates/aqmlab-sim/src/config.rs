@@ -133,13 +133,21 @@ impl SimConfig {
         t.bottleneck.qdisc.validate().map_err(at("bottleneck.qdisc".into()))?;
         t.reverse.qdisc.validate().map_err(at("reverse.qdisc".into()))?;
         t.access_qdisc.validate().map_err(at("access_qdisc".into()))?;
-        if t.bottleneck.rate_bps == 0 {
+        let service = |link: &LinkConfig, path: &str| {
+            link.validate_service().map_err(|(field, e)| ConfigError::invalid(format!("{path}.{field}"), e))
+        };
+        service(&t.bottleneck, "bottleneck")?;
+        service(&t.reverse, "reverse")?;
+        if t.bottleneck.rate_bps == 0 && t.bottleneck.trace.is_none() {
             return Err(ConfigError::invalid("bottleneck.rate", "must be positive"));
         }
         for (i, hop) in t.chain.iter().enumerate() {
             hop.forward.qdisc.validate().map_err(at(format!("chain.{i}.forward.qdisc")))?;
             hop.reverse.qdisc.validate().map_err(at(format!("chain.{i}.reverse.qdisc")))?;
-            if hop.forward.rate_bps == 0 || hop.reverse.rate_bps == 0 {
+            service(&hop.forward, &format!("chain.{i}.forward"))?;
+            service(&hop.reverse, &format!("chain.{i}.reverse"))?;
+            let unpaced = |link: &LinkConfig| link.rate_bps == 0 && link.trace.is_none();
+            if unpaced(&hop.forward) || unpaced(&hop.reverse) {
                 return Err(ConfigError::invalid(format!("chain.{i}"), "link rates must be positive"));
             }
         }

@@ -8,10 +8,18 @@
 //! packet is scheduled to arrive at the far node after the propagation delay and the next
 //! packet is pulled from the discipline; a transmission with nothing queued behind it needs
 //! no event of its own (`end_needs_no_event`).
+//!
+//! A link driven by a delivery trace sends at the trace's opportunities instead of at a rate
+//! (`trace.rs`); only the way packets leave the discipline differs, the delay line is the same.
+
+mod impaired;
+mod trace;
 
 use crate::sim::network::Network;
 use crate::sim::Event;
 use crate::topology::{LinkId, NodeId};
+use aqmlab_core::link::impairments::Impairments;
+use aqmlab_core::link::TraceServer;
 use aqmlab_core::qdisc::pels_feedback::FeedbackLabel;
 use aqmlab_core::qdisc::DequeueOutcome;
 use aqmlab_core::{Packet, Queue, Rate, SimRng, Time, Verdict};
@@ -38,6 +46,16 @@ pub struct Link {
     /// The link's packet events (arrive, enqueue, drop, dequeue), when they are recorded.
     pub recorder: Option<PacketEvents>,
     pub name: String,
+    /// Delivery opportunities from a trace, when the link follows one (then `rate` is only the
+    /// trace's mean rate, which the discipline was built for, and `in_flight`, `lazy_tx` and
+    /// `retry_at` stay unused).
+    /// Boxed, like `impairments`: most links have neither, and a link stays small in cache.
+    pub trace: Option<Box<TraceServer>>,
+    /// When the next `Event::Opportunity` of a trace link fires, if one is scheduled.
+    pub wake_at: Option<Time>,
+    /// netem's impairments on the wire, when the link has any (`impaired.rs`): then every
+    /// transmission ends with an event and the delay line is kept ordered by due time.
+    pub impairments: Option<Box<Impairments>>,
 }
 
 /// The end of a transmission that was not scheduled: when it would have been handled, at
@@ -66,6 +84,9 @@ impl Link {
             retry_at: None,
             recorder: None,
             name,
+            trace: None,
+            wake_at: None,
+            impairments: None,
         }
     }
 }
@@ -97,12 +118,23 @@ impl Network {
 
     /// Offers `p` to link `l`'s discipline and starts transmission if the link is idle.
     pub(crate) fn send_on(&mut self, l: LinkId, p: Packet) {
+        if self.topo.links[l as usize].trace.is_some() {
+            return self.send_on_trace(l, p);
+        }
         self.record(l, event::ARRIVE, &p, None, false);
-        let now = self.now;
         let p = match self.pass_through_if_idle(l, p) {
             Ok(()) => return,
             Err(p) => p,
         };
+        self.enqueue_on(l, p);
+        self.start_tx_if_idle(l);
+    }
+
+    /// Offers `p` to link `l`'s discipline: records its verdict and forgets what it refused or
+    /// pushed out.
+    #[inline]
+    fn enqueue_on(&mut self, l: LinkId, p: Packet) {
+        let now = self.now;
         let link = &mut self.topo.links[l as usize];
         let out = link.queue.enqueue(p, now, &mut link.rng);
         let verdict = out.verdict;
@@ -121,7 +153,6 @@ impl Network {
         for e in evicted {
             self.forget_dropped(l, &e.packet, e.reason);
         }
-        self.start_tx_if_idle(l);
     }
 
     /// A packet pushed out of link `l`'s buffer after it was accepted (evicted, or dropped at
@@ -193,7 +224,7 @@ impl Network {
         let now = self.now;
         let link = &mut self.topo.links[l as usize];
         let done = now + link.rate.tx_time(p.size as u64);
-        if self.lazy_tx_ends && Self::end_needs_no_event(link, done) {
+        if self.lazy_tx_ends && link.impairments.is_none() && Self::end_needs_no_event(link, done) {
             link.pipe.push_back((done + link.delay, p));
             link.lazy_tx = Some(LazyTx { done, order: self.events.reserve_order(), scheduled: false });
             if done.as_nanos() <= self.cfg.duration_ns {
@@ -256,6 +287,9 @@ impl Network {
             // The end of a lazy transmission, scheduled because a packet queued behind it: its
             // packet is in the delay line already, behind one still propagating.
             self.counters.events -= 1; // counted when the transmission started
+        } else if link.impairments.is_some() {
+            let p = link.in_flight.take().expect("TxDone on an idle link");
+            self.enter_impaired_line(l, p);
         } else {
             let p = link.in_flight.take().expect("TxDone on an idle link");
             let arrive = self.now + link.delay;
@@ -272,6 +306,9 @@ impl Network {
     #[inline] // likewise
     pub(crate) fn on_pipe_arrive(&mut self, l: LinkId) -> Option<Packet> {
         let link = &mut self.topo.links[l as usize];
+        if link.impairments.is_some() && link.pipe.front().is_none_or(|&(due, _)| due > self.now) {
+            return None; // an impaired line's event for a head that another packet overtook
+        }
         let (_, p) = link.pipe.pop_front().expect("PipeArrive on an empty delay line");
         let to = link.to;
         if let Some(&(next, _)) = link.pipe.front() {

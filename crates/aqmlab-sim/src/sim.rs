@@ -31,6 +31,8 @@ pub(crate) enum Event {
     PipeArrive(LinkId),
     /// A shaping discipline (token bucket) said its head packet becomes sendable now.
     QueueRetry(LinkId),
+    /// A link that follows a delivery trace has an opportunity now (`link/trace.rs`).
+    Opportunity(LinkId),
     FlowStart(u32),
     FlowStop(u32),
     /// An event of a flow's application: the flow, and which of the application's timers
@@ -193,6 +195,7 @@ impl Simulation {
                 }
             }
             Event::QueueRetry(l) => net.on_queue_retry(l),
+            Event::Opportunity(l) => net.on_opportunity(l),
             Event::FlowStart(f) => self.apps[f as usize].start(f, net),
             Event::FlowStop(f) => self.apps[f as usize].stop(),
             Event::App(f, timer) => self.apps[f as usize].on_timer(f, timer, net),

@@ -62,6 +62,15 @@ from aqmlab.scenario.disciplines import (
 )
 from aqmlab.scenario.errors import Problem, ScenarioError, _format_errors, _problems
 from aqmlab.scenario.flows import FlowGroup
+from aqmlab.scenario.impairments import GilbertElliott, Impairments
+from aqmlab.scenario.link_traces import (
+    TRACE_MODELS,
+    ConstantTrace,
+    MarkovState,
+    MarkovTrace,
+    SquareTrace,
+    SyntheticTrace,
+)
 from aqmlab.scenario.load import BUILTIN_DIR, deep_merge, load, read_scenario_file, read_toml, resolve_path, validate
 from aqmlab.scenario.model import Emulation, Metrics, Records, Reference, ReferencePeriod, Scenario
 from aqmlab.scenario.normalize import _app, read_trace, sim_config
@@ -69,13 +78,13 @@ from aqmlab.scenario.overrides import apply_override, set_path
 from aqmlab.scenario.topology import Dumbbell, Hop, Link
 
 __all__ = [
-    "ABR_ALGORITHMS", "APP_MODELS", "BUILTIN_DIR", "FLOW_FIELDS", "KERNEL_CONGESTION_CONTROL", "MAX_BANDS",
-    "MEDIA", "QDISC_MODELS", "U32", "Abr", "App", "Audio", "Bulk", "Cbr", "Classifier", "Cobalt", "Codel",
-    "DropTail", "Drr", "Dualpi2", "Dumbbell", "Emulation", "FlowGroup", "FlowKey", "FqCodel", "FqPie",
-    "FrameClasses", "FrameSizesByType", "Hop", "Link", "Metrics", "Mpeg", "Pels", "PelsFeedback", "Pfq", "Pie",
-    "Poisson", "Prio", "Problem", "Qdisc", "RbRed", "RbRio", "Records", "Red", "Reference", "ReferencePeriod",
-    "Rio", "RioCurve", "Scenario", "ScenarioError", "Sqf", "Stream",
-    "Strict", "Tbf", "Tcp", "Video", "Wrr", "WrrBand", "_app", "_core", "_format_errors", "_problems",
-    "apply_override", "deep_merge", "load", "read_scenario_file", "read_toml", "read_trace", "resolve_path",
-    "set_path", "sim_config", "validate",
+    "ABR_ALGORITHMS", "APP_MODELS", "Abr", "App", "Audio", "BUILTIN_DIR", "Bulk", "Cbr", "Classifier", "Cobalt",
+    "Codel", "ConstantTrace", "DropTail", "Drr", "Dualpi2", "Dumbbell", "Emulation", "FLOW_FIELDS", "FlowGroup",
+    "FlowKey", "FqCodel", "FqPie", "FrameClasses", "FrameSizesByType", "GilbertElliott", "Hop", "Impairments",
+    "KERNEL_CONGESTION_CONTROL", "Link", "MAX_BANDS", "MEDIA", "MarkovState", "MarkovTrace", "Metrics", "Mpeg",
+    "Pels", "PelsFeedback", "Pfq", "Pie", "Poisson", "Prio", "Problem", "QDISC_MODELS", "Qdisc", "RbRed",
+    "RbRio", "Records", "Red", "Reference", "ReferencePeriod", "Rio", "RioCurve", "Scenario", "ScenarioError",
+    "Sqf", "SquareTrace", "Stream", "Strict", "SyntheticTrace", "TRACE_MODELS", "Tbf", "Tcp", "U32", "Video",
+    "Wrr", "WrrBand", "_app", "_core", "_format_errors", "_problems", "apply_override", "deep_merge", "load",
+    "read_scenario_file", "read_toml", "read_trace", "resolve_path", "set_path", "sim_config", "validate",
 ]

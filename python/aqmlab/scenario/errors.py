@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from aqmlab.scenario.applications import APP_MODELS
 from aqmlab.scenario.disciplines import QDISC_MODELS
+from aqmlab.scenario.link_traces import TRACE_MODELS
 
 
 @dataclass(frozen=True)
@@ -60,13 +61,13 @@ def _problems(err: ValidationError, origin: str = "") -> list[Problem]:
             ctx = e.get("ctx", {})
             msg = f"unknown kind {ctx.get('tag')!r}; allowed: {ctx.get('expected_tags')}"
         elif e["type"] == "union_tag_not_found":
-            msg = "missing 'kind'; allowed: " + ", ".join(
-                QDISC_MODELS if loc.endswith("qdisc") else APP_MODELS)
+            models = QDISC_MODELS if loc.endswith("qdisc") else TRACE_MODELS if loc.endswith("trace") else APP_MODELS
+            msg = "missing 'kind'; allowed: " + ", ".join(models)
         problems.append(Problem(origin, loc, e["type"], msg))
     return problems
 
 
-_UNION_FIELDS = {"qdisc": QDISC_MODELS, "access_qdisc": QDISC_MODELS, "app": APP_MODELS}
+_UNION_FIELDS = {"qdisc": QDISC_MODELS, "access_qdisc": QDISC_MODELS, "app": APP_MODELS, "trace": TRACE_MODELS}
 
 
 def _is_member_tag(part: Any) -> bool:

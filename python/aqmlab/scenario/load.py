@@ -20,6 +20,7 @@ from aqmlab import _core
 from aqmlab.scenario.errors import Problem, ScenarioError, _problems
 from aqmlab.scenario.model import Scenario
 from aqmlab.scenario.overrides import apply_override
+from aqmlab.traces import TraceFileError
 
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "scenarios"
 
@@ -88,6 +89,8 @@ def validate(data: dict[str, Any], origin: str = "scenario") -> Scenario:
         raise ScenarioError(_problems(e, origin)) from None
     try:
         config = sc.to_sim_config()  # reads trace files
+    except TraceFileError as e:
+        raise ScenarioError([Problem(origin, e.field, "trace", e.message)]) from None
     except ValueError as e:
         raise ScenarioError([Problem(origin, "", "trace", str(e))]) from None
     try:
@@ -123,6 +126,20 @@ def _anchor_traces(data: dict[str, Any], folder: Path) -> None:
         app = g.get("app") if isinstance(g, dict) else None
         if isinstance(app, dict) and isinstance(app.get("trace"), str):
             app["trace"] = str((folder / app["trace"]).resolve())
+    for link in _links(data.get("topology")):
+        if isinstance(link.get("trace"), str):
+            link["trace"] = str((folder / link["trace"]).resolve())
+
+
+def _links(topology: Any) -> list[dict[str, Any]]:
+    """The link tables of a scenario's topology as written (bottleneck, reverse, chain hops)."""
+    if not isinstance(topology, dict):
+        return []
+    found = [topology.get("bottleneck"), topology.get("reverse")]
+    for hop in topology.get("chain", []) if isinstance(topology.get("chain"), list) else []:
+        if isinstance(hop, dict):
+            found += [hop.get("forward"), hop.get("reverse")]
+    return [link for link in found if isinstance(link, dict)]
 
 
 def read_scenario_file(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from aqmlab.scenario.applications import MEDIA, Abr, Audio, Bulk, Cbr, Mpeg, Pel
 from aqmlab.scenario.disciplines import Classifier, PelsFeedback, Prio, Wrr
 from aqmlab.scenario.flows import FlowGroup
 from aqmlab.scenario.topology import Hop, Link
+from aqmlab.traces import read_delivery_trace, synthetic_opportunities
 
 if TYPE_CHECKING:
     from aqmlab.scenario.model import Scenario
@@ -20,15 +21,17 @@ def sim_config(sc: Scenario) -> dict[str, Any]:
     """The normalized form `aqmlab._core.Simulation` takes (see aqmlab-sim's config.rs):
     nanoseconds, bits per second and bytes, every default filled in."""
     t = sc.topology
-    reverse = t.reverse or Link(rate=f"{t.bottleneck.rate}bps", delay=f"{t.bottleneck.delay}ns")
+    reverse = t.reverse or t.bottleneck.same_service()
     return {
         "seed": sc.seed,
         "duration_ns": sc.duration,
         "topology": {
-            "bottleneck": _link(t.bottleneck),
-            "reverse": _link(reverse),
+            "bottleneck": _link(t.bottleneck, "topology.bottleneck", sc.seed, "bottleneck"),
+            # The default way back follows the bottleneck's own trace, the same draws included.
+            "reverse": _link(reverse, "topology.reverse", sc.seed, "reverse") if t.reverse
+            else _link(reverse, "topology.bottleneck", sc.seed, "bottleneck"),
             "access_qdisc": _qdisc(t.access_qdisc),
-            "chain": [_hop(h) for h in t.chain],
+            "chain": [_hop(h, i, sc.seed) for i, h in enumerate(t.chain)],
         },
         "flow_groups": [_group(g, sc.duration) for g in sc.flows],
         "records": {
@@ -71,13 +74,34 @@ def _classifier(c: Classifier) -> dict[str, Any]:
     return d
 
 
-def _link(link: Link) -> dict[str, Any]:
-    return {"rate_bps": link.rate, "delay_ns": link.delay, "qdisc": _qdisc(link.qdisc)}
+def _link(link: Link, field: str, seed: int, name: str) -> dict[str, Any]:
+    """A link as the engines take it; `field` is where the scenario names it, for errors, and
+    `name` the simulator's name of the link whose stream draws a generated trace. A trace link
+    carries its opportunities and a rate of 0; a rate link is unchanged (no `trace` key), so
+    the configs of rate links are what they always were."""
+    out: dict[str, Any]
+    if link.trace is None:
+        out = {"rate_bps": link.rate, "delay_ns": link.delay, "qdisc": _qdisc(link.qdisc)}
+    else:
+        if isinstance(link.trace, str):
+            opportunities = read_delivery_trace(link.trace, f"{field}.trace")
+        else:
+            opportunities = synthetic_opportunities(link.trace, seed, name, f"{field}.trace")
+        out = {"rate_bps": 0, "delay_ns": link.delay, "qdisc": _qdisc(link.qdisc),
+               "trace": {"opportunities_ms": opportunities}}
+    if link.impairments is not None:
+        out["impairments"] = link.impairments.engine_config()
+    return out
 
 
-def _hop(hop: Hop) -> dict[str, Any]:
-    back = hop.reverse or Link(rate=f"{hop.forward.rate}bps", delay=f"{hop.forward.delay}ns")
-    return {"forward": _link(hop.forward), "reverse": _link(back)}
+def _hop(hop: Hop, i: int, seed: int) -> dict[str, Any]:
+    """Hop `i` of the chain, named as the simulator names its links (`hop<i+1>`, `hop<i+1>-rev`);
+    without its own way back, the forward link's service, trace draws included."""
+    field, name = f"topology.chain.{i}", f"hop{i + 1}"
+    back = hop.reverse or hop.forward.same_service()
+    reverse = _link(back, f"{field}.reverse", seed, f"{name}-rev") if hop.reverse \
+        else _link(back, f"{field}.forward", seed, name)
+    return {"forward": _link(hop.forward, f"{field}.forward", seed, name), "reverse": reverse}
 
 
 def _app(app: Any) -> dict[str, Any]:

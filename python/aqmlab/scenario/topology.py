@@ -8,30 +8,51 @@ from pydantic import Field, model_validator
 
 from aqmlab.scenario.base import Strict
 from aqmlab.scenario.disciplines import DropTail, Qdisc
+from aqmlab.scenario.impairments import Impairments
+from aqmlab.scenario.link_traces import SyntheticTrace
 from aqmlab.units import Duration, Rate
 
 
 class Link(Strict):
-    """One direction of a point-to-point link."""
+    """One direction of a point-to-point link: a fixed `rate`, or a delivery `trace`."""
 
-    rate: Rate = Field(..., description="link rate, e.g. \"25Mbps\"")
+    rate: Rate | None = Field(None, description="link rate, e.g. \"25Mbps\"; exclusive with trace")
+    trace: SyntheticTrace | str | None = Field(
+        None, description="delivery opportunities the link sends by instead of a rate: a mahimahi trace "
+                          "file (one line per opportunity to send 1500 bytes, in whole ms, looping; path "
+                          "relative to the scenario file) or a generated one ({kind = \"constant\" | "
+                          "\"square\" | \"markov\", ...}); disciplines that need a rate get its mean "
+                          "(opportunities x 1500 B x 8 / last timestamp)")
     delay: Duration = Field(..., description="one-way propagation delay, e.g. \"20ms\"")
     qdisc: Qdisc = Field(default_factory=lambda: DropTail(kind="droptail", limit="1000p"),
                          description="egress discipline")
+    impairments: Impairments | None = Field(None, description="netem's loss, duplication and jitter on the "
+                                                              "link's wire; default none")
 
     @model_validator(mode="after")
-    def _positive_rate(self) -> Link:
-        """rate positive."""
-        if self.rate <= 0:
+    def _rate_or_trace(self) -> Link:
+        """exactly one of rate and trace; rate positive."""
+        if self.rate is not None and self.trace is not None:
+            raise ValueError("a link has either a rate or a trace, not both")
+        if self.rate is None and self.trace is None:
+            raise ValueError("a link needs a rate (e.g. \"25Mbps\") or a trace (a mahimahi trace file)")
+        if self.rate is not None and self.rate <= 0:
             raise ValueError("rate must be positive")
         return self
+
+    def same_service(self) -> Link:
+        """A FIFO link with this one's rate or trace and delay (the default way back)."""
+        if self.trace is not None:
+            return Link.model_validate({"trace": self.trace, "delay": f"{self.delay}ns"})
+        return Link(rate=f"{self.rate}bps", delay=f"{self.delay}ns")
 
 
 class Hop(Strict):
     """One router-to-router hop of a parking lot."""
 
     forward: Link = Field(..., description="the way away from R1")
-    reverse: Link | None = Field(None, description="the way back; default: the forward rate and delay, FIFO 1000p")
+    reverse: Link | None = Field(None, description="the way back; default: the forward rate (or trace) and "
+                                                   "delay, FIFO 1000p")
 
 
 class Dumbbell(Strict):
@@ -42,7 +63,8 @@ class Dumbbell(Strict):
 
     kind: Literal["dumbbell"] = Field("dumbbell", description="the only topology")
     bottleneck: Link = Field(..., description="R1->R2, where the discipline under study sits")
-    reverse: Link | None = Field(None, description="R2->R1; default: the bottleneck's rate and delay, FIFO 1000p")
+    reverse: Link | None = Field(None, description="R2->R1; default: the bottleneck's rate (or trace) and delay, "
+                                                   "FIFO 1000p")
     access_qdisc: Qdisc = Field(default_factory=lambda: DropTail(kind="droptail", limit="10000p"),
                                 description="discipline of every host access link")
     chain: list[Hop] = Field(default_factory=list, description="further router hops after R2 (a parking lot)")

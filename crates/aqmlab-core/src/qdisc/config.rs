@@ -3,18 +3,54 @@
 use super::classful::{pels_feedback, prio, wrr};
 use super::{cobalt, codel, droptail, drr, dualpi2, fq_codel, fq_pie, pfq, pie, rb_red, rb_rio, red, rio, sqf, tbf};
 use super::{Qdisc, Queue};
+use crate::link::impairments::ImpairmentsConfig;
+use crate::link::DeliveryTrace;
 use crate::units::{Limit, Rate};
 use serde::{Deserialize, Serialize};
 
 /// One direction of a point-to-point link, as both engines take it: rate in bit/s, propagation
 /// delay and the discipline of its output queue. In the emulator a rate of 0 means unshaped (as
 /// fast as the router forwards).
+///
+/// With a `trace`, the link sends at the trace's delivery opportunities instead of at a fixed
+/// rate (`crate::link::TraceServer`), and `rate_bps` must be 0: the two are exclusive.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkConfig {
     pub rate_bps: u64,
     pub delay_ns: u64,
     pub qdisc: QdiscConfig,
+    /// Absent from every config written before trace links, which stay byte for byte the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<DeliveryTrace>,
+    /// netem's impairments on the link's wire (`crate::link::impairments`); absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impairments: Option<ImpairmentsConfig>,
+}
+
+impl LinkConfig {
+    /// The rate a discipline is built for (RED's idle decay, the classful containers' rates):
+    /// the fixed rate, or a trace's mean rate at full-size packets (`DeliveryTrace::mean_rate`),
+    /// the one figure that describes a varying link over its whole loop.
+    pub fn nominal_rate(&self) -> Rate {
+        match &self.trace {
+            Some(t) => t.mean_rate(),
+            None => Rate(self.rate_bps),
+        }
+    }
+
+    /// The link's own checks (the discipline's are `QdiscConfig::validate`): a trace is a
+    /// valid one and comes without a rate. Errors name the field.
+    pub fn validate_service(&self) -> Result<(), (&'static str, String)> {
+        if let Some(imp) = &self.impairments {
+            imp.validate().map_err(|e| ("impairments", e))?;
+        }
+        let Some(trace) = &self.trace else { return Ok(()) };
+        if self.rate_bps != 0 {
+            return Err(("rate", "a link has either a rate or a trace, not both".into()));
+        }
+        trace.validate().map_err(|e| ("trace", e))
+    }
 }
 
 /// Every discipline's configuration, tagged by `kind` as in scenario files.

@@ -9,6 +9,8 @@ use crate::engine::EventList;
 use crate::link::Link;
 use crate::pcap::PcapWriter;
 use crate::topology::{NodeId, Topology};
+use aqmlab_core::link::impairments::{ImpairmentStreams, Impairments};
+use aqmlab_core::link::TraceServer;
 use aqmlab_core::qdisc::build_qdisc;
 use aqmlab_core::{Proto, QdiscConfig, Rate, SimRng, Time};
 use aqmlab_model::record::{FlowSamples, PacketEvents, QueueSamples};
@@ -21,8 +23,17 @@ fn access_link(from: NodeId, to: NodeId, rate: u64, delay: u64, qdisc: &QdiscCon
     Ok(Link::new(from, to, rate, Time(delay), queue, rng, name))
 }
 
+/// A router-to-router link: at its rate, or following its trace (whose mean rate the
+/// discipline is built for, see `LinkConfig::nominal_rate`), its first pass starting with the run.
 fn link_from(cfg: &LinkConfig, from: NodeId, to: NodeId, seed: u64, name: &str) -> Result<Link, String> {
-    access_link(from, to, cfg.rate_bps, cfg.delay_ns, &cfg.qdisc, seed, name.to_string())
+    let mut link = access_link(from, to, cfg.nominal_rate().0, cfg.delay_ns, &cfg.qdisc, seed, name.to_string())?;
+    link.trace = cfg.trace.as_ref().map(|t| Box::new(TraceServer::new(t, Time::ZERO)));
+    if let Some(imp) = &cfg.impairments {
+        let stream = |kind| streams::link_impairment(seed, name, kind);
+        let rng = ImpairmentStreams { loss: stream("loss"), duplicate: stream("duplicate"), jitter: stream("jitter") };
+        link.impairments = Some(Box::new(Impairments::new(imp.clone(), rng).map_err(|e| format!("{name}.impairments: {e}"))?));
+    }
+    Ok(link)
 }
 
 impl Simulation {
