@@ -118,7 +118,7 @@ impl Network {
 
     /// Offers `p` to link `l`'s discipline and starts transmission if the link is idle.
     pub(crate) fn send_on(&mut self, l: LinkId, p: Packet) {
-        if self.topo.links[l as usize].trace.is_some() {
+        if self.any_varying_link && self.topo.links[l as usize].trace.is_some() {
             return self.send_on_trace(l, p);
         }
         self.record(l, event::ARRIVE, &p, None, false);
@@ -131,8 +131,9 @@ impl Network {
     }
 
     /// Offers `p` to link `l`'s discipline: records its verdict and forgets what it refused or
-    /// pushed out.
-    #[inline]
+    /// pushed out. Always inlined into `send_on`, the per-packet path (the trace link's call is
+    /// rare): out of line it cost 1 % more instructions on the 600-flow run.
+    #[inline(always)]
     fn enqueue_on(&mut self, l: LinkId, p: Packet) {
         let now = self.now;
         let link = &mut self.topo.links[l as usize];
@@ -224,7 +225,8 @@ impl Network {
         let now = self.now;
         let link = &mut self.topo.links[l as usize];
         let done = now + link.rate.tx_time(p.size as u64);
-        if self.lazy_tx_ends && link.impairments.is_none() && Self::end_needs_no_event(link, done) {
+        let impaired = self.any_varying_link && link.impairments.is_some();
+        if self.lazy_tx_ends && !impaired && Self::end_needs_no_event(link, done) {
             link.pipe.push_back((done + link.delay, p));
             link.lazy_tx = Some(LazyTx { done, order: self.events.reserve_order(), scheduled: false });
             if done.as_nanos() <= self.cfg.duration_ns {
@@ -287,7 +289,7 @@ impl Network {
             // The end of a lazy transmission, scheduled because a packet queued behind it: its
             // packet is in the delay line already, behind one still propagating.
             self.counters.events -= 1; // counted when the transmission started
-        } else if link.impairments.is_some() {
+        } else if self.any_varying_link && link.impairments.is_some() {
             let p = link.in_flight.take().expect("TxDone on an idle link");
             self.enter_impaired_line(l, p);
         } else {
@@ -306,7 +308,7 @@ impl Network {
     #[inline] // likewise
     pub(crate) fn on_pipe_arrive(&mut self, l: LinkId) -> Option<Packet> {
         let link = &mut self.topo.links[l as usize];
-        if link.impairments.is_some() && link.pipe.front().is_none_or(|&(due, _)| due > self.now) {
+        if self.any_varying_link && link.impairments.is_some() && link.pipe.front().is_none_or(|&(due, _)| due > self.now) {
             return None; // an impaired line's event for a head that another packet overtook
         }
         let (_, p) = link.pipe.pop_front().expect("PipeArrive on an empty delay line");

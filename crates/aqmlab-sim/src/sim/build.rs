@@ -72,6 +72,7 @@ impl Simulation {
         // The scenario records the bottleneck's packets; any other link could have a recorder.
         topo.links[bottleneck as usize].recorder = records.packet_events.then(PacketEvents::default);
         let any_recorder = topo.links.iter().any(|l| l.recorder.is_some());
+        let any_varying_link = topo.links.iter().any(|l| l.trace.is_some() || l.impairments.is_some());
         let mut net = Network {
             pcap: records.pcap.then(PcapWriter::new),
             cfg,
@@ -90,6 +91,7 @@ impl Simulation {
             lazy_tx_ends: true,
             pass_through: true,
             any_recorder,
+            any_varying_link,
         };
         net.pels_flows = net.flows.iter().any(|f| f.labelled);
         for (id, f) in net.flows.iter().enumerate() {

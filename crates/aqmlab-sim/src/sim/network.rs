@@ -105,6 +105,9 @@ pub(crate) struct Network {
     /// Whether any link has a packet recorder: without one, the per-packet record checks stop
     /// at this flag instead of loading the link (most runs, and every benchmark, record none).
     pub(crate) any_recorder: bool,
+    /// Whether any link follows a delivery trace or has impairments: without one (every paper
+    /// scenario), the per-packet checks for them stop at this flag instead of loading the link.
+    pub(crate) any_varying_link: bool,
 }
 
 impl Network {
