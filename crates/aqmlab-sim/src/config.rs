@@ -178,6 +178,7 @@ impl SimConfig {
                 AppConfig::Bulk { tcp } if tcp.mss == 0 => {
                     return Err(ConfigError::invalid(format!("{group}.app.tcp.mss"), "must be positive"))
                 }
+                AppConfig::Bulk { tcp } => tcp.validate().map_err(at(format!("{group}.app.tcp")))?,
                 AppConfig::Cbr { rate_bps: 0, .. } => return Err(ConfigError::invalid(format!("{group}.app.rate"), "must be positive")),
                 AppConfig::Cbr { packet_size, .. } if *packet_size < UDP_IP_HEADER_BYTES => {
                     return Err(ConfigError::invalid(

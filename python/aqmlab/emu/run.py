@@ -100,12 +100,24 @@ def emulation_problems(sc: Scenario) -> list[str]:
         if len({getattr(t, field) for t in tcp}) > 1:
             problems.append(f"flows.*.app.tcp.{field}: must be the same for every TCP group when "
                             f"emulated (it is a per-namespace kernel setting)")
+    for g in sc.flows:
+        tcp_settings = getattr(g.app, "tcp", None)
+        if tcp_settings is None:
+            continue
+        if tcp_settings.congestion_control not in KERNEL_CONGESTION_CONTROL:
+            problems.append(f"flows.{g.name}.app.tcp.congestion_control: {tcp_settings.congestion_control!r} "
+                            f"is simulator-only; allowed when emulated: "
+                            f"{', '.join(KERNEL_CONGESTION_CONTROL)}")
+        if tcp_settings.ecn_codepoint != "ect0":
+            problems.append(f"flows.{g.name}.app.tcp.ecn_codepoint: {tcp_settings.ecn_codepoint!r} is "
+                            f"simulator-only (kernel TCP sends ECT(0)); allowed when emulated: ect0")
     cc = sc.emulation.congestion_control if sc.emulation else {}
     for name in cc:
         if name != "default" and name not in {g.name for g in sc.flows}:
             problems.append(f"emulation.congestion_control.{name}: no flow group of that name")
     for g in sc.flows:
         if isinstance(g.app, Bulk) and g.name in cc and _tcp_key_set(g.app) \
+                and g.app.tcp.congestion_control in KERNEL_CONGESTION_CONTROL \
                 and cc[g.name] != KERNEL_CONGESTION_CONTROL[g.app.tcp.congestion_control]:
             problems.append(f"flows.{g.name}.app.tcp.congestion_control: {g.app.tcp.congestion_control!r} "
                             f"disagrees with emulation.congestion_control.{g.name} = {cc[g.name]!r}; "

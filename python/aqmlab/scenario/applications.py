@@ -31,17 +31,25 @@ class Tcp(Strict):
     ecn: bool = Field(False, description="negotiate ECN (RFC 3168)")
     sack: bool = Field(False, description="selective acknowledgments (RFC 2018, RFC 6675 recovery)")
     frto: bool = Field(False, description="F-RTO spurious-timeout detection (RFC 5682)")
-    congestion_control: Literal["newreno", "cubic"] = Field(
-        "newreno", description="window rules: newreno (RFC 5681) or cubic (RFC 9438); emulated as "
-                               "kernel reno or cubic")
+    congestion_control: Literal["newreno", "cubic", "dctcp"] = Field(
+        "newreno", description="window rules: newreno (RFC 5681), cubic (RFC 9438) or dctcp (RFC 8257, "
+                               "needs ecn = true; simulator only); emulated as kernel reno or cubic")
+    ecn_codepoint: Literal["ect0", "ect1"] = Field(
+        "ect0", description="ECN codepoint of data segments when ecn is on: ect0 (RFC 3168) or ect1, "
+                            "which makes the flow L4S traffic (RFC 9331) that DualPI2 puts in its L "
+                            "queue (RFC 9331 expects a scalable controller such as dctcp there)")
 
     @model_validator(mode="after")
     def _sane(self) -> Tcp:
-        """mss positive; min_rto <= max_rto."""
+        """mss positive; min_rto <= max_rto; dctcp and ect1 need ecn."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
         if self.min_rto > self.max_rto:
             raise ValueError("min_rto must not exceed max_rto")
+        if self.congestion_control == "dctcp" and not self.ecn:
+            raise ValueError("congestion_control: dctcp needs ecn = true (RFC 8257 reacts to ECN marks)")
+        if self.ecn_codepoint == "ect1" and not self.ecn:
+            raise ValueError("ecn_codepoint: ect1 needs ecn = true (without ECN segments are Not-ECT)")
         return self
 
 

@@ -144,6 +144,9 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         "delayed_ack": t.delayed_ack, "delayed_ack_timeout_ns": t.delayed_ack_timeout,
         "rwnd": t.rwnd, "ecn": t.ecn, "sack": t.sack, "frto": t.frto,
         "congestion_control": t.congestion_control,
+        # Left out at the default (ECT(0)) so that a scenario without the field normalizes as
+        # it did before the field existed.
+        **({"ecn_codepoint": t.ecn_codepoint} if t.ecn_codepoint != "ect0" else {}),
     }
 
 

@@ -28,6 +28,7 @@ pub struct AbrConfig {
 impl AbrConfig {
     /// Messages name the field under the group's `app` as the scenario file spells it.
     pub fn validate(&self) -> Result<(), String> {
+        self.tcp.validate().map_err(|e| format!("tcp.{e}"))?;
         self.ladder.validate()?;
         self.abr.validate()?;
         let seg = self.ladder.segment_duration_ns;

@@ -52,6 +52,7 @@ pub struct StreamingConfig {
 
 impl StreamingConfig {
     pub fn validate(&self) -> Result<(), String> {
+        self.tcp.validate().map_err(|e| format!("tcp.{e}"))?;
         if self.levels_bps.is_empty() || self.levels_bps.contains(&0) {
             return Err("levels: need at least one positive rate".into());
         }

@@ -28,9 +28,27 @@ pub struct TcpConfig {
     /// F-RTO detection of spurious retransmission timeouts (RFC 5682 section 2).
     #[serde(default)]
     pub frto: bool,
-    /// The window rules: NewReno (RFC 5681) or CUBIC (RFC 9438).
+    /// The window rules: NewReno (RFC 5681), CUBIC (RFC 9438) or DCTCP (RFC 8257; needs `ecn`).
     #[serde(default)]
     pub congestion_control: CongestionControl,
+    /// The ECN-capable codepoint data segments carry when `ecn` is on: ECT(0) (RFC 3168), or
+    /// ECT(1), which classifies the flow as L4S (RFC 9331) into DualPI2's L queue.
+    #[serde(default)]
+    pub ecn_codepoint: EcnCodepoint,
+}
+
+impl TcpConfig {
+    /// The combinations the TCP cannot run; the message names the field and what is allowed.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.congestion_control == CongestionControl::Dctcp && !self.ecn {
+            // RFC 8257 section 3: DCTCP's only congestion signal besides loss is ECN.
+            return Err("congestion_control: dctcp needs ecn = true (RFC 8257 reacts to ECN marks)".into());
+        }
+        if self.ecn_codepoint == EcnCodepoint::Ect1 && !self.ecn {
+            return Err("ecn_codepoint: ect1 needs ecn = true (without ECN segments are Not-ECT)".into());
+        }
+        Ok(())
+    }
 }
 
 /// Which congestion controller a TCP sender uses (the simulator's `tcp::cc`; the emulator maps
@@ -41,4 +59,49 @@ pub enum CongestionControl {
     #[default]
     NewReno,
     Cubic,
+    /// Data Center TCP (RFC 8257): a scalable controller that reduces in proportion to the
+    /// fraction of CE-marked bytes. Not emulated (the kernel here offers reno, cubic, bbr).
+    Dctcp,
+}
+
+/// Which ECN-capable codepoint an ECN TCP sender puts on its data segments.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EcnCodepoint {
+    #[default]
+    Ect0,
+    Ect1,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dctcp(ecn: bool, ecn_codepoint: EcnCodepoint) -> TcpConfig {
+        TcpConfig {
+            mss: 1460,
+            initial_cwnd_segments: 2,
+            initial_rto_ns: 1_000_000_000,
+            min_rto_ns: 1_000_000_000,
+            max_rto_ns: 60_000_000_000,
+            clock_granularity_ns: 1_000_000,
+            delayed_ack: false,
+            delayed_ack_timeout_ns: 200_000_000,
+            rwnd: 1_000_000,
+            ecn,
+            sack: false,
+            frto: false,
+            congestion_control: CongestionControl::Dctcp,
+            ecn_codepoint,
+        }
+    }
+
+    #[test]
+    fn dctcp_and_ect1_need_ecn_and_the_refusal_names_the_field() {
+        assert_eq!(dctcp(true, EcnCodepoint::Ect1).validate(), Ok(()));
+        let err = dctcp(false, EcnCodepoint::Ect0).validate().unwrap_err();
+        assert!(err.starts_with("congestion_control: dctcp needs ecn = true"), "{err}");
+        let err = TcpConfig { congestion_control: CongestionControl::Cubic, ..dctcp(false, EcnCodepoint::Ect1) }.validate().unwrap_err();
+        assert!(err.starts_with("ecn_codepoint: ect1 needs ecn = true"), "{err}");
+    }
 }

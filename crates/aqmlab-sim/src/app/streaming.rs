@@ -263,6 +263,7 @@ mod tests {
             sack: false,
             frto: false,
             congestion_control: Default::default(),
+            ecn_codepoint: Default::default(),
         }
     }
 

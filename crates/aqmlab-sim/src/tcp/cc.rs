@@ -6,6 +6,8 @@
 //! * [`Controller::on_ack`]: bytes newly acknowledged outside loss recovery -> the new cwnd
 //!   (slow start and congestion avoidance);
 //! * [`Controller::on_congestion_event`]: fast retransmit or ECN-Echo -> the new ssthresh;
+//! * [`Controller::on_ecn_echo`]: ECN-Echo, once per window -> the new ssthresh (DCTCP's own
+//!   rule, [`dctcp`]; the classic controllers' congestion event);
 //! * [`Controller::on_timeout`]: a retransmission timeout -> the new ssthresh (the sender sets
 //!   cwnd to the loss window of one segment, RFC 5681 section 3.1, for both).
 //!
@@ -14,8 +16,11 @@
 //! 9438 section 4.6 intends: CUBIC changes only the reduction factor and the growth function.
 //! The receiver-window cap is applied by the sender too.
 
+pub mod dctcp;
+
 use aqmlab_core::Time;
 use aqmlab_model::app::tcp_config::CongestionControl;
+use dctcp::Dctcp;
 
 /// RFC 9438 section 5.1: C = 0.4 (segments / s^3).
 pub const CUBIC_C: f64 = 0.4;
@@ -30,6 +35,7 @@ pub const CUBIC_ALPHA: f64 = 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA);
 pub enum Controller {
     NewReno(NewReno),
     Cubic(Cubic),
+    Dctcp(Dctcp),
 }
 
 impl Controller {
@@ -37,6 +43,7 @@ impl Controller {
         match kind {
             CongestionControl::NewReno => Controller::NewReno(NewReno { mss }),
             CongestionControl::Cubic => Controller::Cubic(Cubic::new(mss)),
+            CongestionControl::Dctcp => Controller::Dctcp(Dctcp::new(mss)),
         }
     }
 
@@ -46,6 +53,7 @@ impl Controller {
         match self {
             Controller::NewReno(c) => c.on_ack(cwnd, ssthresh, acked),
             Controller::Cubic(c) => c.on_ack(cwnd, ssthresh, acked, srtt, now),
+            Controller::Dctcp(c) => c.on_ack(cwnd, ssthresh, acked),
         }
     }
 
@@ -55,6 +63,30 @@ impl Controller {
         match self {
             Controller::NewReno(c) => c.reduced(flight),
             Controller::Cubic(c) => c.on_congestion_event(cwnd, flight),
+            Controller::Dctcp(c) => c.on_loss(flight),
+        }
+    }
+
+    /// An ECN-Echo the sender reacts to (at most once per window); returns the new ssthresh.
+    /// DCTCP scales its reduction by alpha (RFC 8257 section 3.3) and reduces the window as it
+    /// was before the ECN-Echo's ACK grew it (`cwnd_before_ack`): Linux does not grow cwnd on
+    /// the ACK that starts a reduction (`tcp_cong_control` skips `tcp_cong_avoid` in CWR), and
+    /// with a small alpha growth-then-reduction would leave ssthresh above the window the
+    /// marks were about (found by the TCP fuzzer). The classic controllers treat it as any
+    /// congestion event (RFC 3168 section 6.1.2), unchanged.
+    pub fn on_ecn_echo(&mut self, cwnd: u64, cwnd_before_ack: u64, flight: u64) -> u64 {
+        match self {
+            Controller::Dctcp(c) => c.on_ecn_echo(cwnd.min(cwnd_before_ack)),
+            _ => self.on_congestion_event(cwnd, flight),
+        }
+    }
+
+    /// Every ACK's feedback, before the sender reacts to it: `acked` bytes newly acknowledged,
+    /// its ECN-Echo flag, SND.UNA and SND.NXT after it. Only DCTCP keeps an estimate from it
+    /// (RFC 8257 section 3.3); the others ignore it.
+    pub fn on_ack_feedback(&mut self, acked: u64, ece: bool, snd_una: u64, snd_nxt: u64) {
+        if let Controller::Dctcp(c) = self {
+            c.on_ack_feedback(acked, ece, snd_una, snd_nxt);
         }
     }
 
@@ -63,6 +95,7 @@ impl Controller {
         match self {
             Controller::NewReno(c) => c.reduced(flight),
             Controller::Cubic(c) => c.on_timeout(flight),
+            Controller::Dctcp(c) => c.on_loss(flight),
         }
     }
 }

@@ -12,7 +12,8 @@
 //! * ACKs: random loss and the same reordering.
 //!
 //! The stacks are every combination the simulator runs ([`stacks`]): NewReno or CUBIC, SACK on
-//! or off, F-RTO on or off, ECN on or off; the receiver's delayed ACKs, the initial window,
+//! or off, F-RTO on or off, ECN on or off, and DCTCP (always with ECN) with SACK and F-RTO on
+//! or off; the receiver's delayed ACKs, the initial window,
 //! the receiver window and the minimum RTO are drawn per episode.
 //!
 //! After every event (a data or ACK arrival, a timer) [`run_episode`] checks:
@@ -60,6 +61,7 @@ impl Stack {
         let mut n = String::from(match self.cc {
             CongestionControl::NewReno => "newreno",
             CongestionControl::Cubic => "cubic",
+            CongestionControl::Dctcp => "dctcp",
         });
         for (on, tag) in [(self.sack, "+sack"), (self.frto, "+frto"), (self.ecn, "+ecn")] {
             if on {
@@ -81,6 +83,13 @@ pub fn stacks() -> Vec<Stack> {
                     v.push(Stack { cc, sack, frto, ecn });
                 }
             }
+        }
+    }
+    // DCTCP runs only with ECN (RFC 8257; the config refuses it without), appended so that the
+    // classic stacks keep their indices.
+    for sack in [false, true] {
+        for frto in [false, true] {
+            v.push(Stack { cc: CongestionControl::Dctcp, sack, frto, ecn: true });
         }
     }
     v
@@ -206,6 +215,7 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         sack: stack.sack,
         frto: stack.frto,
         congestion_control: stack.cc,
+        ecn_codepoint: Default::default(),
     }
 }
 
@@ -328,6 +338,11 @@ impl World {
 
     fn send_ack(&mut self, r: &mut TcpReceiver) {
         let (ack, ece) = r.take_ack();
+        self.send_ack_of(r, ack, ece);
+    }
+
+    /// Puts one ACK on the path (lost, reordered or delivered as drawn).
+    fn send_ack_of(&mut self, r: &TcpReceiver, ack: u64, ece: bool) {
         let sack = r.sack_blocks().as_slice().to_vec();
         if self.path_rng.bernoulli(self.path.p_ack_loss) {
             self.t.ack_losses += 1;
@@ -461,7 +476,12 @@ pub fn run_episode(stack: Stack, seed: u64) -> Result<Tally, Failure> {
                     let fate = &mut w.copies.get_mut(&seq).unwrap()[copy];
                     *fate = Fate::Arrived;
                     w.arrived.insert(seq, seq + MSS);
-                    match r.on_data(seq, MSS as u32, ce, now) {
+                    let action = r.on_data(seq, MSS as u32, ce, now);
+                    // DCTCP's ACK for the segments before a CE state change goes first.
+                    if let Some((ack, ece)) = r.take_prior_ack() {
+                        w.send_ack_of(&r, ack, ece);
+                    }
+                    match action {
                         AckAction::Now => w.send_ack(&mut r),
                         AckAction::Delay(_) => {}
                     }

@@ -9,7 +9,8 @@
 //! * retransmission timer: RFC 6298 ([`rtt::RttEstimator`]) with Karn's rule (no RTT sample
 //!   from a retransmitted segment) and go-back-N after a timeout;
 //! * optional ECN reaction: one window reduction per window of data on ECN-Echo (RFC 3168
-//!   section 6.1.2);
+//!   section 6.1.2); with DCTCP the reduction is scaled by the marked fraction (RFC 8257,
+//!   [`cc::dctcp`]) and the receiver echoes CE by [`ecn_feedback`]'s two-state machine;
 //! * receiver: cumulative ACKs, out-of-order data held, immediate ACK for out-of-order or
 //!   gap-filling segments, optional delayed ACKs (every second segment or a timeout, RFC 5681
 //!   section 4.2).
@@ -33,13 +34,15 @@
 //! boundaries.
 
 pub mod cc;
+pub mod ecn_feedback;
 pub mod fuzz;
 pub mod rtt;
 pub mod sack;
 
 use aqmlab_core::{SackBlocks, Time};
-use aqmlab_model::app::tcp_config::TcpConfig;
+use aqmlab_model::app::tcp_config::{CongestionControl, TcpConfig};
 use cc::Controller;
+use ecn_feedback::DctcpEcho;
 use rtt::RttEstimator;
 use sack::{RangeSet, SackReporter, DUP_THRESH};
 
@@ -287,6 +290,7 @@ impl TcpSender {
             return; // acknowledges data never sent: ignore (RFC 9293 section 3.10.7.4)
         }
         let frto = self.frto_before_ack(ack);
+        let (una_before, cwnd_before) = (self.snd_una, self.cwnd);
         if self.sack {
             self.on_sack_ack(ack, sack, now, out);
         } else if ack > self.snd_una {
@@ -294,8 +298,10 @@ impl TcpSender {
         } else if ack == self.snd_una && self.snd_una < self.snd_max {
             self.on_duplicate_ack(now, out);
         }
+        // DCTCP's estimate (RFC 8257 section 3.3) sees every ACK before the reaction below.
+        self.cc.on_ack_feedback(self.snd_una - una_before, ece, self.snd_una, self.snd_max);
         if ece {
-            self.on_ecn_echo();
+            self.on_ecn_echo(cwnd_before);
         }
         if self.frto_after_ack(frto, now, out) {
             return; // step 2b sent its (at most) two new segments and nothing else
@@ -579,12 +585,13 @@ impl TcpSender {
     }
 
     /// RFC 3168 section 6.1.2: react to ECN-Echo at most once per window of data.
-    fn on_ecn_echo(&mut self) {
+    /// `cwnd_before` is the window before this ACK's growth (DCTCP reduces from it).
+    fn on_ecn_echo(&mut self, cwnd_before: u64) {
         if !self.ecn || self.in_recovery || self.snd_una <= self.ecn_recover {
             return;
         }
         self.stats.ecn_reductions += 1;
-        self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.reduction_basis());
+        self.ssthresh = self.cc.on_ecn_echo(self.cwnd, cwnd_before, self.reduction_basis());
         // The section's response "halves the congestion window": it never raises it. After a
         // timeout (cwnd of one segment, FlightSize still the go-back-N's) the reduced
         // FlightSize is above cwnd, and the sender stays in slow start below the new ssthresh
@@ -688,6 +695,8 @@ pub struct TcpReceiver {
     /// Echo CE back to the sender until it is acknowledged (simplified RFC 3168 6.1.3: on the
     /// next ACK only).
     ce_pending: bool,
+    /// DCTCP's ECN-Echo (RFC 8257 section 3.2) in place of `ce_pending`'s rule.
+    dctcp_echo: Option<DctcpEcho>,
     pub delivered_bytes: u64,
 }
 
@@ -702,6 +711,7 @@ impl TcpReceiver {
             unacked_segments: 0,
             delack_deadline: None,
             ce_pending: false,
+            dctcp_echo: (cfg.congestion_control == CongestionControl::Dctcp).then(DctcpEcho::default),
             delivered_bytes: 0,
         }
     }
@@ -721,12 +731,27 @@ impl TcpReceiver {
     pub fn take_ack(&mut self) -> (u64, bool) {
         self.unacked_segments = 0;
         self.delack_deadline = None;
-        let ece = std::mem::take(&mut self.ce_pending);
+        let ece = match &self.dctcp_echo {
+            Some(echo) => echo.ece(),
+            None => std::mem::take(&mut self.ce_pending),
+        };
         (self.rcv_nxt, ece)
     }
 
+    /// The ACK (cumulative ack, ECN-Echo) a DCTCP receiver owes for segments received before
+    /// the last CE state change, to send before the ACK [`Self::on_data`] asked for.
+    pub fn take_prior_ack(&mut self) -> Option<(u64, bool)> {
+        self.dctcp_echo.as_mut().and_then(DctcpEcho::take_prior_ack)
+    }
+
     pub fn on_data(&mut self, seq: u64, len: u32, ce: bool, now: Time) -> AckAction {
-        self.ce_pending |= ce;
+        let ecn_ack_now = match self.dctcp_echo.as_mut() {
+            Some(echo) => echo.on_segment(ce, self.rcv_nxt, self.unacked_segments > 0),
+            None => {
+                self.ce_pending |= ce;
+                ce
+            }
+        };
         let end = seq + len as u64;
         if end <= self.rcv_nxt {
             return AckAction::Now; // duplicate: ACK at once so the sender learns
@@ -740,7 +765,7 @@ impl TcpReceiver {
         }
         let filled_gap = !self.ooo.is_empty();
         self.advance(end);
-        if !self.delayed_ack || filled_gap || ce {
+        if !self.delayed_ack || filled_gap || ecn_ack_now {
             return AckAction::Now;
         }
         self.unacked_segments += 1;

@@ -19,6 +19,7 @@ fn cfg() -> TcpConfig {
         sack: false,
         frto: false,
         congestion_control: Default::default(),
+        ecn_codepoint: Default::default(),
     }
 }
 

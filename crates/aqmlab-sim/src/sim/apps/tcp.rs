@@ -8,7 +8,7 @@ use crate::sim::TCP_HEADER;
 use crate::tcp::{AckAction, Segment, TcpReceiver, TcpSender};
 use aqmlab_core::packet::tcp_flags;
 use aqmlab_core::{Ecn, Packet, Proto, Time};
-use aqmlab_model::app::tcp_config::TcpConfig;
+use aqmlab_model::app::tcp_config::{EcnCodepoint, TcpConfig};
 use aqmlab_model::record::FlowSample;
 
 /// The connection's timers; an application over TCP numbers its own from `FIRST_APP_TIMER`.
@@ -19,14 +19,19 @@ pub(super) const FIRST_APP_TIMER: u8 = 2;
 pub(super) struct TcpConnection {
     pub(super) tx: TcpSender,
     pub(super) rx: TcpReceiver,
-    ecn: bool,
+    /// The codepoint of data segments when ECN is on (ECT(0), or ECT(1) for L4S).
+    ect: Option<Ecn>,
     /// When the pending RTO timer event fires, if one is scheduled.
     timer_at: Option<Time>,
 }
 
 impl TcpConnection {
     pub(super) fn new(tcp: &TcpConfig) -> TcpConnection {
-        TcpConnection { tx: TcpSender::new(tcp), rx: TcpReceiver::new(tcp), ecn: tcp.ecn, timer_at: None }
+        let ect = tcp.ecn.then_some(match tcp.ecn_codepoint {
+            EcnCodepoint::Ect0 => Ecn::Ect0,
+            EcnCodepoint::Ect1 => Ecn::Ect1,
+        });
+        TcpConnection { tx: TcpSender::new(tcp), rx: TcpReceiver::new(tcp), ect, timer_at: None }
     }
 
     /// Runs `step` on the sender, puts the resulting segments on the wire and keeps one RTO
@@ -46,8 +51,8 @@ impl TcpConnection {
             p.size = s.len + TCP_HEADER;
             p.class = class;
             p.tcp_flags = tcp_flags::ACK | tcp_flags::PSH;
-            if self.ecn {
-                p.ecn = Ecn::Ect0;
+            if let Some(ect) = self.ect {
+                p.ecn = ect;
             }
             net.emit(p);
         }
@@ -92,6 +97,11 @@ impl TcpConnection {
 
     fn send_ack(&mut self, f: u32, net: &mut Network) {
         let (ack, ece) = self.rx.take_ack();
+        self.emit_ack(f, net, ack, ece);
+    }
+
+    /// Puts one ACK on the wire with the receiver's current SACK blocks.
+    fn emit_ack(&mut self, f: u32, net: &mut Network, ack: u64, ece: bool) {
         let sack = self.rx.sack_blocks();
         let mut p = net.new_packet(f, false);
         p.proto = Proto::Tcp;
@@ -109,7 +119,12 @@ impl TcpConnection {
     /// A data segment at the receiver (ACK now or later), or an ACK at the sender.
     pub(super) fn on_packet(&mut self, f: u32, p: Packet, to_receiver: bool, net: &mut Network) {
         if to_receiver {
-            match self.rx.on_data(p.seq, p.payload, p.ecn == Ecn::Ce, net.now) {
+            let action = self.rx.on_data(p.seq, p.payload, p.ecn == Ecn::Ce, net.now);
+            // A DCTCP receiver first acknowledges what came before a CE state change.
+            if let Some((ack, ece)) = self.rx.take_prior_ack() {
+                self.emit_ack(f, net, ack, ece);
+            }
+            match action {
                 AckAction::Now => self.send_ack(f, net),
                 AckAction::Delay(at) => net.schedule(at, f, DELAYED_ACK),
             }
