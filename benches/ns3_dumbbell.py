@@ -352,9 +352,10 @@ def routing_kind(spec):
     scans two or three entries; a router's still scans its connected /30s, one per flow on its
     side (Ipv4StaticRouting::LookupStatic is a linear longest-prefix scan), but no more.
     Ipv4GlobalRouting looks routes up by a linear scan of a std::list holding every /30 of the
-    model (~1200 at 600 flows) on every hop, hosts included; nix-vector routing computes a path once per destination and then
-    forwards by interface index. The timed part is Simulator::Run alone in every case
-    (run_until), so route set-up is not charged to ns-3 either way.
+    model (~1200 at 600 flows) on every hop, hosts included; nix-vector routing computes a
+    path once per destination and then forwards by interface index. The timed part is
+    Simulator::Run alone in every case (run_until), so route set-up is not charged to ns-3
+    either way.
     """
     kind = spec.get("ns3_routing", "static")
     if kind not in ("static", "nix", "global"):
