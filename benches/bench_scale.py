@@ -4,12 +4,13 @@
 10,000 flows through 10 Gbit/s, with the bottleneck rate and both router buffers scaled with the
 flow count so that every size sees the same per-flow dynamics.
 
-Each size runs the simulator alone, without Python (the `run_config` example of aqmlab-sim, the
-same binary the profiles in benches/README.md were taken of), in its own process, which reports
-the wall and CPU time of `Simulation::run` only (set-up apart) and its peak resident memory.
+The binary is built first (`cargo build --release -p aqmlab-sim --example run_config`) when it
+is missing or older than any Rust source or manifest of the workspace. Each size runs the
+simulator alone, without Python (the `run_config` example of aqmlab-sim, the same binary the
+profiles in benches/README.md were taken of), in its own process, which reports the wall and CPU
+time of `Simulation::run` only (set-up apart) and its peak resident memory.
 The curve uses CPU time: on a shared machine the wall time of a run depends on the load.
 
-    cargo build --release -p aqmlab-sim --example run_config
     python3 benches/bench_scale.py                       # 60 ... 10,000 flows, 10 s each
     python3 benches/bench_scale.py --sizes 60 600 --duration 5s --repeat 1
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -29,7 +31,35 @@ from aqmlab.scenario import load
 
 ROOT = Path(__file__).resolve().parent.parent
 BINARY = ROOT / "target" / "release" / "examples" / "run_config"
+BUILD_COMMAND = ["cargo", "build", "--release", "-p", "aqmlab-sim", "--example", "run_config"]
 console = Console()
+
+
+def newest_source_mtime() -> float:
+    """The latest modification time of what the binary is built from: every Rust source and
+    manifest under crates/, and the workspace's Cargo.toml and Cargo.lock."""
+    sources = [p for p in (ROOT / "crates").rglob("*") if p.suffix == ".rs" or p.name == "Cargo.toml"]
+    sources += [p for p in (ROOT / "Cargo.toml", ROOT / "Cargo.lock") if p.exists()]
+    return max(p.stat().st_mtime for p in sources)
+
+
+def ensure_binary() -> None:
+    """Build run_config when it is missing or older than its sources. Cargo decides what
+    actually needs recompiling; a source touched without effect only costs a no-op cargo call."""
+    if BINARY.exists() and BINARY.stat().st_mtime >= newest_source_mtime():
+        return
+    why = "missing" if not BINARY.exists() else "older than the Rust sources"
+    console.print(f"{BINARY.relative_to(ROOT)} is {why}: running {' '.join(BUILD_COMMAND)} "
+                  f"(a first release build takes minutes)", highlight=False)
+    try:
+        subprocess.run(BUILD_COMMAND, cwd=ROOT, check=True)
+    except FileNotFoundError:
+        sys.exit("bench_scale.py: cargo not found on PATH; install Rust (https://rustup.rs) or build "
+                 f"{BINARY.relative_to(ROOT)} yourself")
+    except subprocess.CalledProcessError as e:
+        sys.exit(f"bench_scale.py: building run_config failed (exit {e.returncode}); see cargo's output above")
+    if not BINARY.exists():
+        sys.exit(f"bench_scale.py: cargo succeeded but {BINARY} is still missing")
 
 
 def config_for(flows: int, duration: str) -> dict:
@@ -67,8 +97,7 @@ def main() -> None:
                          "takes under 0.1 s, so one sample is at the mercy of the machine)")
     ap.add_argument("--json", default=None, help="also write the rows here")
     args = ap.parse_args()
-    if not BINARY.exists():
-        raise SystemExit(f"{BINARY} missing: cargo build --release -p aqmlab-sim --example run_config")
+    ensure_binary()
     rows = []
     t = Table(title=f"scale/newreno-10k, 1 Mbit/s per flow, {args.duration} simulated")
     # "events": the model's (summary.json's count); "dispatched": those taken from the event

@@ -19,7 +19,8 @@ Fairness of the timing comparison rests on two rules kept throughout:
 
 Optional spec keys beyond the shared ones: "rwnd_bytes" (receive buffer =
 advertised window, default 4 MiB), "sack" (default true, see
-use_sack), "ns3_routing" ("nix" by default, or "global"; see routing_kind),
+use_sack), "ns3_routing" ("static" by default, or "nix" or "global"; see
+routing_kind),
 "seed" (ns-3 RngRun, default 1), qdisc "wait" (RED, default false) and
 "record_sojourn" (default false: with it, the bottleneck queue disc's
 SojournTime trace is logged by a C++ callback and the output gains the
@@ -343,19 +344,65 @@ class Dumbbell:
 
 
 def routing_kind(spec):
-    """"nix" (default) or "global"; both find the same, only, paths.
+    """"static" (default), "nix" or "global"; all three forward on the same, only, paths.
 
-    Every router here has one interface per flow, and Ipv4GlobalRouting looks
-    routes up by a linear scan of a std::list holding every /30 of the model
-    (~1200 at 600 flows) on every hop. Nix-vector routing computes a path once
-    per destination and then forwards by interface index. Results are
-    identical packet for packet; at 600 flows nix needs ~45% less CPU, which
-    is overhead the comparison should not charge to ns-3.
+    "static" is ns-3's fastest configuration here, by the measurements quoted in
+    benches/README.md (issue 22's): every host has a default route to its router, and each
+    router one aggregate route to the far side's hosts (add_static_routes). A host's lookup
+    scans two or three entries; a router's still scans its connected /30s, one per flow on its
+    side (Ipv4StaticRouting::LookupStatic is a linear longest-prefix scan), but no more.
+    Ipv4GlobalRouting looks routes up by a linear scan of a std::list holding every /30 of the
+    model (~1200 at 600 flows) on every hop, hosts included; nix-vector routing computes a
+    path once per destination and then forwards by interface index. The timed part is
+    Simulator::Run alone in every case (run_until), so route set-up is not charged to ns-3
+    either way.
     """
-    kind = spec.get("ns3_routing", "nix")
-    if kind not in ("nix", "global"):
-        raise SystemExit(f"ns3_routing must be 'nix' or 'global', got {kind!r}")
+    kind = spec.get("ns3_routing", "static")
+    if kind not in ("static", "nix", "global"):
+        raise SystemExit(f"ns3_routing must be 'static', 'nix' or 'global', got {kind!r}")
     return kind
+
+
+# Address plan: the bottleneck /30 in 10.0.0.0/16, one /30 per sender link in SENDER_NET and
+# one per receiver link in RECEIVER_NET, so that each side is one aggregate route. A /16 holds
+# 16,384 /30s, i.e. up to 16,384 flows.
+BOTTLENECK_NET = "10.0.0.0"
+SENDER_NET = "10.1.0.0"
+RECEIVER_NET = "10.2.0.0"
+SIDE_MASK = "255.255.0.0"
+MAX_FLOWS = 2 ** 14
+
+
+def add_static_routes(ns, r1, r2, senders, receivers, bn_devs, sender_links, receiver_links):
+    """Default route on every host, one aggregate route per router (the "static" kind).
+
+    Connected /30s are added by Ipv4StaticRouting itself when addresses are assigned; what is
+    left is, per host, a default route to its router and, per router, the far side's /16 via
+    the other router across the bottleneck.
+    """
+    helper = ns.Ipv4StaticRoutingHelper()
+
+    def static_of(node):
+        return helper.GetStaticRouting(node.GetObject[ns.Ipv4]())
+
+    def interface_of(node, dev):
+        return node.GetObject[ns.Ipv4]().GetInterfaceForDevice(dev)
+
+    def address_of(node, dev):
+        return node.GetObject[ns.Ipv4]().GetAddress(interface_of(node, dev), 0).GetLocal()
+
+    side_mask = ns.Ipv4Mask(SIDE_MASK)
+    r1_bn, r2_bn = bn_devs.Get(0), bn_devs.Get(1)
+    static_of(r1).AddNetworkRouteTo(ns.Ipv4Address(RECEIVER_NET), side_mask,
+                                    address_of(r2, r2_bn), interface_of(r1, r1_bn))
+    static_of(r2).AddNetworkRouteTo(ns.Ipv4Address(SENDER_NET), side_mask,
+                                    address_of(r1, r1_bn), interface_of(r2, r2_bn))
+    for i, devs in enumerate(sender_links):  # devs: (sender, r1)
+        host = senders.Get(i)
+        static_of(host).SetDefaultRoute(address_of(r1, devs.Get(1)), interface_of(host, devs.Get(0)))
+    for i, devs in enumerate(receiver_links):  # devs: (r2, receiver)
+        host = receivers.Get(i)
+        static_of(host).SetDefaultRoute(address_of(r2, devs.Get(0)), interface_of(host, devs.Get(1)))
 
 
 def build_dumbbell(ns, spec):
@@ -369,9 +416,15 @@ def build_dumbbell(ns, spec):
     receivers.Create(n)
     r1, r2 = routers.Get(0), routers.Get(1)
     net.all_nodes = ns.NodeContainer(routers, senders, receivers)
+    if n > MAX_FLOWS:
+        raise SystemExit(f"at most {MAX_FLOWS} flows (the address plan), got {n}")
     stack = ns.InternetStackHelper()
     if routing_kind(spec) == "nix":
         stack.SetRoutingHelper(ns.Ipv4NixVectorHelper())
+    elif routing_kind(spec) == "static":
+        # Static routing alone: the default list routing would also consult an empty global
+        # routing table on every lookup that static routing misses.
+        stack.SetRoutingHelper(ns.Ipv4StaticRoutingHelper())
     stack.Install(net.all_nodes)
 
     # Links first, queue discs second, addresses last: Ipv4AddressHelper::Assign
@@ -413,21 +466,28 @@ def build_dumbbell(ns, spec):
     net.other_qdiscs.append(fifo_helper(ns, spec["reverse_limit_packets"]).Install(bn_devs.Get(1)))
     net.other_qdiscs.append(fifo_helper(ns, spec["access_limit_packets"]).Install(access_devs))
 
-    # One /30 per link out of 10.0.0.0/8: room for ~4M links.
+    # One /30 per link, senders and receivers each in their own /16 (see SENDER_NET).
+    link_mask = ns.Ipv4Mask("255.255.255.252")
     addresses = ns.Ipv4AddressHelper()
-    addresses.SetBase(ns.Ipv4Address("10.0.0.0"), ns.Ipv4Mask("255.255.255.252"))
+    addresses.SetBase(ns.Ipv4Address(BOTTLENECK_NET), link_mask)
     addresses.Assign(bn_devs)
-    for devs in sender_links:
-        addresses.NewNetwork()
+    addresses.SetBase(ns.Ipv4Address(SENDER_NET), link_mask)
+    for i, devs in enumerate(sender_links):
+        if i:
+            addresses.NewNetwork()
         addresses.Assign(devs)
+    addresses.SetBase(ns.Ipv4Address(RECEIVER_NET), link_mask)
     receiver_addrs = []
-    for devs in receiver_links:
-        addresses.NewNetwork()
+    for i, devs in enumerate(receiver_links):
+        if i:
+            addresses.NewNetwork()
         receiver_addrs.append(addresses.Assign(devs).GetAddress(1))
 
     check_queue_discs(ns, net.all_nodes)
     if routing_kind(spec) == "global":
         ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    elif routing_kind(spec) == "static":
+        add_static_routes(ns, r1, r2, senders, receivers, bn_devs, sender_links, receiver_links)
     net.sink_apps = install_apps(ns, spec, senders, receivers, receiver_addrs)
     return net
 

@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from aqmlab import progress
 from aqmlab.display import TablePrinter
@@ -18,8 +16,43 @@ from aqmlab.outdir import OutputRefused
 from aqmlab.reproduce import PAPERS
 from aqmlab.scenario import APP_MODELS, QDISC_MODELS, Scenario, ScenarioError, Tcp, load
 
-out = Console()
-err = Console(stderr=True)
+
+class _LazyConsole:
+    """A rich Console made on first use: importing rich costs tens of milliseconds of CPU, and
+    a command whose output goes to a pipe or a file (a script, a sweep's log) often prints
+    nothing through rich at all (see _note)."""
+
+    def __init__(self, stderr: bool) -> None:
+        self._stderr = stderr
+        self._console: Any = None
+
+    def get(self) -> Any:
+        """The Console itself, for rich APIs that take one (Progress)."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=self._stderr)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.get(), name)
+
+
+out: Any = _LazyConsole(stderr=False)
+err: Any = _LazyConsole(stderr=True)
+
+
+def _note(text: str) -> None:
+    """A dimmed line of progress on stderr; plain text, without loading rich, when stderr is
+    not a terminal (where rich would print the same characters, less its hard wrap at 80
+    columns and its reading of brackets in names as markup)."""
+    if sys.stderr.isatty():
+        from rich.markup import escape
+
+        err.print(f"[dim]{escape(text)}[/]", highlight=False)
+    else:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
 
 DISPLAY = {"droptail": "Drop-Tail", "red": "RED", "rb_red": "Rb-RED", "rb_rio": "Rb-RIO", "rio": "RIO",
            "sqf": "SQF", "drr": "FQ (DRR)", "fq": "FQ (DRR)", "pfq": "PFQ", "tbf": "TBF",
@@ -103,8 +136,7 @@ def _run_all(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overri
         if plot:
             from aqmlab.plots import plot_results
             plot_results(target)
-        err.print(f"[dim]{sc.name}: {result.summary['sim']['events']:,} events in {result.wall_s:.2f} s "
-                  f"-> {target}[/]", highlight=False)
+        _note(f"{sc.name}: {result.summary['sim']['events']:,} events in {result.wall_s:.2f} s -> {target}")
         results.append(result)
     return results
 
@@ -372,7 +404,7 @@ def _run_sweep(swp: Any, out_dir: Path, pending: list[Any], done_before: int, wo
     columns = (TextColumn("[bold]{task.description}"), BarColumn(),
                TextColumn("{task.fields[done]} done, {task.fields[failed]} failed, {task.fields[left]} remaining"),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
-    with Progress(*columns, console=err, disable=not progress or not err.is_terminal) as bar:
+    with Progress(*columns, console=err.get(), disable=not progress or not err.is_terminal) as bar:
         task_id = bar.add_task(f"{swp.name} ({done_before} done before)", total=len(pending),
                                done=0, failed=0, left=len(pending))
 
@@ -572,6 +604,8 @@ def list_components(what: str | None = None, as_json: bool = False) -> None:
     if what == "scenarios":
         _list_scenarios(as_json)
         return
+    from rich.table import Table
+
     from aqmlab.schema import field_docs
 
     disciplines = {k: m for k, m in QDISC_MODELS.items() if k != "fq"}  # "fq" is an alias of drr

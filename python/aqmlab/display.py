@@ -15,10 +15,6 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-
 if TYPE_CHECKING:  # pandas loads only when a table is printed, not at every command's start
     import pandas as pd
 
@@ -81,6 +77,10 @@ class TablePrinter:
             self.stream.flush()
 
     def _rich(self, title: str, df: pd.DataFrame, sections: set[int]) -> None:
+        # rich loads only in this mode: a pipe or a file gets Markdown, without it.
+        from rich.console import Console
+        from rich.table import Table
+
         t = Table(title=title, title_justify="left", header_style="bold")
         headers, rows = _cells(df)
         for col in headers:
@@ -95,6 +95,9 @@ class TablePrinter:
         if self.mode == "json":
             sys.stderr.write(text + "\n")
         elif self.mode == "rich":
+            from rich.console import Console
+            from rich.markup import escape
+
             Console(file=self.stream).print(f"[dim]{escape(text)}[/]", highlight=False)
         else:
             self.stream.write(text + "\n")
