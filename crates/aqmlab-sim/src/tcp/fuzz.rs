@@ -1,5 +1,5 @@
 //! A seeded random driver for the TCP state machines: the fuzzer behind
-//! `examples/fuzz_tcp.rs` (10^5 data segments per stack by default, 1.6 x 10^6 in all) and
+//! `examples/fuzz_tcp.rs` (10^5 data segments per stack by default, 4.8 x 10^6 in all) and
 //! the short run in `tests/tcp_fuzz.rs`, beside `aqmlab_core::fuzz` for the disciplines.
 //!
 //! An *episode* is one [`TcpSender`] and one [`TcpReceiver`] moving a transfer of random
@@ -464,6 +464,7 @@ pub fn run_episode(stack: Stack, seed: u64) -> Result<Tally, Failure> {
         let (cwnd_before, ssthresh_before, reduced_before) = (s.cwnd, s.ssthresh, reductions(&s));
         let flight_before = s.snd_max() - s.snd_una();
         let in_recovery_before = s.in_recovery();
+        let spurious_before = s.stats.spurious_timeouts;
         let mut after_timeout = false;
         if next_packet == Some(now) {
             let Reverse((_, _, p)) = w.queue.pop().unwrap();
@@ -519,7 +520,14 @@ pub fn run_episode(stack: Stack, seed: u64) -> Result<Tally, Failure> {
         // The ACK carrying the ECN-Echo may first grow cwnd by at most one segment (slow start,
         // RFC 5681 (2); congestion avoidance grows less); the reduction may not add to that.
         let ecn_only = s.stats.ecn_reductions > reduced_before.2 && reductions(&s).1 == reduced_before.1;
-        if ecn_only && s.cwnd > (cwnd_before + MSS).max(2 * MSS) {
+        // The same ACK may end F-RTO with a spurious timeout, whose response sets cwnd =
+        // ssthresh (RFC 5682 section 4, applied after the ECN-Echo's reduction): then cwnd may
+        // rise from the timeout's one segment, but not above the ssthresh the ECN-Echo set.
+        let frto_spurious = s.stats.spurious_timeouts > spurious_before;
+        if ecn_only && frto_spurious && s.cwnd > s.ssthresh {
+            return Err(fail(event, format!("an ECN-Echo ending F-RTO left cwnd {} above ssthresh {}", s.cwnd, s.ssthresh)));
+        }
+        if ecn_only && !frto_spurious && s.cwnd > (cwnd_before + MSS).max(2 * MSS) {
             return Err(fail(event, format!("an ECN-Echo raised cwnd from {cwnd_before} to {}", s.cwnd)));
         }
         // PRR (RFC 6937 section 3): the ACK that ends a SACK recovery leaves cwnd = ssthresh.
