@@ -120,6 +120,10 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         "delayed_ack": t.delayed_ack, "delayed_ack_timeout_ns": t.delayed_ack_timeout,
         "rwnd": t.rwnd, "ecn": t.ecn, "sack": t.sack, "frto": t.frto,
         "congestion_control": t.congestion_control,
+        # Left out when off, so that a scenario without them normalizes as it did before they
+        # existed.
+        **({"prr": True} if t.prr else {}),
+        **({"limited_transmit": True} if t.limited_transmit else {}),
     }
 
 
