@@ -26,7 +26,11 @@ fn fuzzed_stacks_are_every_combination_once() {
     unique.sort();
     unique.dedup();
     assert_eq!(unique.len(), names.len());
-    assert_eq!(names.len(), 2 * 2 * 2 * 2 + 2 * 2, "NewReno/CUBIC x SACK x F-RTO x ECN, and DCTCP+ECN x SACK x F-RTO");
+    assert_eq!(
+        names.len(),
+        2 * 3 * 2 * 2 * 2 + 3 * 2 * 2,
+        "NewReno/CUBIC x (no SACK, SACK, SACK+PRR) x Limited Transmit x F-RTO x ECN, and DCTCP+ECN x (no SACK, SACK, SACK+PRR) x F-RTO"
+    );
 }
 
 #[test]

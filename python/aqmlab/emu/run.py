@@ -60,7 +60,7 @@ READY_TIMEOUT_S = 20.0
 NOT_EMULATED = [
     "flows.*.access_rate (hosts send at veth speed; their access delays are added in the router)",
     "flows.*.app.tcp: initial_cwnd, initial_rto, min_rto, max_rto, clock_granularity, delayed_ack, "
-    "delayed_ack_timeout, rwnd, frto (the kernel's own TCP settings apply)",
+    "delayed_ack_timeout, rwnd, frto, prr, limited_transmit (the kernel's own TCP settings apply)",
     "topology.access_qdisc (no access-link queues)",
     "flows.*.class_weights (classes come from DSCP marks)",
     "records.pcap",

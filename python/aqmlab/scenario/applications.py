@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import itertools
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -14,10 +14,29 @@ from aqmlab.units import Duration, Rate, Size, written
 # The simulator's congestion controllers and the Linux module `aqmlab emulate` loads for each.
 KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic"}
 
+#: What `tcp.profile = "linux"` sets, each value a current Linux kernel's default (a field the
+#: scenario writes itself wins). CUBIC (net.ipv4.tcp_congestion_control), SACK (tcp_sack = 1),
+#: PRR (tcp_cwnd_reduction), Limited Transmit, an initial window of 10 (TCP_INIT_CWND, RFC 6928),
+#: a minimum RTO of 200 ms (TCP_RTO_MIN) and delayed ACKs. The delayed-ACK timer: Linux adapts it
+#: between TCP_DELACK_MIN (40 ms) and TCP_DELACK_MAX (200 ms) starting from TCP_ATO_MIN (40 ms);
+#: the simulator has one fixed timer, set to the 40 ms a kernel starts from. Not set: F-RTO
+#: (Linux runs RFC 5682's SACK-enhanced variant, the simulator only the basic one) and what is
+#: not modelled yet (RACK-TLP, HyStart++, quick-ACK start, pacing).
+LINUX_PROFILE: dict[str, Any] = {
+    "congestion_control": "cubic", "sack": True, "prr": True, "limited_transmit": True,
+    "initial_cwnd": 10, "min_rto": "200ms", "delayed_ack": True, "delayed_ack_timeout": "40ms",
+}
+
 
 class Tcp(Strict):
     """TCP with NewReno or CUBIC window rules (RFC 5681, RFC 6582, RFC 6298; RFC 9438)."""
 
+    profile: Literal["rfc", "linux"] = Field(
+        "rfc", description="a whole stack at once; a field set here too wins over it. rfc: the RFC textbook "
+                           "defaults below (every paper reproduction uses them); linux: a current kernel's "
+                           "defaults as far as modelled: cubic, sack, prr, limited_transmit, initial_cwnd 10, "
+                           "min_rto 200ms, delayed_ack with a 40ms delayed_ack_timeout. Not yet modelled, so "
+                           "absent from linux: RACK-TLP, HyStart++, quick-ACK start, pacing, SACK-enhanced F-RTO")
     mss: Size = Field(written("1460B"), description="payload per segment; packets are mss + 40 B")
     initial_cwnd: int = Field(2, ge=1, le=100, json_schema_extra={"unit": "segments"},
                               description="initial congestion window")
@@ -31,6 +50,10 @@ class Tcp(Strict):
     ecn: bool = Field(False, description="negotiate ECN (RFC 3168)")
     sack: bool = Field(False, description="selective acknowledgments (RFC 2018, RFC 6675 recovery)")
     frto: bool = Field(False, description="F-RTO spurious-timeout detection (RFC 5682)")
+    prr: bool = Field(False, description="Proportional Rate Reduction in SACK recovery (RFC 6937, PRR-SSRB as "
+                                         "Linux runs it); no effect without sack")
+    limited_transmit: bool = Field(False, description="one new segment on each of the first two duplicate ACKs "
+                                                      "(RFC 3042)")
     congestion_control: Literal["newreno", "cubic", "dctcp"] = Field(
         "newreno", description="window rules: newreno (RFC 5681), cubic (RFC 9438) or dctcp (RFC 8257, "
                                "needs ecn = true; simulator only); emulated as kernel reno or cubic")
@@ -38,6 +61,15 @@ class Tcp(Strict):
         "ect0", description="ECN codepoint of data segments when ecn is on: ect0 (RFC 3168) or ect1, "
                             "which makes the flow L4S traffic (RFC 9331) that DualPI2 puts in its L "
                             "queue (RFC 9331 expects a scalable controller such as dctcp there)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_profile(cls, data: Any) -> Any:
+        """Fill the fields the scenario leaves unset from the profile (an unknown profile is left
+        for the field's own check, which names the allowed values)."""
+        if isinstance(data, dict) and data.get("profile") == "linux":
+            return {**LINUX_PROFILE, **data}
+        return data
 
     @model_validator(mode="after")
     def _sane(self) -> Tcp:

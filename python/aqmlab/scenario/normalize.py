@@ -147,6 +147,10 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         # Left out at the default (ECT(0)) so that a scenario without the field normalizes as
         # it did before the field existed.
         **({"ecn_codepoint": t.ecn_codepoint} if t.ecn_codepoint != "ect0" else {}),
+        # Left out when off, so that a scenario without them normalizes as it did before they
+        # existed.
+        **({"prr": True} if t.prr else {}),
+        **({"limited_transmit": True} if t.limited_transmit else {}),
     }
 
 

@@ -28,6 +28,13 @@ pub struct TcpConfig {
     /// F-RTO detection of spurious retransmission timeouts (RFC 5682 section 2).
     #[serde(default)]
     pub frto: bool,
+    /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) in SACK-based fast recovery; without
+    /// SACK it has no effect.
+    #[serde(default)]
+    pub prr: bool,
+    /// Limited Transmit (RFC 3042): one new segment on each of the first two duplicate ACKs.
+    #[serde(default)]
+    pub limited_transmit: bool,
     /// The window rules: NewReno (RFC 5681), CUBIC (RFC 9438) or DCTCP (RFC 8257; needs `ecn`).
     #[serde(default)]
     pub congestion_control: CongestionControl,
@@ -91,6 +98,8 @@ mod tests {
             ecn,
             sack: false,
             frto: false,
+            prr: false,
+            limited_transmit: false,
             congestion_control: CongestionControl::Dctcp,
             ecn_codepoint,
         }

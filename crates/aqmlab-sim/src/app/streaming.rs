@@ -262,6 +262,8 @@ mod tests {
             ecn: false,
             sack: false,
             frto: false,
+            prr: false,
+            limited_transmit: false,
             congestion_control: Default::default(),
             ecn_codepoint: Default::default(),
         }

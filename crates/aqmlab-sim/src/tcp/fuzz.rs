@@ -1,5 +1,5 @@
 //! A seeded random driver for the TCP state machines: the fuzzer behind
-//! `examples/fuzz_tcp.rs` (10^5 data segments per stack by default, 1.6 x 10^6 in all) and
+//! `examples/fuzz_tcp.rs` (10^5 data segments per stack by default, 4.8 x 10^6 in all) and
 //! the short run in `tests/tcp_fuzz.rs`, beside `aqmlab_core::fuzz` for the disciplines.
 //!
 //! An *episode* is one [`TcpSender`] and one [`TcpReceiver`] moving a transfer of random
@@ -12,8 +12,9 @@
 //! * ACKs: random loss and the same reordering.
 //!
 //! The stacks are every combination the simulator runs ([`stacks`]): NewReno or CUBIC, SACK on
-//! or off, F-RTO on or off, ECN on or off, and DCTCP (always with ECN) with SACK and F-RTO on
-//! or off; the receiver's delayed ACKs, the initial window,
+//! or off (with SACK, PRR on or off), Limited Transmit on or off, F-RTO on or off, ECN on or
+//! off, and DCTCP (always with ECN) with SACK (and PRR) and F-RTO on or off; the receiver's
+//! delayed ACKs, the initial window,
 //! the receiver window and the minimum RTO are drawn per episode.
 //!
 //! After every event (a data or ACK arrival, a timer) [`run_episode`] checks:
@@ -30,7 +31,8 @@
 //!   retransmit, timeout, ECN-Echo) the new ssthresh is no more than the window before it
 //!   (cwnd, or in slow start after an earlier reduction the ssthresh it was heading for, at
 //!   least 2 SMSS; where the sender reduces FlightSize by design, at least FlightSize: see
-//!   [`window_before`]), and an ECN-Echo never raises cwnd;
+//!   [`window_before`]), an ECN-Echo never raises cwnd, and with PRR the ACK that ends a
+//!   recovery leaves cwnd = ssthresh;
 //! * retransmissions: each one either repairs a loss (every earlier copy of the segment was
 //!   dropped on the path) or is spurious for a reason the run names (a timeout's
 //!   retransmission or go-back-N, or a recovery retransmission of a segment delayed or whose
@@ -53,6 +55,9 @@ pub struct Stack {
     pub sack: bool,
     pub frto: bool,
     pub ecn: bool,
+    /// Proportional Rate Reduction (only with SACK: it shapes SACK-based recovery).
+    pub prr: bool,
+    pub limited_transmit: bool,
 }
 
 impl Stack {
@@ -63,7 +68,8 @@ impl Stack {
             CongestionControl::Cubic => "cubic",
             CongestionControl::Dctcp => "dctcp",
         });
-        for (on, tag) in [(self.sack, "+sack"), (self.frto, "+frto"), (self.ecn, "+ecn")] {
+        let tags = [(self.sack, "+sack"), (self.prr, "+prr"), (self.limited_transmit, "+lt"), (self.frto, "+frto"), (self.ecn, "+ecn")];
+        for (on, tag) in tags {
             if on {
                 n.push_str(tag);
             }
@@ -73,23 +79,26 @@ impl Stack {
 }
 
 /// Every controller x recovery combination the simulator has: each new controller or recovery
-/// option multiplies this list.
+/// option multiplies this list. PRR is combined with SACK only: without SACK it changes
+/// nothing, and the list stays at 48 stacks.
 pub fn stacks() -> Vec<Stack> {
     let mut v = Vec::new();
     for cc in [CongestionControl::NewReno, CongestionControl::Cubic] {
-        for sack in [false, true] {
-            for frto in [false, true] {
-                for ecn in [false, true] {
-                    v.push(Stack { cc, sack, frto, ecn });
+        for (sack, prr) in [(false, false), (true, false), (true, true)] {
+            for limited_transmit in [false, true] {
+                for frto in [false, true] {
+                    for ecn in [false, true] {
+                        v.push(Stack { cc, sack, frto, ecn, prr, limited_transmit });
+                    }
                 }
             }
         }
     }
     // DCTCP runs only with ECN (RFC 8257; the config refuses it without), appended so that the
     // classic stacks keep their indices.
-    for sack in [false, true] {
+    for (sack, prr) in [(false, false), (true, false), (true, true)] {
         for frto in [false, true] {
-            v.push(Stack { cc: CongestionControl::Dctcp, sack, frto, ecn: true });
+            v.push(Stack { cc: CongestionControl::Dctcp, sack, frto, ecn: true, prr, limited_transmit: false });
         }
     }
     v
@@ -214,6 +223,8 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         ecn: stack.ecn,
         sack: stack.sack,
         frto: stack.frto,
+        prr: stack.prr,
+        limited_transmit: stack.limited_transmit,
         congestion_control: stack.cc,
         ecn_codepoint: Default::default(),
     }
@@ -468,6 +479,8 @@ pub fn run_episode(stack: Stack, seed: u64) -> Result<Tally, Failure> {
         let rcv_before = r.rcv_nxt();
         let (cwnd_before, ssthresh_before, reduced_before) = (s.cwnd, s.ssthresh, reductions(&s));
         let flight_before = s.snd_max() - s.snd_una();
+        let in_recovery_before = s.in_recovery();
+        let spurious_before = s.stats.spurious_timeouts;
         let mut after_timeout = false;
         if next_packet == Some(now) {
             let Reverse((_, _, p)) = w.queue.pop().unwrap();
@@ -528,8 +541,20 @@ pub fn run_episode(stack: Stack, seed: u64) -> Result<Tally, Failure> {
         // The ACK carrying the ECN-Echo may first grow cwnd by at most one segment (slow start,
         // RFC 5681 (2); congestion avoidance grows less); the reduction may not add to that.
         let ecn_only = s.stats.ecn_reductions > reduced_before.2 && reductions(&s).1 == reduced_before.1;
-        if ecn_only && s.cwnd > (cwnd_before + MSS).max(2 * MSS) {
+        // The same ACK may end F-RTO with a spurious timeout, whose response sets cwnd =
+        // ssthresh (RFC 5682 section 4, applied after the ECN-Echo's reduction): then cwnd may
+        // rise from the timeout's one segment, but not above the ssthresh the ECN-Echo set.
+        let frto_spurious = s.stats.spurious_timeouts > spurious_before;
+        if ecn_only && frto_spurious && s.cwnd > s.ssthresh {
+            return Err(fail(event, format!("an ECN-Echo ending F-RTO left cwnd {} above ssthresh {}", s.cwnd, s.ssthresh)));
+        }
+        if ecn_only && !frto_spurious && s.cwnd > (cwnd_before + MSS).max(2 * MSS) {
             return Err(fail(event, format!("an ECN-Echo raised cwnd from {cwnd_before} to {}", s.cwnd)));
+        }
+        // PRR (RFC 6937 section 3): the ACK that ends a SACK recovery leaves cwnd = ssthresh.
+        let recovery_ended = in_recovery_before && !s.in_recovery() && reductions(&s) == reduced_before;
+        if stack.prr && recovery_ended && s.cwnd != s.ssthresh {
+            return Err(fail(event, format!("PRR recovery ended with cwnd {} != ssthresh {}", s.cwnd, s.ssthresh)));
         }
         w.send_data(&out, after_timeout && !s.in_recovery()).map_err(|m| fail(event, m))?;
         out.clear();

@@ -28,6 +28,12 @@
 //!   response, see [`TcpSender::frto_after_ack`]). The basic algorithm is used with SACK too
 //!   (RFC 5682 section 3's SACK-enhanced variant is not implemented). Without F-RTO every
 //!   rule above is unchanged.
+//! * optional Proportional Rate Reduction (`TcpConfig::prr`, with SACK): in RFC 6675 recovery,
+//!   cwnd = pipe + RFC 6937's sndcnt on every ACK ([`prr`]), and cwnd = ssthresh when recovery
+//!   ends. Off, or without SACK, every rule above is unchanged.
+//! * optional Limited Transmit (`TcpConfig::limited_transmit`): one new segment on each of the
+//!   first two duplicate ACKs (RFC 3042, [`limited_transmit`]). Off, every rule above is
+//!   unchanged.
 //!
 //! Sequence numbers are 64-bit byte offsets starting at 1 (the SYN's), never wrapping. Data is
 //! always sent in full-sized segments at `ISS_DATA + k * mss`, so SACK blocks fall on segment
@@ -36,6 +42,8 @@
 pub mod cc;
 pub mod ecn_feedback;
 pub mod fuzz;
+pub mod limited_transmit;
+pub mod prr;
 pub mod rtt;
 pub mod sack;
 
@@ -43,6 +51,7 @@ use aqmlab_core::{SackBlocks, Time};
 use aqmlab_model::app::tcp_config::{CongestionControl, TcpConfig};
 use cc::Controller;
 use ecn_feedback::DctcpEcho;
+use prr::Prr;
 use rtt::RttEstimator;
 use sack::{RangeSet, SackReporter, DUP_THRESH};
 
@@ -110,6 +119,11 @@ pub struct TcpSender {
     /// RFC 5682's "recover": the highest sequence number sent when the last timeout fired
     /// (SND.UNA once a timeout is declared spurious, step 3b); None before any timeout.
     frto_recover: Option<u64>,
+    /// Limited Transmit (RFC 3042) enabled.
+    limited_transmit: bool,
+    /// Proportional Rate Reduction (RFC 6937): Some when enabled (with SACK), the state of the
+    /// current (or last) recovery.
+    prr: Option<Prr>,
     pub stats: SenderStats,
 }
 
@@ -178,6 +192,8 @@ impl TcpSender {
             frto: cfg.frto,
             frto_phase: FrtoPhase::Idle,
             frto_recover: None,
+            limited_transmit: cfg.limited_transmit,
+            prr: (cfg.prr && cfg.sack).then(Prr::default),
             stats: SenderStats::default(),
         }
     }
@@ -266,6 +282,11 @@ impl TcpSender {
             self.timing = Some((seq + self.mss, now));
         }
         self.stats.segments_sent += 1;
+        if self.in_recovery {
+            if let Some(p) = self.prr.as_mut() {
+                p.on_sent(self.mss); // RFC 6937: prr_out += (data sent)
+            }
+        }
         if self.rto_deadline.is_none() {
             // RFC 6298 (5.1): start the timer when data is sent and it is not running.
             self.rto_deadline = Some(now + self.rtt.rto());
@@ -458,6 +479,23 @@ impl TcpSender {
             // RFC 6582 section 3.2 step 1: only when the ACK covers more than `recover`, so
             // that duplicates caused by a timeout's retransmissions do not start a recovery.
             self.enter_fast_recovery(now, out);
+        } else {
+            self.send_limited_transmit(now, out);
+        }
+    }
+
+    /// RFC 3042 section 2: on the first or second duplicate ACK outside recovery, one new
+    /// segment beyond cwnd (see [`limited_transmit::allows`]). Not while a timeout's go-back-N
+    /// still has segments to resend (they come first).
+    fn send_limited_transmit(&mut self, now: Time, out: &mut Vec<Segment>) {
+        if !self.limited_transmit || self.in_recovery || self.snd_nxt != self.snd_max {
+            return;
+        }
+        if limited_transmit::allows(self.dupacks, self.snd_una, self.snd_max, self.cwnd, self.rwnd, self.mss, self.data_end) {
+            let seq = self.snd_max;
+            self.transmit(seq, false, now, out);
+            self.snd_max += self.mss;
+            self.snd_nxt = self.snd_max;
         }
     }
 
@@ -475,6 +513,8 @@ impl TcpSender {
 
     /// An ACK at a SACK sender (RFC 6675 section 5). `ack <= snd_max`.
     fn on_sack_ack(&mut self, ack: u64, blocks: &[(u64, u64)], now: Time, out: &mut Vec<Segment>) {
+        // RFC 6937's DeliveredData is measured from here (only with PRR).
+        let before = self.prr.is_some().then(|| (self.snd_una, self.board.bytes()));
         if ack > self.snd_una {
             self.take_rtt_sample(ack, now);
             let acked = ack - self.snd_una;
@@ -489,6 +529,11 @@ impl TcpSender {
                     // ssthresh, the scoreboard above HighACK is kept.
                     self.in_recovery = false;
                     self.snd_nxt = self.snd_max;
+                    if self.prr.is_some() {
+                        // RFC 6937 section 3: at the end of recovery cwnd = ssthresh (Linux's
+                        // `tcp_end_cwnd_reduction`).
+                        self.cwnd = self.ssthresh;
+                    }
                 }
             } else {
                 self.grow_window(acked, now);
@@ -505,7 +550,14 @@ impl TcpSender {
         // (B): in recovery the new SACK information only changes the pipe, recomputed when
         // sending. Outside recovery an ACK that SACKs new data is a duplicate ACK (RFC 6675
         // section 2), whether or not it also advanced the cumulative ACK.
-        if self.in_recovery || newly_sacked == 0 || self.snd_una >= self.snd_max {
+        let delivered = before.map(|b| self.delivered_data(b));
+        if self.in_recovery {
+            if let Some(d) = delivered {
+                self.prr_on_ack(d);
+            }
+            return;
+        }
+        if newly_sacked == 0 || self.snd_una >= self.snd_max {
             return;
         }
         self.dupacks += 1;
@@ -513,8 +565,45 @@ impl TcpSender {
         // RecoveryPoint is acknowledged (RFC 6675 section 5.1; RFC 6582's `recover` guard).
         let loss = self.dupacks as u64 >= DUP_THRESH || self.is_lost(self.snd_una);
         if loss && self.snd_una > self.recover {
+            let cwnd_before = self.cwnd;
             self.enter_sack_recovery(now, out);
+            if let Some(d) = delivered {
+                self.prr_on_recovery_start(d, cwnd_before);
+            }
+        } else {
+            self.send_limited_transmit(now, out);
         }
+    }
+
+    /// RFC 6937's DeliveredData of the ACK just processed: the change in snd.una plus the
+    /// change in SACKed bytes (negative when the cumulative ACK covers SACKed data).
+    fn delivered_data(&self, (una_before, sacked_before): (u64, u64)) -> u64 {
+        (self.snd_una - una_before + self.board.bytes()).saturating_sub(sacked_before)
+    }
+
+    /// RFC 6937 section 3, on an ACK in recovery: cwnd = pipe + sndcnt, which RFC 6675's
+    /// NextSeg loop (`send_in_sack_recovery`) then spends.
+    fn prr_on_ack(&mut self, delivered: u64) {
+        let Some(p) = self.prr.as_mut() else { return };
+        p.on_ack(delivered);
+        let pipe = self.pipe();
+        let sndcnt = self.prr.as_ref().map_or(0, |p| p.sndcnt(delivered, pipe, self.ssthresh, self.mss));
+        self.cwnd = (pipe + sndcnt).max(self.mss);
+    }
+
+    /// PRR on the ACK that started recovery: RecoverFS is the cwnd before the reduction
+    /// (`cwnd_before`, see [`Prr::start`]); the fast retransmission `enter_sack_recovery` sent
+    /// is part of this ACK's sndcnt, and at least it goes out (Linux's `tcp_cwnd_reduction`
+    /// forces it when prr_out is 0).
+    fn prr_on_recovery_start(&mut self, delivered: u64, cwnd_before: u64) {
+        let mut p = Prr::start(cwnd_before);
+        p.on_sent(self.mss);
+        p.on_ack(delivered);
+        // pipe before the fast retransmission: it added one SMSS (HighRxt moved past it).
+        let pipe = self.pipe().saturating_sub(self.mss);
+        let sndcnt = p.sndcnt(delivered, pipe, self.ssthresh, self.mss).max(self.mss);
+        self.prr = Some(p);
+        self.cwnd = (pipe + sndcnt).max(self.mss);
     }
 
     /// RFC 6675 section 5 step (4): RecoveryPoint = HighData, ssthresh = cwnd = the controller's

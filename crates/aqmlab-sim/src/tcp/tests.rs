@@ -18,6 +18,8 @@ fn cfg() -> TcpConfig {
         ecn: false,
         sack: false,
         frto: false,
+        prr: false,
+        limited_transmit: false,
         congestion_control: Default::default(),
         ecn_codepoint: Default::default(),
     }

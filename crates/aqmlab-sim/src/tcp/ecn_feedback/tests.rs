@@ -20,6 +20,8 @@ fn receiver(delayed_ack: bool, cc: CongestionControl) -> TcpReceiver {
         ecn: true,
         sack: false,
         frto: false,
+        prr: false,
+        limited_transmit: false,
         congestion_control: cc,
         ecn_codepoint: Default::default(),
     })

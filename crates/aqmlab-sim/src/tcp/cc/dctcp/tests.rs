@@ -92,6 +92,8 @@ fn dctcp_sender(n: u64) -> TcpSender {
         ecn: true,
         sack: false,
         frto: false,
+        prr: false,
+        limited_transmit: false,
         congestion_control: CongestionControl::Dctcp,
         ecn_codepoint: Default::default(),
     };
