@@ -28,7 +28,7 @@ fn fuzzed_stacks_are_every_combination_once() {
     assert_eq!(unique.len(), names.len());
     assert_eq!(
         names.len(),
-        2 * 3 * 2 * 2 * 2 + 3 * 2 * 2,
+        2 * 3 * 2 * 2 * 2 + 3 * 2,
         "NewReno/CUBIC x (no SACK, SACK, SACK+PRR) x Limited Transmit x F-RTO x ECN, and DCTCP+ECN x (no SACK, SACK, SACK+PRR) x F-RTO"
     );
 }
