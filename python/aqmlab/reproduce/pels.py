@@ -311,6 +311,11 @@ TITLES = {
 }
 
 
+#: Tables whose published values come from the paper's closed-form model (eq. 2, eq. 6), not
+#: from its simulations: a `--set` of the scenarios leaves them comparable.
+SCENARIO_FREE_PUBLISHED = ("table1", "utility_bound")
+
+
 def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), keep_records: bool = False,
               workers: int | None = None, quick: bool = False) -> dict[str, pd.DataFrame]:
     """Runs everything and writes tables, figures and report.md into `out_dir` (a fresh
