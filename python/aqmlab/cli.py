@@ -231,7 +231,7 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
               quality_flows: int | None, as_json: bool, quiet: bool) -> None:
     """Reproduce every table and figure of a PAPER's evaluation."""
     try:
-        from aqmlab.reproduce import published, reproducer
+        from aqmlab.reproduce import published, reproducer, varied
         from aqmlab.run import atomic_directory
     except KeyboardInterrupt:
         _interrupted("nothing was written")
@@ -239,21 +239,22 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
     mod = reproducer(paper)
     out_dir = out_dir or Path("results") / paper
     _check_out(out_dir, force)
-    if paper == "head-to-head" and (overrides or records or seeds != 1):
-        _fail("head-to-head: --set, --records and --seeds are not supported; use --seed and --clips")
+    if paper == "head-to-head" and (records or seeds != 1):
+        _fail("head-to-head: --records and --seeds are not supported; use --seed and --clips")
     if paper != "head-to-head" and clips is not None:
         _fail(f"{paper}: --clips applies only to head-to-head")
     if quality_flows and "quality_flows" not in inspect.signature(mod.reproduce).parameters:
         _fail(f"{paper}: --quality-flows applies only to rb-rio and sqf")
-    reasons: list[str] = []
-    if paper != "head-to-head":
-        _check_overrides(mod, overrides)
-        reasons = published.departures(mod.scenarios(), overrides)
+    refused = varied.refusal(paper, getattr(mod, "VARIED", {}), overrides)
+    if refused:
+        _fail(refused)
+    _check_overrides(mod, overrides)
+    reasons = published.departures(mod.scenarios(), overrides)
     seed_list = [first_seed] if quick else list(range(first_seed, first_seed + seeds))
     try:
         with progress.shown(quiet), atomic_directory(out_dir) as tmp:
             if paper == "head-to-head":
-                tables = mod.reproduce(tmp, first_seed, clips, quick, workers=workers)
+                tables = mod.reproduce(tmp, first_seed, clips, quick, workers=workers, overrides=overrides)
             else:
                 params = inspect.signature(mod.reproduce).parameters
                 kwargs: dict[str, Any] = {"quick": quick} if "quick" in params else {}

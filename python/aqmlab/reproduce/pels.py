@@ -53,6 +53,15 @@ def measured_end(run: dict[str, pd.DataFrame]) -> float:
     return float(run["duration_s"]["s"].iloc[0]) - DRAIN_S
 
 
+#: Fields the reproduction varies across its scenario files, with what for: `--set` may not
+#: change them. (`duration` is the runs' own length, which a user may shorten: load_pels leaves
+#: out the groups that would start after the end.)
+VARIED = {
+    "flows.pels.count": "the loss levels: 4 flows near 7 %, 8 near 14 %",
+    "topology.bottleneck.qdisc.qdisc": "PELS's colour queues against best effort's",
+}
+
+
 def scenarios() -> list[str]:
     return [f"pels/{s}" for s in SIMULATIONS]
 

@@ -77,6 +77,10 @@ def scenario_name(experiment: str, discipline: str) -> str:
     return f"rb-rio/{experiment}-{discipline}"
 
 
+#: Fields the reproduction varies across its runs, with what for: `--set` may not change them.
+VARIED = {"topology.bottleneck.qdisc.kind": "the disciplines compared, one scenario file each"}
+
+
 def scenarios() -> list[str]:
     """Every built-in scenario the reproduction runs (to validate overrides up front)."""
     return [scenario_name(e, d) for e in SETS for d in disciplines()]

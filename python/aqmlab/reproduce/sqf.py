@@ -100,6 +100,19 @@ class Job:
     quality: bool = False
 
 
+#: Fields each run sets itself (job_overrides), with what for: `--set` may not change them.
+VARIED = {
+    "duration": "the runs' length: 120 s, 30 s with --quick",
+    "metrics.periods": "the measurement after the 10 s warm-up",
+    "flows.tcp.count": "n, the TCP flows of Table I and Figures 6-7 and of the model check",
+    "topology.bottleneck.rate": "Figure 8's 10 and 100 Mbit/s halves",
+    "flows.video.app.jitter": "Figure 8's delta",
+    "flows.video.app.size_cv": "the frame-size variability study",
+    "flows.poisson.app.rate": "the model check's peak rates",
+    "flows.poisson.start": "the model check's start after the warm-up",
+}
+
+
 def scenario_name(experiment: str, discipline: str) -> str:
     return "sqf/model-check" if experiment == "model" else f"sqf/testbed-{discipline}"
 
