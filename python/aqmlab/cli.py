@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from aqmlab import progress
@@ -122,7 +123,21 @@ def _load_all(names: tuple[str, ...], overrides: list[str], seed: int | None) ->
             problems.extend(e.lines)
     if problems:
         _fail(problems)
+    _warn_advisories([(sc.name, sc) for sc, _ in loaded])
     return loaded
+
+
+def _warn_advisories(scenarios: list[tuple[str, Any]]) -> None:
+    """One warning line per questionable setting (aqmlab.scenario.advisories), with the
+    scenarios it concerns; the run goes ahead."""
+    from aqmlab.scenario.advisories import advisories
+
+    where: dict[str, list[str]] = {}
+    for name, sc in scenarios:
+        for line in advisories(sc):
+            where.setdefault(line, []).append(name)
+    for line, names in where.items():
+        err.print(f"[bold yellow]warning:[/] {escape(line)} (in {', '.join(names)})", highlight=False, soft_wrap=True)
 
 
 def _targets(loaded: list[tuple[Scenario, dict]], out_dir: Path) -> list[Path]:
@@ -317,9 +332,10 @@ def _check_overrides(mod: Any, overrides: tuple[str, ...]) -> None:
     scenarios share is printed once, with the scenarios it concerns (or "every scenario")."""
     names = list(mod.scenarios())
     where: dict[str, list[str]] = {}
+    loaded = []
     for name in names:
         try:
-            load(name, list(overrides))
+            loaded.append((name, load(name, list(overrides))[0]))
         except ScenarioError as err:
             for p in err.problems:
                 # the origin is "<scenario>: --set ..." when the overrides cause it: keep the --set part
@@ -329,6 +345,7 @@ def _check_overrides(mod: Any, overrides: tuple[str, ...]) -> None:
     if where:
         _fail([f"{line} (in {'every scenario' if len(found) == len(names) else ', '.join(found)})"
                for line, found in where.items()])
+    _warn_advisories(loaded)
 
 
 @main.command()
