@@ -75,9 +75,11 @@ def test_reproduce_pels_rejects_a_bad_override_before_running(tmp_path):
 def test_several_seeds_give_mean_and_confidence_interval():
     from aqmlab.reproduce.pels import _row, combine_seeds
 
-    tables = [pd.DataFrame([_row("a", "1", v, ".2f", "%"), _row("b", "-", float("nan"), ".1f")]) for v in (1.0, 3.0)]
+    tables = [pd.DataFrame([_row("a", "1", v, ".2f", "%"), _row("b", "-", float("nan"), ".1f"),
+                            _row("c: delay", "-", v + 50, ".2f", "ms")]) for v in (1.0, 3.0)]
     out = combine_seeds(tables)
-    # Two seeds: mean 2, half-width t(0.975, 1) x sd / sqrt(2) = 12.706 x 1.4142 / 1.4142.
-    assert out["ours"].tolist() == ["2.00 ± 12.71", "-"]
-    assert combine_seeds(tables[:1])["ours"].tolist() == ["1.00", "-"]
-    assert out["note"].tolist() == ["%", ""]
+    # Two seeds: mean 2, half-width t(0.975, 1) x sd / sqrt(2) = 12.706 x 1.4142 / 1.4142; a
+    # percentage cannot go below 0, so that interval is shown clipped; 52 ms ± 12.71 fits.
+    assert out["ours"].tolist() == ["2.00 [0.00, 14.71] clipped", "-", "52.00 ± 12.71"]
+    assert combine_seeds(tables[:1])["ours"].tolist() == ["1.00", "-", "51.00"]
+    assert out["note"].tolist() == ["%", "", "ms"]

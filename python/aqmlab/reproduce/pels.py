@@ -25,7 +25,7 @@ from aqmlab.models import pels as model
 from aqmlab.reproduce import parallel_map, write_tables
 from aqmlab.run import simulate
 from aqmlab.scenario import Scenario, apply_override, read_scenario_file, resolve_path, validate
-from aqmlab.stats import mean_ci
+from aqmlab.stats import NON_NEGATIVE, PERCENT, UNIT, ci_text
 
 SOURCE = "Kang, Zhang, Dai and Loguinov, ICDCS 2004"
 SIMULATIONS = ("convergence", "gamma-7", "gamma-14", "delay", "best-effort-7", "best-effort-14", "parking-lot")
@@ -115,14 +115,24 @@ def _row(claim: str, published: str, ours: float, fmt: str, note: str = "") -> d
     return {"claim": claim, "published": published, "ours": float(ours), "fmt": fmt, "note": note}
 
 
+def _claim_range(claim: str, note: str) -> tuple[float, float]:
+    """What a mechanisms row can be: losses and other percentages [0, 100], gamma and the
+    utility of eq. (3) [0, 1], rates, delays and times [0, inf)."""
+    if note.startswith("%") or "loss" in claim:
+        return PERCENT
+    if "gamma" in claim.partition(": ")[2] or "utility" in claim:
+        return UNIT
+    return NON_NEGATIVE
+
+
 def combine_seeds(per_seed: list[pd.DataFrame]) -> pd.DataFrame:
     """One mechanisms table from one per seed: "ours" as the mean ± 95 % CI over seeds (just
     the value for one seed); notes, which carry further numbers, from the first seed."""
     first = per_seed[0]
     cells = []
     for i, fmt in enumerate(first["fmt"]):
-        m, h = mean_ci([float(t["ours"].iloc[i]) for t in per_seed])
-        cells.append("-" if m != m else (format(m, fmt) if h != h else f"{format(m, fmt)} ± {format(h, fmt)}"))
+        bounds = _claim_range(str(first["claim"].iloc[i]), str(first["note"].iloc[i]))
+        cells.append(ci_text([float(t["ours"].iloc[i]) for t in per_seed], fmt, bounds))
     return pd.DataFrame({"claim": first["claim"], "published": first["published"], "ours": cells,
                          "note": first["note"]})
 
