@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,7 +13,7 @@ from aqmlab import quality
 from conftest import aqmlab
 
 
-def test_quality_curve_from_ffmpeg_rises_with_rate():
+def test_quality_curve_from_pyav_rises_with_rate():
     curve = quality.rate_quality_curve(ladder=(100e3, 400e3, 1600e3), seconds=1.0)
     assert list(curve["requested_bps"]) == [100e3, 400e3, 1600e3]
     assert curve["rate_bps"].is_monotonic_increasing and curve["psnr_db"].is_monotonic_increasing
@@ -37,9 +40,15 @@ def test_frame_quality_maps_base_plus_useful_bytes_through_the_curve():
         quality.psnr_at(1e5, pd.DataFrame({"rate_bps": [2e5, 1e5], "psnr_db": [1.0, 2.0]}))
 
 
-def test_reproduce_quick_writes_every_table_and_figure(tmp_path):
+def test_reproduce_quick_writes_every_table_and_figure_without_the_ffmpeg_command(tmp_path):
+    # Nothing on PATH (the interpreter is called by its full path): the quality step must get
+    # its encoder, decoder and test source from PyAV's wheel, not from an ffmpeg binary.
+    empty_path = tmp_path / "bin"
+    empty_path.mkdir()
+    env = {**os.environ, "PATH": str(empty_path)}
+    assert shutil.which("ffmpeg", path=env["PATH"]) is None
     out = tmp_path / "pels"
-    r = aqmlab("reproduce", "pels", "--quick", "--out", str(out), "--workers", "2")
+    r = aqmlab("reproduce", "pels", "--quick", "--out", str(out), "--workers", "2", env=env)
     assert r.returncode == 0, r.stderr
     for name in ("table1", "utility_bound", "mechanisms", "quality", "quality_curve"):
         assert (out / "tables" / f"{name}.csv").exists() and (out / "tables" / f"{name}.md").exists()
@@ -66,9 +75,11 @@ def test_reproduce_pels_rejects_a_bad_override_before_running(tmp_path):
 def test_several_seeds_give_mean_and_confidence_interval():
     from aqmlab.reproduce.pels import _row, combine_seeds
 
-    tables = [pd.DataFrame([_row("a", "1", v, ".2f", "%"), _row("b", "-", float("nan"), ".1f")]) for v in (1.0, 3.0)]
+    tables = [pd.DataFrame([_row("a", "1", v, ".2f", "%"), _row("b", "-", float("nan"), ".1f"),
+                            _row("c: delay", "-", v + 50, ".2f", "ms")]) for v in (1.0, 3.0)]
     out = combine_seeds(tables)
-    # Two seeds: mean 2, half-width t(0.975, 1) x sd / sqrt(2) = 12.706 x 1.4142 / 1.4142.
-    assert out["ours"].tolist() == ["2.00 ± 12.71", "-"]
-    assert combine_seeds(tables[:1])["ours"].tolist() == ["1.00", "-"]
-    assert out["note"].tolist() == ["%", ""]
+    # Two seeds: mean 2, half-width t(0.975, 1) x sd / sqrt(2) = 12.706 x 1.4142 / 1.4142; a
+    # percentage cannot go below 0, so that interval is shown clipped; 52 ms ± 12.71 fits.
+    assert out["ours"].tolist() == ["2.00 [0.00, 14.71] clipped", "-", "52.00 ± 12.71"]
+    assert combine_seeds(tables[:1])["ours"].tolist() == ["1.00", "-", "51.00"]
+    assert out["note"].tolist() == ["%", "", "ms"]

@@ -118,7 +118,11 @@ def run(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overrides: 
     except KeyboardInterrupt:
         # Also covers an interrupt while the data libraries are still importing.
         _interrupted("the run in progress wrote nothing")
-    _print_period_table(results, as_json)
+    from aqmlab.reproduce.published import departures
+
+    withheld = [departures([name], overrides) if res.scenario.reference else []
+                for name, res in zip(scenarios, results, strict=True)]
+    _print_period_table(results, as_json, withheld)
 
 
 def _run_all(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overrides: tuple[str, ...],
@@ -150,7 +154,25 @@ def _load_all(names: tuple[str, ...], overrides: list[str], seed: int | None) ->
             problems.extend(e.lines)
     if problems:
         _fail(problems)
+    _warn_advisories([(sc.name, sc) for sc, _ in loaded])
     return loaded
+
+
+def _warn_advisories(scenarios: list[tuple[str, Any]]) -> None:
+    """One warning line per questionable setting (aqmlab.scenario.advisories), with the
+    scenarios it concerns; the run goes ahead."""
+    from aqmlab.scenario.advisories import advisories
+
+    where: dict[str, list[str]] = {}
+    for name, sc in scenarios:
+        for line in advisories(sc):
+            where.setdefault(line, []).append(name)
+    if not where:
+        return  # the usual case: nothing to say, and rich stays unloaded
+    from rich.markup import escape
+
+    for line, names in where.items():
+        err.print(f"[bold yellow]warning:[/] {escape(line)} (in {', '.join(names)})", highlight=False, soft_wrap=True)
 
 
 def _targets(loaded: list[tuple[Scenario, dict]], out_dir: Path) -> list[Path]:
@@ -162,20 +184,24 @@ def _targets(loaded: list[tuple[Scenario, dict]], out_dir: Path) -> list[Path]:
     return [out_dir / n for n in names]
 
 
-def _print_period_table(results: list[Any], as_json: bool = False) -> None:
-    """The Figure 5 form: one block per period, one row per run, published values beside."""
+def _print_period_table(results: list[Any], as_json: bool = False, withheld: list[list[str]] | None = None) -> None:
+    """The Figure 5 form: one block per period, one row per run, published values beside
+    unless `withheld` gives, per result, the overrides that make its scenario not the paper's."""
     import pandas as pd
 
     from aqmlab.display import TablePrinter
+    from aqmlab.reproduce.published import note
+
+    withheld = withheld or [[] for _ in results]
 
     shown, data, sections = [], [], []
     periods = sorted({(r["start_s"], r["end_s"]) for res in results for r in res.summary["periods"]})
     for a, b in periods:
-        for res in results:
+        for res, reasons in zip(results, withheld, strict=True):
             row = next((r for r in res.summary["periods"] if (r["start_s"], r["end_s"]) == (a, b)), None)
             if row is None:
                 continue
-            ref = _reference(res.scenario, a, b)
+            ref = None if reasons else _reference(res.scenario, a, b)
             qdisc = DISPLAY.get(res.scenario.topology.bottleneck.qdisc.kind, "?")
             pub_util = ref.utilization_mbps if ref else None
             pub_drop = ref.drop_rate_pct if ref else None
@@ -188,12 +214,19 @@ def _print_period_table(results: list[Any], as_json: bool = False) -> None:
         sections.append(len(shown) - 1)
     columns = ["period (s)", "scenario", "qdisc", "util (Mbps)", "drop (%)", "Jain", "qdelay (ms)",
                "published util", "published drop"]
+    refs = {res.scenario.reference.source for res, reasons in zip(results, withheld, strict=True)
+            if res.scenario.reference and not reasons}
+    text_df, json_df = pd.DataFrame(shown, columns=columns), pd.DataFrame(data)
+    if any(withheld) and not refs:  # every published value withheld: the note replaces the columns
+        text_df = text_df.drop(columns=["published util", "published drop"])
+        json_df = json_df.drop(columns=["published_utilization_mbps", "published_drop_rate_pct"])
     printer = TablePrinter(as_json)
-    printer.table("periods", "Bottleneck per period", pd.DataFrame(shown, columns=columns),
-                  json_df=pd.DataFrame(data), sections=sections[:-1])
-    refs = {res.scenario.reference.source for res in results if res.scenario.reference}
+    printer.table("periods", "Bottleneck per period", text_df, json_df=json_df, sections=sections[:-1])
     for src in sorted(refs):
         printer.note(f"published: {src}")
+    for res, reasons in zip(results, withheld, strict=True):
+        if reasons:
+            printer.note(f"{res.scenario.name}: {note(reasons)}")
     printer.finish(published=sorted(refs))
 
 
@@ -248,7 +281,7 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
               quality_flows: int | None, as_json: bool, quiet: bool) -> None:
     """Reproduce every table and figure of a PAPER's evaluation."""
     try:
-        from aqmlab.reproduce import reproducer
+        from aqmlab.reproduce import published, reproducer, varied
         from aqmlab.run import atomic_directory
     except KeyboardInterrupt:
         _interrupted("nothing was written")
@@ -256,28 +289,36 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
     mod = reproducer(paper)
     out_dir = out_dir or Path("results") / paper
     _check_out(out_dir, force)
-    if paper == "head-to-head" and (overrides or records or seeds != 1):
-        _fail("head-to-head: --set, --records and --seeds are not supported; use --seed and --clips")
+    if paper == "head-to-head" and (records or seeds != 1):
+        _fail("head-to-head: --records and --seeds are not supported; use --seed and --clips")
     if paper != "head-to-head" and clips is not None:
         _fail(f"{paper}: --clips applies only to head-to-head")
     if quality_flows and "quality_flows" not in inspect.signature(mod.reproduce).parameters:
         _fail(f"{paper}: --quality-flows applies only to rb-rio and sqf")
-    if paper != "head-to-head":
-        _check_overrides(mod, overrides)
+    refused = varied.refusal(paper, getattr(mod, "VARIED", {}), overrides)
+    if refused:
+        _fail(refused)
+    _check_overrides(mod, overrides)
+    reasons = published.departures(mod.scenarios(), overrides)
     seed_list = [first_seed] if quick else list(range(first_seed, first_seed + seeds))
     try:
         with progress.shown(quiet), atomic_directory(out_dir) as tmp:
             if paper == "head-to-head":
-                tables = mod.reproduce(tmp, first_seed, clips, quick, workers=workers)
+                tables = mod.reproduce(tmp, first_seed, clips, quick, workers=workers, overrides=overrides)
             else:
                 params = inspect.signature(mod.reproduce).parameters
                 kwargs: dict[str, Any] = {"quick": quick} if "quick" in params else {}
                 if "quality_flows" in params:
                     kwargs["quality_flows"] = quality_flows if quality_flows is not None else (0 if quick else 2)
                 tables = mod.reproduce(tmp, seed_list, overrides, keep_records=records, workers=workers, **kwargs)
+                if reasons:
+                    tables = published.withhold(tables, reasons, tmp,
+                                                keep=getattr(mod, "SCENARIO_FREE_PUBLISHED", ()))
     except KeyboardInterrupt:
         _interrupted("nothing was written")
     printer = TablePrinter(as_json)
+    if reasons:
+        printer.note(published.note(reasons))
     for name, df in tables.items():
         _print_table(printer, name, mod.TITLES[name], df)
     printer.note(f"tables, figures and report.md in {out_dir}")
@@ -326,9 +367,10 @@ def _check_overrides(mod: Any, overrides: tuple[str, ...]) -> None:
     scenarios share is printed once, with the scenarios it concerns (or "every scenario")."""
     names = list(mod.scenarios())
     where: dict[str, list[str]] = {}
+    loaded = []
     for name in names:
         try:
-            load(name, list(overrides))
+            loaded.append((name, load(name, list(overrides))[0]))
         except ScenarioError as err:
             for p in err.problems:
                 # the origin is "<scenario>: --set ..." when the overrides cause it: keep the --set part
@@ -338,6 +380,7 @@ def _check_overrides(mod: Any, overrides: tuple[str, ...]) -> None:
     if where:
         _fail([f"{line} (in {'every scenario' if len(found) == len(names) else ', '.join(found)})"
                for line, found in where.items()])
+    _warn_advisories(loaded)
 
 
 @main.command()

@@ -1,4 +1,11 @@
-"""Mean and 95 % confidence interval over seeds (Student's t)."""
+"""Mean and 95 % confidence interval over seeds (Student's t), and its text in a table.
+
+A t interval over a few seeds can leave what the metric can be (28.19 ± 121.10 % of loss). The
+text then shows the interval clipped to the metric's range and says so:
+``28.19 [0.00, 100.00] clipped``. Our choice over a Wilson or bootstrap interval: the metrics
+are means over seeds of per-run values (not counts of one binomial trial), the t interval is
+what every table uses, and a clip changes nothing where the interval already fits, so tables
+of runs whose intervals fit stay as they were."""
 
 from __future__ import annotations
 
@@ -27,3 +34,34 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float]:
         return mean, float("nan")
     sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
     return mean, t975(n - 1) * sd / math.sqrt(n)
+
+
+#: The range of every metric the reproductions average that is neither a percentage nor an
+#: index: rates, counts, delays, mean |IPDV| and times are never negative.
+NON_NEGATIVE = (0.0, math.inf)
+PERCENT = (0.0, 100.0)
+UNIT = (0.0, 1.0)
+
+
+def physical_range(name: str) -> tuple[float, float]:
+    """The values a metric can take, from its column name: percentages (``*_pct``) [0, 100],
+    Jain's index [0, 1], anything else of the reproductions' tables [0, inf)."""
+    if name.endswith("pct"):
+        return PERCENT
+    if "jain" in name:
+        return UNIT
+    return NON_NEGATIVE
+
+
+def ci_text(values: Sequence[float], fmt: str, bounds: tuple[float, float] = NON_NEGATIVE) -> str:
+    """"mean ± half-width" (just the mean for one value, "-" for none); when the interval
+    leaves `bounds`, "mean [low, high] clipped" with the interval cut at the bounds."""
+    m, h = mean_ci(values)
+    if m != m:
+        return "-"
+    if h != h:
+        return f"{m:{fmt}}"
+    lo, hi = bounds
+    if m - h >= lo and m + h <= hi:
+        return f"{m:{fmt}} ± {h:{fmt}}"
+    return f"{m:{fmt}} [{max(lo, m - h):{fmt}}, {min(hi, m + h):{fmt}}] clipped"

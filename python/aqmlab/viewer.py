@@ -50,14 +50,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from aqmlab.quality import SOURCE_FILTER, QualityError
+from aqmlab.quality import HEIGHT, PSNR_IDENTICAL, SOURCE_FILTER, WIDTH, QualityError
 
-WIDTH, HEIGHT = 352, 288
 #: Seconds of source before it loops (our choice: long enough to hold several GOPs and the
 #: pattern's motion, short enough to keep in memory: 10 s at 30 fps is 46 MB of YUV).
 CLIP_SECONDS = 10.0
-#: ``quality.parquet`` PSNR of a picture identical to the source (ffmpeg's psnr filter says inf).
-PSNR_IDENTICAL = 100.0
 #: Picture types as libavcodec numbers them (AVPictureType): 1 I, 2 P, 3 B.
 TYPE_NAMES = {1: "I", 2: "P", 3: "B"}
 #: Frames sent in a flow's last TAIL_NS are not scored: their packets may be in flight at the end.

@@ -36,6 +36,7 @@ from aqmlab.reproduce import parallel_map, write_tables
 from aqmlab.reproduce.head_to_head_model import Clip, population
 from aqmlab.run import simulate
 from aqmlab.scenario import BUILTIN_DIR, Scenario, read_scenario_file, validate
+from aqmlab.scenario.overrides import apply_override
 
 SOURCE = "Chung, Zhu, Claypool, WPI-CS-TR-02-17, 2002"
 #: Section III-B: DSL-TBF token rates (paper).
@@ -81,6 +82,25 @@ class Job:
     seed: int
     transport: str = ""  # scaling runs: "udp" or "tcp"
     clip_cap_s: float = math.inf
+    overrides: tuple[str, ...] = ()  # the user's --set, applied before the clip's own fields
+
+
+#: Fields each run sets from its clip and bottleneck (scenario_for), with what for: `--set` may
+#: not change them.
+VARIED = {
+    "seed": "one simulator seed per run, derived from --seed",
+    "duration": "the clip's length",
+    "topology.bottleneck.qdisc.rate": "the bottleneck rates of Table I and Figure 9",
+    "flows.*.sender_delay": "the clip's path RTT",
+    "flows.*.path_loss": "the clip's path loss",
+    "flows.*.app.levels": "the clip's encoding levels",
+    "flows.*.app.clip": "the clip's length",
+}
+
+
+def scenarios() -> list[str]:
+    """The built-in scenarios the runs start from (to validate overrides up front)."""
+    return ["head-to-head/pair", "head-to-head/media-scaling"]
 
 
 def run_seed(seed: int, job: Job) -> int:
@@ -93,6 +113,8 @@ def scenario_for(job: Job) -> tuple[Scenario, dict[str, Any]]:
     levels, length, path and this run's bottleneck rate."""
     name = "media-scaling" if job.kind == "scaling" else "pair"
     data = copy.deepcopy(read_scenario_file(BUILTIN_DIR / "head-to-head" / f"{name}.toml"))
+    for assignment in job.overrides:
+        apply_override(data, assignment)
     clip = job.clip
     length = min(clip.length_s, job.clip_cap_s)
     data["seed"] = run_seed(job.seed, job)
@@ -180,10 +202,10 @@ def measure(job: Job, tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
     return out
 
 
-def jobs_for(clips: list[Clip], seed: int, cap_s: float) -> list[Job]:
-    jobs = [Job("pair", c, bw, seed, clip_cap_s=cap_s) for bw in BOTTLENECKS_BPS for c in clips]
-    jobs += [Job("scaling", c, SCALING_BPS, seed, t, cap_s) for t in ("udp", "tcp") for c in clips]
-    jobs += [Job("lan", c, LAN_BPS, seed, clip_cap_s=cap_s) for c in clips]
+def jobs_for(clips: list[Clip], seed: int, cap_s: float, overrides: tuple[str, ...] = ()) -> list[Job]:
+    jobs = [Job("pair", c, bw, seed, clip_cap_s=cap_s, overrides=overrides) for bw in BOTTLENECKS_BPS for c in clips]
+    jobs += [Job("scaling", c, SCALING_BPS, seed, t, cap_s, overrides) for t in ("udp", "tcp") for c in clips]
+    jobs += [Job("lan", c, LAN_BPS, seed, clip_cap_s=cap_s, overrides=overrides) for c in clips]
     return jobs
 
 
@@ -328,13 +350,13 @@ TITLES = {
 
 
 def reproduce(out_dir: Path, seed: int = 1, clips: int | None = None, quick: bool = False,
-              workers: int | None = None) -> dict[str, pd.DataFrame]:
+              workers: int | None = None, overrides: tuple[str, ...] = ()) -> dict[str, pd.DataFrame]:
     """Runs everything and writes tables, figures, report.md and measurements.json into
     `out_dir` (a fresh directory: the caller makes it atomic)."""
     n = clips or (QUICK_CLIPS if quick else PAPER_CLIPS)
     cap = QUICK_CLIP_CAP_S if quick else math.inf
     pop_clips = population(n, seed)
-    results = parallel_map(run_job, jobs_for(pop_clips, seed, cap), workers)
+    results = parallel_map(run_job, jobs_for(pop_clips, seed, cap, tuple(overrides)), workers)
     tables, pop = summarize(results, pop_clips)
     write_tables(tables, out_dir / "tables")
     from aqmlab.reproduce import head_to_head_figures

@@ -25,7 +25,7 @@ from aqmlab.models import pels as model
 from aqmlab.reproduce import parallel_map, write_tables
 from aqmlab.run import simulate
 from aqmlab.scenario import Scenario, apply_override, read_scenario_file, resolve_path, validate
-from aqmlab.stats import mean_ci
+from aqmlab.stats import NON_NEGATIVE, PERCENT, UNIT, ci_text
 
 SOURCE = "Kang, Zhang, Dai and Loguinov, ICDCS 2004"
 SIMULATIONS = ("convergence", "gamma-7", "gamma-14", "delay", "best-effort-7", "best-effort-14", "parking-lot")
@@ -51,6 +51,15 @@ PUBLISHED = {
 def measured_end(run: dict[str, pd.DataFrame]) -> float:
     """End (s of send time) of a run's measurement window."""
     return float(run["duration_s"]["s"].iloc[0]) - DRAIN_S
+
+
+#: Fields the reproduction varies across its scenario files, with what for: `--set` may not
+#: change them. (`duration` is the runs' own length, which a user may shorten: load_pels leaves
+#: out the groups that would start after the end.)
+VARIED = {
+    "flows.pels.count": "the loss levels: 4 flows near 7 %, 8 near 14 %",
+    "topology.bottleneck.qdisc.qdisc": "PELS's colour queues against best effort's",
+}
 
 
 def scenarios() -> list[str]:
@@ -106,14 +115,24 @@ def _row(claim: str, published: str, ours: float, fmt: str, note: str = "") -> d
     return {"claim": claim, "published": published, "ours": float(ours), "fmt": fmt, "note": note}
 
 
+def _claim_range(claim: str, note: str) -> tuple[float, float]:
+    """What a mechanisms row can be: losses and other percentages [0, 100], gamma and the
+    utility of eq. (3) [0, 1], rates, delays and times [0, inf)."""
+    if note.startswith("%") or "loss" in claim:
+        return PERCENT
+    if "gamma" in claim.partition(": ")[2] or "utility" in claim:
+        return UNIT
+    return NON_NEGATIVE
+
+
 def combine_seeds(per_seed: list[pd.DataFrame]) -> pd.DataFrame:
     """One mechanisms table from one per seed: "ours" as the mean ± 95 % CI over seeds (just
     the value for one seed); notes, which carry further numbers, from the first seed."""
     first = per_seed[0]
     cells = []
     for i, fmt in enumerate(first["fmt"]):
-        m, h = mean_ci([float(t["ours"].iloc[i]) for t in per_seed])
-        cells.append("-" if m != m else (format(m, fmt) if h != h else f"{format(m, fmt)} ± {format(h, fmt)}"))
+        bounds = _claim_range(str(first["claim"].iloc[i]), str(first["note"].iloc[i]))
+        cells.append(ci_text([float(t["ours"].iloc[i]) for t in per_seed], fmt, bounds))
     return pd.DataFrame({"claim": first["claim"], "published": first["published"], "ours": cells,
                          "note": first["note"]})
 
@@ -309,6 +328,11 @@ TITLES = {
     "quality": "Section 6.5, Figure 10: PSNR of PELS and best effort (rate-quality substitution)",
     "quality_curve": "The rate-quality curve (ffmpeg test sequence, libx264 ladder, PSNR against the source)",
 }
+
+
+#: Tables whose published values come from the paper's closed-form model (eq. 2, eq. 6), not
+#: from its simulations: a `--set` of the scenarios leaves them comparable.
+SCENARIO_FREE_PUBLISHED = ("table1", "utility_bound")
 
 
 def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), keep_records: bool = False,

@@ -22,7 +22,7 @@ from aqmlab.metrics import DEQUEUE
 from aqmlab.reproduce import parallel_map, write_tables
 from aqmlab.run import simulate, write_results
 from aqmlab.scenario import BUILTIN_DIR, load
-from aqmlab.stats import mean_ci
+from aqmlab.stats import ci_text, mean_ci, physical_range
 from aqmlab.video import decoded_sequence, stream_stats
 
 SETS = ("tcp", "mpeg", "mixed")
@@ -75,6 +75,10 @@ class Job:
 
 def scenario_name(experiment: str, discipline: str) -> str:
     return f"rb-rio/{experiment}-{discipline}"
+
+
+#: Fields the reproduction varies across its runs, with what for: `--set` may not change them.
+VARIED = {"topology.bottleneck.qdisc.kind": "the disciplines compared, one scenario file each"}
 
 
 def scenarios() -> list[str]:
@@ -162,11 +166,9 @@ def _decoded_samples(frames: pd.DataFrame, flows: pd.DataFrame) -> dict[str, Any
 # ---- aggregation over seeds ------------------------------------------------------------------
 
 
-def _ci_cell(values: list[float], fmt: str) -> str:
-    m, h = mean_ci(values)
-    if m != m:
-        return "-"
-    return f"{m:{fmt}}" if h != h else f"{m:{fmt}} ± {h:{fmt}}"
+def _ci_cell(values: list[float], fmt: str, metric: str = "") -> str:
+    """Mean ± 95 % CI over seeds, clipped to the range of `metric` (aqmlab.stats.ci_text)."""
+    return ci_text(values, fmt, physical_range(metric))
 
 
 def _pub(v: float | None, fmt: str) -> str:
@@ -184,9 +186,9 @@ def fig5_table(results: list[dict], discs: tuple[str, ...]) -> pd.DataFrame:
                 "period_s": f"{a}-{b}", "discipline": DISPLAY[d],
                 "utilization_mbps": _ci_cell([p["utilization_mbps"] for p in rs], ".3f"),
                 "published_utilization_mbps": _pub(pub[0], ".3f"),
-                "drop_rate_pct": _ci_cell([p["drop_rate_pct"] for p in rs], ".2f"),
+                "drop_rate_pct": _ci_cell([p["drop_rate_pct"] for p in rs], ".2f", "drop_rate_pct"),
                 "published_drop_rate_pct": _pub(pub[1], ".2f"),
-                "jain": _ci_cell([p["jain"] for p in rs], ".3f"),
+                "jain": _ci_cell([p["jain"] for p in rs], ".3f", "jain"),
             })
     return pd.DataFrame(rows)
 
@@ -199,7 +201,7 @@ def jain_table(results: list[dict], experiment: str, discs: tuple[str, ...]) -> 
         for a, b in PERIODS_S:
             vals = [p["jain"] for r in results if r["experiment"] == experiment and r["discipline"] == d
                     for p in r["periods"] if p["start_s"] == a]
-            row[f"jain_{a}-{b}s"] = _ci_cell(vals, ".3f")
+            row[f"jain_{a}-{b}s"] = _ci_cell(vals, ".3f", "jain")
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -213,7 +215,7 @@ def video_table(results: list[dict], key: str, published: dict, discs: tuple[str
         row: dict[str, Any] = {"discipline": DISPLAY[d]}
         pub = published.get(d)
         for i, (col, fmt) in enumerate(zip(TABLE_COLUMNS, fmts, strict=False)):
-            row[col] = _ci_cell([r[col] for r in rs], fmt)
+            row[col] = _ci_cell([r[col] for r in rs], fmt, col)
             row[f"published_{col}"] = _pub(pub[i] if pub else None, fmt)
         rows.append(row)
     return pd.DataFrame(rows)

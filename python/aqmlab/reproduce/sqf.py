@@ -34,7 +34,7 @@ from aqmlab.models import sqf as model
 from aqmlab.reproduce import parallel_map, write_tables
 from aqmlab.run import simulate, write_results
 from aqmlab.scenario import load
-from aqmlab.stats import mean_ci
+from aqmlab.stats import ci_text, physical_range
 
 SOURCE = "Bonald, Muscariello and Ostallo, ICC 2011"
 DISCIPLINES = ("fifo", "fq", "sqf", "pfq")
@@ -98,6 +98,19 @@ class Job:
     records_dir: str | None = None
     #: Score the video's pictures (aqmlab.viewer): testbed runs only.
     quality: bool = False
+
+
+#: Fields each run sets itself (job_overrides), with what for: `--set` may not change them.
+VARIED = {
+    "duration": "the runs' length: 120 s, 30 s with --quick",
+    "metrics.periods": "the measurement after the 10 s warm-up",
+    "flows.tcp.count": "n, the TCP flows of Table I and Figures 6-7 and of the model check",
+    "topology.bottleneck.rate": "Figure 8's 10 and 100 Mbit/s halves",
+    "flows.video.app.jitter": "Figure 8's delta",
+    "flows.video.app.size_cv": "the frame-size variability study",
+    "flows.poisson.app.rate": "the model check's peak rates",
+    "flows.poisson.start": "the model check's start after the warm-up",
+}
 
 
 def scenario_name(experiment: str, discipline: str) -> str:
@@ -222,11 +235,9 @@ def measure_model(t: dict[str, pd.DataFrame], job: Job, start: int, end: int) ->
 # ---- tables ------------------------------------------------------------------------------------
 
 
-def _cell(values: list[float], fmt: str) -> str:
-    m, h = mean_ci([v for v in values if v == v])
-    if m != m:
-        return "-"
-    return f"{m:{fmt}}" if h != h else f"{m:{fmt}} ± {h:{fmt}}"
+def _cell(values: list[float], fmt: str, metric: str = "") -> str:
+    """Mean ± 95 % CI over seeds, clipped to the range of `metric` (aqmlab.stats.ci_text)."""
+    return ci_text([v for v in values if v == v], fmt, physical_range(metric))
 
 
 def _select(results: list[dict], **keys: Any) -> list[dict]:
@@ -242,7 +253,7 @@ def media_table(results: list[dict], metric: str, fmt: str) -> pd.DataFrame:
             for n in NS:
                 rs = _select(results, experiment="testbed", discipline=d, n=n)
                 if rs:
-                    row[f"{group}_n{n}"] = _cell([r[f"{group}_{metric}"] for r in rs], fmt)
+                    row[f"{group}_n{n}"] = _cell([r[f"{group}_{metric}"] for r in rs], fmt, metric)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -257,12 +268,12 @@ def table1(results: list[dict]) -> pd.DataFrame:
             pub = TABLE1.get(d, {}).get(n)
             rows.append({
                 "discipline": DISPLAY[d], "n": n,
-                "tcp_share_mbps": _cell([r["tcp_share_mbps"] for r in rs], ".2f"),
+                "tcp_share_mbps": _cell([r["tcp_share_mbps"] for r in rs], ".2f", "tcp_share_mbps"),
                 "published_tcp_share_mbps": f"{pub[0]:.1f}" if pub else "-",
-                "jain": _cell([r["tcp_jain"] for r in rs], ".2f"),
+                "jain": _cell([r["tcp_jain"] for r in rs], ".2f", "tcp_jain"),
                 "published_jain": f"{pub[1]:.2f}" if pub else "-",
-                "video_loss_pct": _cell([r["video_loss_pct"] for r in rs], ".1f"),
-                "utilization_mbps": _cell([r["utilization_mbps"] for r in rs], ".2f"),
+                "video_loss_pct": _cell([r["video_loss_pct"] for r in rs], ".1f", "video_loss_pct"),
+                "utilization_mbps": _cell([r["utilization_mbps"] for r in rs], ".2f", "utilization_mbps"),
                 "tcp_timeouts_per_flow": _cell([r["tcp_timeouts_per_flow"] for r in rs], ".1f"),
             })
     return pd.DataFrame(rows)
@@ -290,7 +301,7 @@ def fig8_table(results: list[dict]) -> pd.DataFrame:
             rs = _select(results, experiment="jitter", rate_mbps=rate, delta_ms=delta)
             if rs:
                 rows.append({"link_mbps": rate, "delta_ms": delta,
-                             "video_loss_pct": _cell([r["video_loss_pct"] for r in rs], ".2f")})
+                             "video_loss_pct": _cell([r["video_loss_pct"] for r in rs], ".2f", "video_loss_pct")})
     return pd.DataFrame(rows)
 
 
@@ -302,8 +313,8 @@ def smoothness_table(results: list[dict]) -> pd.DataFrame:
             if rs:
                 rows.append({"n": n, "frame_size_cv": cv, "runs": len(rs),
                              "runs_with_video_loss_over_1pct": sum(r["video_loss_pct"] >= 1.0 for r in rs),
-                             "video_loss_pct": _cell([r["video_loss_pct"] for r in rs], ".2f"),
-                             "tcp_share_mbps": _cell([r["tcp_share_mbps"] for r in rs], ".2f")})
+                             "video_loss_pct": _cell([r["video_loss_pct"] for r in rs], ".2f", "video_loss_pct"),
+                             "tcp_share_mbps": _cell([r["tcp_share_mbps"] for r in rs], ".2f", "tcp_share_mbps")})
     return pd.DataFrame(rows)
 
 
@@ -318,8 +329,8 @@ def model_check_table(results: list[dict]) -> pd.DataFrame:
                 "n": n, "peak_rate_mbps": rate, "runs": len(rs),
                 "model_p_T": f"{rs[0]['model_p']:.3f}",
                 "sim_share_of_runs_deprioritized": f"{np.mean([r['deprioritized'] for r in rs]):.2f}",
-                "sim_time_deprioritized": _cell([r["time_deprioritized"] for r in rs], ".3f"),
-                "sim_stream_loss_pct": _cell([r["stream_loss_pct"] for r in rs], ".1f"),
+                "sim_time_deprioritized": _cell([r["time_deprioritized"] for r in rs], ".3f", "time_deprioritized"),
+                "sim_stream_loss_pct": _cell([r["stream_loss_pct"] for r in rs], ".1f", "stream_loss_pct"),
             })
     return pd.DataFrame(rows)
 

@@ -1,0 +1,113 @@
+"""Published values only beside runs of the paper's own scenario.
+
+A `--set` that changes what a paper fixed (its bottleneck rate, a buffer, a discipline's
+parameter, the duration, the flows) makes the paper's numbers answer a different question, so
+the "published" columns are withheld and a note says which override caused it and what the
+paper had: ``published: n/a (--set topology.bottleneck.rate=30Mbps differs from the paper's
+25Mbps)``. An override that leaves the validated scenario as it was (the paper's own value,
+written differently), or that changes only fields which do not change what is simulated, keeps
+them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aqmlab.scenario.load import load, read_scenario_file, resolve_path
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Top-level scenario fields that do not change what is simulated: labels, the seed (the paper's
+#: numbers are for its scenario, whatever the seed), what is recorded, the published values
+#: themselves, and the emulator's own settings.
+NEUTRAL_FIELDS = frozenset({"name", "description", "seed", "records", "reference", "emulation"})
+
+#: A column that holds the paper's values: "published ...", "published_...", "pub. ...".
+_PUBLISHED_COLUMN = re.compile(r"^(published|pub\.)($|[ _])", re.IGNORECASE)
+
+
+def _simulated(name: str, overrides: Sequence[str]) -> dict[str, Any]:
+    sc, _ = load(name, overrides)
+    return sc.model_dump(mode="json", exclude=set(NEUTRAL_FIELDS))
+
+
+def _paper_value(raw: Mapping[str, Any], key: str) -> str | None:
+    """The value at dotted `key` in the scenario file as written, or None when it is not set
+    there (list items by index or by name, as `--set` addresses them)."""
+    node: Any = raw
+    for part in key.split("."):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list):
+            named = [it for it in node if isinstance(it, dict) and it.get("name") == part]
+            if named:
+                node = named[0]
+            elif part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                return None
+        else:
+            return None
+    return str(node) if not isinstance(node, (dict, list)) else None
+
+
+def departures(scenarios: Iterable[str], overrides: Sequence[str]) -> list[str]:
+    """One phrase per override that changes what any of `scenarios` simulates, saying what the
+    paper had there (all the scenarios' distinct values, in their order); [] when none does.
+    The overrides must already be known to load (cli._check_overrides ran)."""
+    names = list(scenarios)
+    phrases = []
+    for assignment in overrides:
+        key = assignment.partition("=")[0].strip()
+        if key.split(".")[0] in NEUTRAL_FIELDS:
+            continue
+        papers: list[str] = []
+        for name in names:
+            if _simulated(name, [assignment]) == _simulated(name, []):
+                continue
+            value = _paper_value(read_scenario_file(resolve_path(name)), key)
+            shown = value if value is not None else "default (not set in its scenario)"
+            if shown not in papers:
+                papers.append(shown)
+        if papers:
+            phrases.append(f"--set {assignment} differs from the paper's {', '.join(papers)}")
+    return phrases
+
+
+def note(reasons: Sequence[str]) -> str:
+    """The line that stands where the published values would be."""
+    return f"published: n/a ({'; '.join(reasons)})"
+
+
+def published_columns(df: pd.DataFrame) -> list[str]:
+    return [c for c in df.columns if _PUBLISHED_COLUMN.match(str(c))]
+
+
+def withhold(tables: Mapping[str, pd.DataFrame], reasons: Sequence[str], out_dir: Path,
+             keep: Iterable[str] = ()) -> dict[str, pd.DataFrame]:
+    """`tables` without their published columns (except the tables named in `keep`, whose
+    published values do not depend on the scenario, e.g. a closed-form model's), rewritten in
+    out_dir/tables/ and in report.md, which starts with the note. Returns the new tables."""
+    from aqmlab.reproduce import write_tables
+
+    kept = set(keep)
+    report = out_dir / "report.md"
+    text = report.read_text() if report.exists() else None
+    changed: dict[str, pd.DataFrame] = {}
+    new = {}
+    for name, df in tables.items():
+        cols = [] if name in kept else published_columns(df)
+        new[name] = df.drop(columns=cols) if cols else df
+        if cols:
+            changed[name] = new[name]
+            if text is not None:
+                text = text.replace(df.to_markdown(index=False), new[name].to_markdown(index=False))
+    if changed and (out_dir / "tables").is_dir():
+        write_tables(changed, out_dir / "tables")
+    if text is not None:
+        title, _, rest = text.partition("\n")
+        report.write_text(f"{title}\n\n{note(reasons)}\n{rest}")
+    return new

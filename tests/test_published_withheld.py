@@ -1,0 +1,61 @@
+"""Published values stand only beside runs of the paper's own scenario: a `--set` that changes
+what the paper fixed replaces them by a note naming the override and the paper's value."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from aqmlab.reproduce import published
+from conftest import aqmlab
+
+RATE_NOTE = "published: n/a (--set topology.bottleneck.rate=30Mbps differs from the paper's 25Mbps)"
+
+
+def test_an_override_of_a_fixed_field_is_a_departure_naming_the_papers_value():
+    got = published.departures(["rb-rio/tcp-droptail"], ["topology.bottleneck.rate=30Mbps"])
+    assert got == ["--set topology.bottleneck.rate=30Mbps differs from the paper's 25Mbps"]
+
+
+def test_the_papers_own_value_written_otherwise_and_neutral_fields_are_no_departure():
+    assert published.departures(["rb-rio/tcp-droptail"],
+                                ["topology.bottleneck.rate=25000kbps", "seed=7", "name=mine"]) == []
+
+
+def test_withhold_drops_published_columns_from_tables_files_and_report(tmp_path):
+    ours = pd.DataFrame({"run": ["a"], "ours": [1.5], "published util": [2.0], "published_drop_rate_pct": [3.0],
+                         "published": [4.0], "pub. jain": [0.9], "publisher": ["kept: not a published value"]})
+    model = pd.DataFrame({"H": [100], "published model": [99.49]})
+    (tmp_path / "tables").mkdir()
+    report = f"# Report\n\n{ours.to_markdown(index=False)}\n\n{model.to_markdown(index=False)}\n"
+    (tmp_path / "report.md").write_text(report)
+    new = published.withhold({"sim": ours, "table1": model}, ["--set x=1 differs from the paper's 2"], tmp_path,
+                             keep=["table1"])
+    assert list(new["sim"].columns) == ["run", "ours", "publisher"]
+    assert list(new["table1"].columns) == ["H", "published model"]
+    assert list(pd.read_csv(tmp_path / "tables" / "sim.csv").columns) == ["run", "ours", "publisher"]
+    report = (tmp_path / "report.md").read_text()
+    assert report.splitlines()[2] == "published: n/a (--set x=1 differs from the paper's 2)"
+    assert "published util" not in report and "99.49" in report
+
+
+def test_run_replaces_the_published_columns_by_the_note(tmp_path):
+    r = aqmlab("run", "rb-rio/tcp-droptail", "--out", str(tmp_path / "a"), "--no-progress",
+               "--set", "topology.bottleneck.rate=30Mbps")
+    assert r.returncode == 0, r.stderr
+    assert "published util" not in r.stdout and "Figure 5" not in r.stdout
+    assert f"tcp-droptail: {RATE_NOTE}" in r.stdout
+    same = aqmlab("run", "rb-rio/tcp-droptail", "--out", str(tmp_path / "b"), "--no-progress",
+                  "--set", "topology.bottleneck.rate=25Mbps")
+    assert "published util" in same.stdout and "n/a" not in same.stdout
+
+
+def test_reproduce_withholds_simulated_published_values_but_keeps_the_models(tmp_path):
+    out = tmp_path / "pels"
+    r = aqmlab("reproduce", "pels", "--quick", "--out", str(out), "--set", "topology.bottleneck.delay=30ms")
+    assert r.returncode == 0, r.stderr
+    assert "published: n/a (--set topology.bottleneck.delay=30ms differs from the paper's 10ms)" in r.stdout
+    assert list(pd.read_csv(out / "tables" / "mechanisms.csv").columns) == ["claim", "ours", "note"]
+    assert "published improvement %" not in pd.read_csv(out / "tables" / "quality.csv").columns
+    # Table 1's published values are the paper's model (eq. 2): no scenario field moves them.
+    assert "published model" in pd.read_csv(out / "tables" / "table1.csv").columns
+    assert "published: n/a" in (out / "report.md").read_text()
