@@ -125,7 +125,8 @@ def fig8(results, discs, path: Path) -> None:
         x += 0.5
     top.set_xticks([i + (i // len(discs)) * 0.5 for i in range(len(labels))], labels, fontsize=6)
     top.set_ylabel("Mbit/s")
-    top.legend(fontsize=7)
+    # Beside the bars, not on them: the stacks reach the top of the panel.
+    top.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     top.grid(axis="y", alpha=0.3)
     _jain_panel(bottom, results, "mixed", discs)
     bottom.legend(fontsize=7, ncol=len(discs))
