@@ -113,6 +113,9 @@ impl RouterConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         for (name, link) in [("forward", &self.forward), ("reverse", &self.reverse)] {
             link.qdisc.validate().map_err(|e| ConfigError::invalid(format!("{name}.qdisc"), e))?;
+            if let Some(imp) = &link.impairments {
+                imp.validate().map_err(|e| ConfigError::invalid(format!("{name}.impairments"), e))?;
+            }
         }
         for (dscp, class) in &self.classify.dscp_classes {
             if *dscp > 63 {

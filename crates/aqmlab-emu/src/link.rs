@@ -15,12 +15,16 @@
 //! Times are the run's `Time` (ns since the run's epoch); the caller passes `now`.
 //!
 //! A link that follows a delivery trace replaces the pacer by the trace's opportunities
-//! (`trace.rs`); the discipline, the delay line and the records are the same.
+//! (`trace.rs`); the discipline, the delay line and the records are the same. A link with
+//! netem's impairments (`impaired.rs`) loses, duplicates or jitters what leaves it on its way
+//! into the delay line, with the simulator's model (`aqmlab_core::link::impairments`).
 
+pub mod impaired;
 mod trace;
 
 use crate::config::LinkConfig;
 use crate::parse::{parse_frame, set_ce, IpInfo, Parsed};
+use aqmlab_core::link::impairments::{ImpairmentStreams, Impairments};
 use aqmlab_core::link::TraceServer;
 use aqmlab_core::{build_qdisc, DropReason, Packet, Queue, Rate, SimRng, Time, Verdict};
 use aqmlab_model::record::{event, PacketEvents, QueueSamples};
@@ -47,6 +51,9 @@ pub struct LinkStats {
     /// largest. The router's own contribution to latency beyond the configured delay.
     pub lateness_log2_ns: Vec<u64>,
     pub max_lateness_ns: u64,
+    /// Impairments: frames lost on the wire, and extra copies sent (duplication).
+    pub wire_lost_frames: u64,
+    pub duplicated_frames: u64,
 }
 
 pub struct Link {
@@ -69,13 +76,18 @@ pub struct Link {
     pub record_origin: Time,
     /// Delivery opportunities from a trace, when the link follows one instead of a rate.
     trace: Option<TraceServer>,
+    /// netem's loss, duplication and jitter on the wire, when the link has any.
+    impairments: Option<Impairments>,
 }
 
 impl Link {
-    pub fn new(cfg: &LinkConfig, rng: SimRng, record_events: bool) -> Result<Link, String> {
-        if cfg.impairments.is_some() {
-            return Err("a link with impairments cannot be emulated yet".into());
-        }
+    /// `impairments` are the draws of the link's impairments (`impaired::streams`), used only
+    /// when its config has some.
+    pub fn new(cfg: &LinkConfig, rng: SimRng, impairments: ImpairmentStreams, record_events: bool) -> Result<Link, String> {
+        let impairments = match &cfg.impairments {
+            Some(imp) => Some(Impairments::new(imp.clone(), impairments).map_err(|e| format!("impairments.{e}"))?),
+            None => None,
+        };
         cfg.validate_service().map_err(|(field, e)| format!("{field}: {e}"))?;
         let rate = (cfg.rate_bps > 0).then_some(Rate(cfg.rate_bps));
         // An unshaped link has no rate for RED's idle decay; 10 Gbit/s stands in for "fast". A
@@ -95,6 +107,7 @@ impl Link {
             events: record_events.then(PacketEvents::default),
             record_origin: Time::ZERO,
             trace: cfg.trace.as_ref().map(|t| TraceServer::new(t, Time::ZERO)),
+            impairments,
         })
     }
 
@@ -220,8 +233,7 @@ impl Link {
                 None => start,
             };
             self.free_at = finish;
-            let extra = self.store.get(&pkt.uid).map_or(Time::ZERO, |s| s.extra_delay);
-            self.delay_line.push(Reverse((finish + self.delay + extra, pkt.uid)));
+            self.put_on_delay_line(finish, pkt.uid);
         }
     }
 
@@ -286,7 +298,7 @@ mod tests {
     fn fifo_link(rate_bps: u64, delay_ns: u64, limit_packets: u64) -> Link {
         let qdisc: QdiscConfig = serde_json::from_str(&format!(r#"{{"kind":"droptail","limit":{{"packets":{limit_packets}}}}}"#)).unwrap();
         let cfg = LinkConfig { rate_bps, delay_ns, qdisc, trace: None, impairments: None };
-        Link::new(&cfg, SimRng::stream(1, "test"), true).unwrap()
+        Link::new(&cfg, SimRng::stream(1, "test"), impaired::streams(1, "test"), true).unwrap()
     }
 
     /// Offers a `size`-byte UDP/IP packet of flow port `dport` at `now`.
@@ -428,7 +440,7 @@ mod tests {
         )
         .expect("red config");
         let cfg = LinkConfig { rate_bps: 1_000_000, delay_ns: 0, qdisc, trace: None, impairments: None };
-        let mut link = Link::new(&cfg, SimRng::stream(1, "t"), true).unwrap();
+        let mut link = Link::new(&cfg, SimRng::stream(1, "t"), impaired::streams(1, "t"), true).unwrap();
         let mut cls = Classifier::new(&ClassifyConfig::default(), &[]);
         for uid in 0..30 {
             let frame = ipv4_frame(IPPROTO_TCP, 1, 2, 0b10, &[0u8; 500]);

@@ -9,7 +9,7 @@
 
 use crate::classify::{Classifier, Direction};
 use crate::config::RouterConfig;
-use crate::link::{Link, LinkStats};
+use crate::link::{impaired, Link, LinkStats};
 use crate::parse::{parse_frame, Malformed, Parsed};
 use aqmlab_core::{QdiscStats, Time};
 use aqmlab_model::record::{QueueSamples, Table};
@@ -205,9 +205,16 @@ impl Router {
     /// Opens the sockets and builds the links; errors name what is missing.
     pub fn new(cfg: RouterConfig) -> Result<Router, String> {
         cfg.validate()?;
-        let forward = Link::new(&cfg.forward, streams::emu_link(cfg.seed, "forward"), cfg.records.packet_events)
-            .map_err(|e| format!("forward.qdisc: {e}"))?;
-        let reverse = Link::new(&cfg.reverse, streams::emu_link(cfg.seed, "reverse"), false).map_err(|e| format!("reverse.qdisc: {e}"))?;
+        // The impairments draw from the streams of the scenario's links of the same names.
+        let forward = Link::new(
+            &cfg.forward,
+            streams::emu_link(cfg.seed, "forward"),
+            impaired::streams(cfg.seed, "bottleneck"),
+            cfg.records.packet_events,
+        )
+        .map_err(|e| format!("forward.qdisc: {e}"))?;
+        let reverse = Link::new(&cfg.reverse, streams::emu_link(cfg.seed, "reverse"), impaired::streams(cfg.seed, "reverse"), false)
+            .map_err(|e| format!("reverse.qdisc: {e}"))?;
         let mut sides = [
             Side {
                 socket: PacketSocket::open(&cfg.sender_iface)?,

@@ -91,10 +91,6 @@ def emulation_problems(sc: Scenario) -> list[str]:
             problems.append(f"flows.{g.name}.app.packet_size: {g.app.packet_size} B; emulated UDP packets "
                             f"carry a {MIN_UDP_PACKET - UDP_IP_HEADER}-byte application header, "
                             f"so at least {MIN_UDP_PACKET} B")
-    for field, link in (("bottleneck", sc.topology.bottleneck), ("reverse", sc.topology.reverse)):
-        if link is not None and link.impairments is not None:
-            problems.append(f"topology.{field}.impairments: the emulator does not impair links yet; "
-                            f"allowed: none")
     tcp = [g.app.tcp for g in sc.flows if isinstance(g.app, Bulk)]
     for field in ("sack", "ecn"):
         if len({getattr(t, field) for t in tcp}) > 1:

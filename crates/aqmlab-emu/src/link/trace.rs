@@ -12,7 +12,6 @@ use super::Link;
 use aqmlab_core::link::OpportunityUser;
 use aqmlab_core::{DropReason, Packet, Time};
 use aqmlab_model::record::event;
-use std::cmp::Reverse;
 
 /// The emulator's side of one `TraceServer::serve`.
 struct EmuLinkUser<'a> {
@@ -39,9 +38,7 @@ impl OpportunityUser for EmuLinkUser<'_> {
     }
 
     fn deliver(&mut self, at: Time, p: Packet) {
-        let link = &mut *self.link;
-        let extra = link.store.get(&p.uid).map_or(Time::ZERO, |s| s.extra_delay);
-        link.delay_line.push(Reverse((at + link.delay + extra, p.uid)));
+        self.link.put_on_delay_line(at, p.uid);
     }
 }
 
@@ -75,7 +72,7 @@ mod tests {
         let qdisc: QdiscConfig = serde_json::from_str(r#"{"kind":"droptail","limit":{"packets":1000}}"#).unwrap();
         let trace = Some(DeliveryTrace { opportunities_ms: trace.to_vec() });
         let cfg = LinkConfig { rate_bps: 0, delay_ns, qdisc, trace, impairments: None };
-        Link::new(&cfg, SimRng::stream(1, "test"), true).unwrap()
+        Link::new(&cfg, SimRng::stream(1, "test"), impaired::streams(1, "test"), true).unwrap()
     }
 
     #[test]
