@@ -147,6 +147,8 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize(("args", "needle"), [
     (["--length", "-5"], "--length"),
+    (["--length", "abc"], "--length"),
+    (["--step-size", "0"], "--step-size"),
     (["--set", "topology.bottleneck.qdisc.kind=fq_codle"], "topology.bottleneck.qdisc"),
     (["--set", "topology.bottleneck.rate=-3Mbps"], "topology.bottleneck"),
 ])
@@ -267,3 +269,14 @@ def test_json_summary(tmp_path):
     s = json.loads(proc.stdout)
     assert s["length_s"] == 1 and s["probes_sent"] == 4 * 5
     assert (tmp_path / "o" / "rrul.flent.gz").exists()
+
+
+def test_emulator_refuses_rrul_by_field():
+    """RRUL is not built in the emulator: its uploads and probes are refused by field name."""
+    from aqmlab.emu.run import emulation_problems
+
+    sc = validate(rrul.rrul_data(_scenario([{"name": "x", "count": 1, "app": {"kind": "bulk"}}]), 2, 1, 0.2), "t")
+    problems = emulation_problems(sc)
+    assert any(p.startswith("flows.tcp_up_BE.path:") for p in problems), problems
+    assert any(p.startswith("flows.icmp.app.kind: 'ping' cannot be emulated") for p in problems), problems
+    assert not any(p.startswith("flows.tcp_down_BE") for p in problems), problems

@@ -641,11 +641,11 @@ def _emulate_one(sc: Scenario, raw: dict, target: Path, force: bool) -> Any:
 @main.command()
 @click.argument("scenario")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True, help="results directory")
-@click.option("--length", "length_s", type=float, default=60, show_default=True,
+@click.option("--length", "length_s", type=str, default="60", show_default=True,
               help="seconds of TCP load (Flent's --length); probes run DELAY longer at each end")
-@click.option("--delay", "delay_s", type=float, default=5, show_default=True,
+@click.option("--delay", "delay_s", type=str, default="5", show_default=True,
               help="seconds of probes alone before and after the TCP flows (Flent's --delay)")
-@click.option("--step-size", "step_s", type=float, default=0.2, show_default=True,
+@click.option("--step-size", "step_s", type=str, default="0.2", show_default=True,
               help="probe interval and sample step, seconds (Flent's --step-size)")
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="override the scenario seed")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
@@ -655,7 +655,7 @@ def _emulate_one(sc: Scenario, raw: dict, target: Path, force: bool) -> Any:
               help="also have flent (pip install flent) draw all_scaled, ping_cdf and box_totals PNGs")
 @click.option("--progress/--no-progress", default=True, help="progress bar for long runs")
 @click.option("--json", "as_json", is_flag=True, help="print the summary as one JSON document")
-def rrul(scenario: str, out_dir: Path, length_s: float, delay_s: float, step_s: float, seed: int | None,
+def rrul(scenario: str, out_dir: Path, length_s: str, delay_s: str, step_s: str, seed: int | None,
          overrides: tuple[str, ...], force: bool, flent_plots: bool, progress: bool, as_json: bool) -> None:
     """Flent's RRUL test over SCENARIO's bottleneck in the simulator: 4 TCP uploads and 4
     downloads (BE, BK, CS5, EF) and 4 latency probes (ICMP-like, UDP EF/BK/BE), the discipline
@@ -665,15 +665,17 @@ def rrul(scenario: str, out_dir: Path, length_s: float, delay_s: float, step_s: 
     from aqmlab import rrul as rr
 
     try:
-        rr.check_options(length_s, delay_s, step_s)
+        length, delay, step = (rr.seconds(option, text) for option, text in
+                               (("--length", length_s), ("--delay", delay_s), ("--step-size", step_s)))
+        rr.check_options(length, delay, step)
     except rr.RrulError as e:
         _fail(str(e))
     if flent_plots and not rr.flent_available():
         _fail("--flent-plots: flent is not installed in this Python; pip install flent (or leave the option out)")
     _check_out(out_dir, force)
     try:
-        res = rr.run(scenario, out_dir, overrides=overrides, seed=seed, length_s=length_s, delay_s=delay_s,
-                     step_s=step_s, force=force, progress=progress)
+        res = rr.run(scenario, out_dir, overrides=overrides, seed=seed, length_s=length, delay_s=delay,
+                     step_s=step, force=force, progress=progress)
     except ScenarioError as e:
         _fail(e.lines)
     except rr.RrulError as e:

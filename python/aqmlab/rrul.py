@@ -110,6 +110,14 @@ class RrulError(ValueError):
     """A bad RRUL option, named as the command line spells it."""
 
 
+def seconds(option: str, text: str) -> float:
+    """A command-line number of seconds ("60", "0.5"), or an RrulError naming the option."""
+    try:
+        return float(text)
+    except ValueError:
+        raise RrulError(f"{option}: {text!r} is not a number of seconds") from None
+
+
 def check_options(length_s: float, delay_s: float, step_s: float) -> None:
     """Refuses options Flent would refuse or that leave no test, one line naming the option."""
     if not (isinstance(length_s, (int, float)) and math.isfinite(length_s) and length_s > 0):
