@@ -272,7 +272,7 @@ def _semantic(name: str, data: dict[str, Any]) -> Iterator[Case]:
     routers = 2 + len(data["topology"].get("chain", []))
     for i, g in enumerate(data["flows"]):
         base = ("flows", i)
-        for path in ([0, routers + 1], [1, 0], [-1, 1], [0, 0]):
+        for path in ([0, routers + 1], [routers, 0], [-1, 1], [0, 0]):
             yield Case(name, "path-missing", f"flows.{i}.path={path}", ("path",),
                        data=_set(data, base + ("path",), path))
         yield Case(name, "period-outside", f"flows.{i}.stop", ("stop",),

@@ -638,6 +638,69 @@ def _emulate_one(sc: Scenario, raw: dict, target: Path, force: bool) -> Any:
     return result
 
 
+@main.command()
+@click.argument("scenario")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True, help="results directory")
+@click.option("--length", "length_s", type=str, default="60", show_default=True,
+              help="seconds of TCP load (Flent's --length); probes run DELAY longer at each end")
+@click.option("--delay", "delay_s", type=str, default="5", show_default=True,
+              help="seconds of probes alone before and after the TCP flows (Flent's --delay)")
+@click.option("--step-size", "step_s", type=str, default="0.2", show_default=True,
+              help="probe interval and sample step, seconds (Flent's --step-size)")
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="override the scenario seed")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="override a field, e.g. --set topology.bottleneck.qdisc.kind=fq_codel (repeatable)")
+@click.option("--force", is_flag=True, help="replace an existing results directory")
+@click.option("--flent-plots", is_flag=True,
+              help="also have flent (pip install flent) draw all_scaled, ping_cdf and box_totals PNGs")
+@click.option("--progress/--no-progress", default=True, help="progress bar for long runs")
+@click.option("--json", "as_json", is_flag=True, help="print the summary as one JSON document")
+def rrul(scenario: str, out_dir: Path, length_s: str, delay_s: str, step_s: str, seed: int | None,
+         overrides: tuple[str, ...], force: bool, flent_plots: bool, progress: bool, as_json: bool) -> None:
+    """Flent's RRUL test over SCENARIO's bottleneck in the simulator: 4 TCP uploads and 4
+    downloads (BE, BK, CS5, EF) and 4 latency probes (ICMP-like, UDP EF/BK/BE), the discipline
+    on both directions; writes Parquet tables and rrul.flent.gz, which flent opens."""
+    import json
+
+    from aqmlab import rrul as rr
+
+    try:
+        length, delay, step = (rr.seconds(option, text) for option, text in
+                               (("--length", length_s), ("--delay", delay_s), ("--step-size", step_s)))
+        rr.check_options(length, delay, step)
+    except rr.RrulError as e:
+        _fail(str(e))
+    if flent_plots and not rr.flent_available():
+        _fail("--flent-plots: flent is not installed in this Python; pip install flent (or leave the option out)")
+    _check_out(out_dir, force)
+    try:
+        res = rr.run(scenario, out_dir, overrides=overrides, seed=seed, length_s=length, delay_s=delay,
+                     step_s=step, force=force, progress=progress)
+    except ScenarioError as e:
+        _fail(e.lines)
+    except rr.RrulError as e:
+        _fail(str(e))
+    except KeyboardInterrupt:
+        _interrupted("the run in progress wrote nothing")
+    if flent_plots:
+        for plot in rr.FLENT_PLOTS:
+            try:
+                rr.flent_plot(res.flent_file, plot, out_dir / f"flent_{plot}.png")
+            except RuntimeError as e:
+                _fail(str(e), status=1)
+    s = res.summary
+    if as_json:
+        click.echo(json.dumps(s, indent=2, sort_keys=True))
+        return
+    _note(f"rrul: {res.events:,} events in {res.wall_s:.2f} s -> {out_dir} ({res.flent_file.name})")
+    click.echo(f"upload   {s['upload_mbps']:8.2f} Mbit/s (4 flows)")
+    click.echo(f"download {s['download_mbps']:8.2f} Mbit/s (4 flows)")
+    med = s["ping_median_ms"]
+    click.echo("ping under load: " + ("no replies" if med is None else
+               f"median {med:.1f} ms, p90 {s['ping_p90_ms']:.1f} ms, p99 {s['ping_p99_ms']:.1f} ms, "
+               f"{s['probes_lost']} of {s['probes_sent']} probes lost"))
+
+
 @main.command(name="list")
 @click.argument("what", required=False, type=click.Choice(["scenarios"]))
 @click.option("--json", "as_json", is_flag=True, help="with scenarios: print the list as one JSON document")

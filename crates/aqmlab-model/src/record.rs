@@ -441,6 +441,38 @@ impl MediaPackets {
     }
 }
 
+/// The `probes` table: one row per latency probe a ping-like flow sent (see the simulator's
+/// `apps/ping.rs`): its flow, sequence number, send time and round-trip time, missing when no
+/// reply came back before the run ended (the request or the reply was dropped, or is still in
+/// flight).
+#[derive(Default)]
+pub struct ProbesTable {
+    flow: Vec<u32>,
+    seq: Vec<u64>,
+    /// When the request left the sender, ns.
+    sent_ns: Vec<u64>,
+    /// Reply received minus request sent, ns.
+    rtt_ns: Vec<Option<u64>>,
+}
+
+impl ProbesTable {
+    pub fn push(&mut self, flow: u32, seq: u64, sent_ns: u64, rtt_ns: Option<u64>) {
+        self.flow.push(flow);
+        self.seq.push(seq);
+        self.sent_ns.push(sent_ns);
+        self.rtt_ns.push(rtt_ns);
+    }
+
+    pub fn into_table(self) -> Table {
+        vec![
+            ("flow", Column::U32(self.flow)),
+            ("seq", Column::U64(self.seq)),
+            ("sent_ns", Column::U64(self.sent_ns)),
+            ("rtt_ns", Column::OptU64(self.rtt_ns)),
+        ]
+    }
+}
+
 /// The `media_frames` table: the frames of every video flow, flow by flow.
 #[derive(Default)]
 pub struct MediaFramesTable {

@@ -51,9 +51,10 @@ impl DumbbellConfig {
         2 + self.chain.len() as u32
     }
 
-    /// Forward and reverse delays of the router hops between routers `enter` and `exit`.
+    /// Forward and reverse delays of the router hops between routers `enter` and `exit`
+    /// (either way round: a flow with `exit < enter` sends toward R1, over the reverse links).
     pub fn path_delay_ns(&self, enter: u32, exit: u32) -> u64 {
-        (enter..exit)
+        (enter.min(exit)..enter.max(exit))
             .map(|hop| match hop {
                 0 => self.bottleneck.delay_ns + self.reverse.delay_ns,
                 k => {
@@ -90,8 +91,9 @@ pub struct FlowGroup {
     /// stream `"flow/<id>/path_loss"`.
     #[serde(default)]
     pub path_loss: f64,
-    /// Routers where the group's senders and receivers attach: [enter, exit], 0 = R1, with
-    /// enter < exit. Default: [0, last router] (the whole row).
+    /// Routers where the group's senders and receivers attach: [enter, exit], 0 = R1. With
+    /// enter > exit the flow runs the other way (an upload: its data crosses the reverse links,
+    /// its ACKs the forward ones). Default: [0, last router] (the whole row).
     #[serde(default)]
     pub path: Option<[u32; 2]>,
 }
@@ -157,11 +159,11 @@ impl SimConfig {
                 return Err(ConfigError::invalid(group, "stop must not be before start"));
             }
             if let Some([enter, exit]) = g.path {
-                if enter >= exit || exit >= t.routers() {
+                if enter == exit || enter.max(exit) >= t.routers() {
                     let last = t.routers() - 1;
                     return Err(ConfigError::invalid(
                         format!("{group}.path"),
-                        format!("[{enter}, {exit}] must satisfy enter < exit <= {last} (routers 0..={last})"),
+                        format!("[{enter}, {exit}] must name two different routers in 0..={last}"),
                     ));
                 }
             }
@@ -191,6 +193,15 @@ impl SimConfig {
                 AppConfig::Stream(s) => s.validate().map_err(at(format!("{group}.app")))?,
                 AppConfig::Pels(p) => p.validate().map_err(at(format!("{group}.app")))?,
                 AppConfig::Abr(a) => a.validate().map_err(at(format!("{group}.app")))?,
+                AppConfig::Ping { interval_ns: 0, .. } => {
+                    return Err(ConfigError::invalid(format!("{group}.app.interval"), "must be positive"))
+                }
+                AppConfig::Ping { packet_size, .. } if *packet_size < UDP_IP_HEADER_BYTES => {
+                    return Err(ConfigError::invalid(
+                        format!("{group}.app.packet_size"),
+                        format!("must be at least {UDP_IP_HEADER_BYTES} bytes (IP+UDP headers)"),
+                    ))
+                }
                 _ => {}
             }
         }

@@ -87,6 +87,9 @@ def emulation_problems(sc: Scenario) -> list[str]:
         elif not isinstance(g.app, (Bulk, Cbr)) and not schedule.supports(g.app):
             problems.append(f"flows.{g.name}.app.kind: {g.app.kind!r} cannot be emulated; allowed: "
                             f"bulk, cbr, {', '.join(schedule.KINDS)}")
+        if g.path is not None and g.path[0] > g.path[1]:
+            problems.append(f"flows.{g.name}.path: {list(g.path)} runs toward R1 (an upload), which the "
+                            f"emulator's endpoints do not do yet; allowed when emulated: enter < exit")
         if isinstance(g.app, Cbr) and g.app.packet_size < MIN_UDP_PACKET:
             problems.append(f"flows.{g.name}.app.packet_size: {g.app.packet_size} B; emulated UDP packets "
                             f"carry a {MIN_UDP_PACKET - UDP_IP_HEADER}-byte application header, "

@@ -397,8 +397,28 @@ class Abr(Strict):
         return self
 
 
+class Ping(Strict):
+    """A ping-like latency probe: a small UDP request every `interval`, echoed by the receiver at
+    once, each round trip recorded (the `probes` table). Flent's RRUL test runs four: ICMP ping
+    and three UDP probes (irtt), one request every 0.2 s (Flent's default step size)."""
+
+    kind: Literal["ping"]
+    interval: Duration = Field(written("200ms"), description="time between requests (Flent's --step-size)")
+    packet_size: Size = Field(written("84B"), description="IP size of request and reply (84 B: ping's "
+                                                          "default 56 data bytes + ICMP 8 + IPv4 20)")
+
+    @model_validator(mode="after")
+    def _sane(self) -> Ping:
+        """interval positive; packet_size at least 28 B (IPv4 + UDP headers)."""
+        if self.interval <= 0:
+            raise ValueError("interval must be positive")
+        if self.packet_size < 28:
+            raise ValueError("packet_size must be at least 28 B (IPv4 + UDP headers)")
+        return self
+
+
 MEDIA = (Video, Audio, Poisson)
-App = Annotated[Bulk | Cbr | Mpeg | Video | Audio | Poisson | Stream | Pels | Abr, Field(discriminator="kind")]
+App = Annotated[Bulk | Cbr | Mpeg | Video | Audio | Poisson | Stream | Pels | Abr | Ping, Field(discriminator="kind")]
 APP_MODELS: dict[str, type[Strict]] = {"bulk": Bulk, "cbr": Cbr, "mpeg": Mpeg, "video": Video,
                                        "audio": Audio, "poisson": Poisson, "stream": Stream, "pels": Pels,
-                                       "abr": Abr}
+                                       "abr": Abr, "ping": Ping}

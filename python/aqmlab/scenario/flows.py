@@ -29,7 +29,8 @@ class FlowGroup(Strict):
     path_loss: float = Field(0.0, ge=0.0, lt=1.0, description="random loss of data packets before "
                                                               "the bottleneck (Internet path)")
     path: tuple[int, int] | None = Field(
-        None, description="[enter, exit] routers (0 = R1) where senders and receivers attach; default the whole row")
+        None, description="[enter, exit] routers (0 = R1) where senders and receivers attach; enter > exit "
+                    "runs the flow toward R1 over the reverse links (an upload); default the whole row")
 
     @model_validator(mode="after")
     def _sane(self) -> FlowGroup:

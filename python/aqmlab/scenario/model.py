@@ -87,8 +87,8 @@ class Scenario(Strict):
     def _consistent(self) -> Scenario:
         """duration positive; no flow group starts after the end of the run (start <= duration); flow group
         names unique; sender_delay ranges [lo, hi] with lo <= hi; a flow path within the routers
-        (0 <= enter < exit <= last); metrics periods within the run; an MPEG frame fits the bottleneck
-        buffer."""
+        (two different routers in 0..last, either way round); metrics periods within the run; an MPEG
+        frame fits the bottleneck buffer."""
         if self.duration <= 0:
             raise ValueError("duration must be positive")
         late = [g for g in self.flows if g.start > self.duration]
@@ -105,9 +105,9 @@ class Scenario(Strict):
         for g in self.flows:
             g.sender_delay_range()
             last = self.topology.routers() - 1
-            if g.path is not None and not (0 <= g.path[0] < g.path[1] <= last):
-                raise ValueError(f"flows.{g.name}.path: {list(g.path)} must satisfy 0 <= enter < exit <= {last} "
-                                 f"(routers 0..{last})")
+            if g.path is not None and (g.path[0] == g.path[1] or not all(0 <= r <= last for r in g.path)):
+                raise ValueError(f"flows.{g.name}.path: {list(g.path)} must name two different routers in 0..{last} "
+                                 "(enter > exit: the flow runs toward R1, an upload)")
             if isinstance(g.app, Mpeg):
                 self._frames_fit_the_buffer(g.name, g.app)
         for a, b in self.periods():

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqmlab.abr_ladder import ladder as abr_ladder
-from aqmlab.scenario.applications import MEDIA, Abr, Audio, Bulk, Cbr, Mpeg, Pels, Stream, Tcp, Video
+from aqmlab.scenario.applications import MEDIA, Abr, Audio, Bulk, Cbr, Mpeg, Pels, Ping, Stream, Tcp, Video
 from aqmlab.scenario.disciplines import Classifier, PelsFeedback, Prio, Wrr
 from aqmlab.scenario.flows import FlowGroup
 from aqmlab.scenario.topology import Hop, Link
@@ -123,6 +123,8 @@ def _app(app: Any) -> dict[str, Any]:
         return {"kind": "bulk", "tcp": _tcp(app.tcp)}
     if isinstance(app, Abr):
         return _abr(app)
+    if isinstance(app, Ping):
+        return {"kind": "ping", "interval_ns": app.interval, "packet_size": app.packet_size}
     # A new application model without its arm here must fail loudly, not run as bulk TCP.
     raise TypeError(f"no simulator config for application {type(app).__name__}")
 

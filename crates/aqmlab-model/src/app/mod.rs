@@ -47,4 +47,8 @@ pub enum AppConfig {
     Pels(pels_config::PelsConfig),
     /// An adaptive-bitrate (DASH-like) client fetching segments over TCP (see [`abr`]).
     Abr(Box<abr_config::AbrConfig>),
+    /// A ping-like latency probe over UDP: a request of `packet_size` bytes (IP) every
+    /// `interval_ns`, echoed by the receiver at once; the sender records each round trip.
+    /// Flent's RRUL test runs four (ICMP ping and three UDP round-trip probes).
+    Ping { interval_ns: u64, packet_size: u32 },
 }

@@ -21,6 +21,7 @@ mod bulk;
 mod cbr;
 mod mpeg;
 mod pels;
+mod ping;
 mod receive_log;
 mod rtp;
 mod stream;
@@ -56,6 +57,7 @@ pub(crate) fn build(app: &AppConfig, setup: &AppSetup) -> Result<Box<dyn Applica
         AppConfig::Stream(c) => stream::build(c, setup)?,
         AppConfig::Pels(c) => Box::new(pels::Pels::new(c)?),
         AppConfig::Abr(c) => Box::new(abr::Abr::new(c, setup)?),
+        AppConfig::Ping { interval_ns, packet_size } => Box::new(ping::Ping::new(*interval_ns, *packet_size)?),
     })
 }
 
