@@ -128,6 +128,7 @@ fn target_falls_below_a_halved_link_rate_within_the_bound() {
     // And it stays near the new rate afterwards (mean target 30-40 s within 1.2-2.2 Mbit/s).
     let late: Vec<f64> = tr.iter().filter(|(x, _)| *x >= 30.0).map(|p| p.1).collect();
     let mean = late.iter().sum::<f64>() / late.len() as f64;
+    println!("mean target over 30-40 s: {mean:.0}");
     assert!(mean > 1.2e6 && mean < 2.2e6, "{mean}");
 }
 
@@ -140,6 +141,7 @@ fn random_loss_holds_or_cuts_the_target_at_the_drafts_thresholds() {
         target_at(&targets(&t), 9.9)
     };
     let (none, some, heavy) = (at_10s(0.0), at_10s(0.05), at_10s(0.20));
+    println!("target at 9.9 s: no loss {none:.0}, 5 % {some:.0}, 20 % {heavy:.0}");
     assert!(none > 1.08f64.powf(9.0) * 1e6, "{none}");
     // 5 % is between the thresholds, but a pooled report of 20-odd packets sees fewer than
     // 2 % now and then: allow a few 5 % rises, far below the free link's.
@@ -154,14 +156,15 @@ fn random_loss_holds_or_cuts_the_target_at_the_drafts_thresholds() {
 #[test]
 fn feedback_lost_on_the_reverse_path_is_skipped() {
     let mut v = scenario(20_000_000, None, 10, 0.0, video(1_000_000));
-    // A 2-packet reverse buffer at 20 kbit/s: reports (60-100 B every 50 ms, 10-16 kbit/s)
-    // mostly fit, not all.
-    v["topology"]["reverse"] = json!({"rate_bps": 20_000u64, "delay_ns": 10 * MS,
+    // A 2-packet reverse buffer at 8 kbit/s: the reports (60-100 B every 50 ms, 10-16
+    // kbit/s) do not all fit.
+    v["topology"]["reverse"] = json!({"rate_bps": 8_000u64, "delay_ns": 10 * MS,
                                       "qdisc": {"kind": "droptail", "limit": {"packets": 2}}});
     let t = run(v);
     let sent = u64s(column(&t, "rtc_sessions", "reports_sent"))[0];
     let got = u64s(column(&t, "rtc_sessions", "reports_received"))[0];
-    assert!(got < sent && got > 0, "sent {sent} received {got}");
+    println!("reports sent {sent}, received {got}");
+    assert!(got < sent * 9 / 10 && got > sent / 4, "sent {sent} received {got}");
     // The estimator still raised the target from what did arrive.
     assert!(target_at(&targets(&t), 9.9) > 1.2e6);
 }
