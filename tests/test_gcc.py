@@ -43,6 +43,7 @@ def test_the_default_adds_nothing_to_the_engine_configuration() -> None:
     ({"congestion_control": "gcc", "gcc": {"min_rate": "2Mbps", "start_rate": "1Mbps"}}, ["gcc", "min_rate"]),
     ({"congestion_control": "gcc", "gcc": {"key_ratio": 0.5}}, ["gcc.key_ratio"]),
     ({"congestion_control": "gcc", "gcc": {"fluctuation": 1.0}}, ["gcc.fluctuation"]),
+    ({"gcc": {"start_rate": "1Mbps"}}, ["flows.0.app", "congestion_control = none"]),
 ])
 def test_bad_settings_are_refused_naming_the_field(video: dict[str, Any], words: list[str]) -> None:
     with pytest.raises(ScenarioError) as e:

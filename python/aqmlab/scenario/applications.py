@@ -224,9 +224,12 @@ class Video(Strict):
     @model_validator(mode="after")
     def _sane(self) -> Video:
         """mtu above 40 B; rate positive unless a trace is given; burst and shaping exclude each other;
-        gcc without trace, burst, shaping or jitter."""
+        gcc settings only with congestion_control = gcc, and then no trace, burst, shaping or jitter."""
         if self.mtu <= 40:
             raise ValueError("mtu must exceed the 40 B of IP, UDP and RTP headers")
+        if self.congestion_control == "none" and "gcc" in self.model_fields_set:
+            raise ValueError("gcc settings are given but congestion_control = none: set congestion_control = gcc "
+                             "or leave gcc out")
         if self.congestion_control == "gcc" and (self.trace or self.burst or self.shaping > 0 or self.jitter > 0):
             raise ValueError("congestion_control = gcc sets frame sizes and pacing itself: trace, burst, shaping "
                              "and jitter are not allowed with it")
