@@ -168,6 +168,36 @@ class Mpeg(Strict):
         return -(-size // (self.max_packet - 28))
 
 
+class Gcc(Strict):
+    """Google Congestion Control (draft-ietf-rmcat-gcc-02) for a video flow, and the synthetic
+    encoder that follows its target rate (RFC 8593's statistical model; docs/video.md)."""
+
+    start_rate: Rate = Field(written("300kbps"), description="target rate at the start (WebRTC's default)")
+    min_rate: Rate = Field(written("100kbps"), description="lowest target rate")
+    max_rate: Rate = Field(written("6Mbps"), description="highest target rate")
+    feedback_interval: Duration = Field(
+        written("50ms"), description="spacing of the receiver's transport-wide feedback reports (WebRTC's "
+                                     "shortest; 50-250 ms there)")
+    key_interval: int = Field(300, ge=0, lt=U32, json_schema_extra={"unit": "frames"},
+                              description="frames from one I-frame to the next (0: only the first)")
+    key_ratio: float = Field(4.0, ge=1.0, le=100.0, description="I-frame size over the other frames'")
+    fluctuation: float = Field(0.15, ge=0.0, lt=1.0,
+                               description="scale of the Laplacian frame-size fluctuation (RFC 8593), cut at +-0.5")
+    reaction_lag: Duration = Field(written("100ms"), description="encoder's delay in following a new target "
+                                                                  "(RFC 8593's tau_v)")
+    deadline: Duration = Field(written("150ms"), description="a frame complete later than this after capture is "
+                                                             "late (ITU-T G.114's 150 ms one-way)")
+
+    @model_validator(mode="after")
+    def _sane(self) -> Gcc:
+        """0 < min_rate <= start_rate <= max_rate; feedback_interval and deadline positive."""
+        if not 0 < self.min_rate <= self.start_rate <= self.max_rate:
+            raise ValueError("need 0 < min_rate <= start_rate <= max_rate")
+        if self.feedback_interval <= 0 or self.deadline <= 0:
+            raise ValueError("feedback_interval and deadline must be positive")
+        return self
+
+
 class Video(Strict):
     """VBR video over RTP/UDP: frames at a frame rate, sizes around rate/fps, packets up to the MTU."""
 
@@ -185,12 +215,24 @@ class Video(Strict):
     ecn: Literal["not-ect", "ect0", "ect1"] = Field(
         "not-ect", description="ECN codepoint of every packet: ect1 makes the flow L4S traffic (RFC 9331), which "
                               "DualPI2 puts in its L queue; the receiver sends no feedback")
+    congestion_control: Literal["none", "gcc"] = Field(
+        "none", description="none: the open-loop source above; gcc: Google Congestion Control with transport-wide "
+                            "feedback on the reverse path, the encoder following its target rate (rate, size_cv "
+                            "unused; no trace, burst, shaping or jitter; simulator only)")
+    gcc: Gcc = Field(default_factory=Gcc, description="GCC and encoder settings (with congestion_control = gcc)")
 
     @model_validator(mode="after")
     def _sane(self) -> Video:
-        """mtu above 40 B; rate positive unless a trace is given; burst and shaping exclude each other."""
+        """mtu above 40 B; rate positive unless a trace is given; burst and shaping exclude each other;
+        gcc settings only with congestion_control = gcc, and then no trace, burst, shaping or jitter."""
         if self.mtu <= 40:
             raise ValueError("mtu must exceed the 40 B of IP, UDP and RTP headers")
+        if self.congestion_control == "none" and "gcc" in self.model_fields_set:
+            raise ValueError("gcc settings are given but congestion_control = none: set congestion_control = gcc "
+                             "or leave gcc out")
+        if self.congestion_control == "gcc" and (self.trace or self.burst or self.shaping > 0 or self.jitter > 0):
+            raise ValueError("congestion_control = gcc sets frame sizes and pacing itself: trace, burst, shaping "
+                             "and jitter are not allowed with it")
         if self.rate <= 0 and not self.trace:
             raise ValueError("rate must be positive")
         if self.burst and self.shaping > 0:

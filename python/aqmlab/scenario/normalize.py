@@ -116,7 +116,7 @@ def _app(app: Any) -> dict[str, Any]:
                 "beta": app.beta, "sigma": app.sigma, "p_thr": app.p_thr, "gamma_low": app.gamma_low,
                 "gamma_init": app.gamma_init, "partition": app.partition}
     if isinstance(app, MEDIA):
-        return {"kind": "rtp", "media": _media(app), "jitter_sd_ns": app.jitter, **_ecn(app.ecn)}
+        return {"kind": "rtp", "media": _media(app), "jitter_sd_ns": app.jitter, **_ecn(app.ecn), **_gcc(app)}
     if isinstance(app, Stream):
         return _stream(app)
     if isinstance(app, Bulk):
@@ -184,6 +184,19 @@ def _stream(s: Stream) -> dict[str, Any]:
         "up_after_ns": s.up_after, "tcp_check_ns": s.tcp_check,
         "tcp_backlog_down_ns": s.tcp_backlog_down, "tcp": _tcp(s.tcp),
     }
+
+
+def _gcc(m: Any) -> dict[str, Any]:
+    """The `gcc` key of a video flow with congestion_control = gcc; nothing otherwise (so that
+    every open-loop flow's configuration is unchanged)."""
+    if not isinstance(m, Video) or m.congestion_control != "gcc":
+        return {}
+    g = m.gcc
+    return {"gcc": {
+        "start_rate_bps": g.start_rate, "min_rate_bps": g.min_rate, "max_rate_bps": g.max_rate,
+        "feedback_interval_ns": g.feedback_interval, "key_interval": g.key_interval, "key_ratio": g.key_ratio,
+        "fluctuation": g.fluctuation, "reaction_lag_ns": g.reaction_lag, "deadline_ns": g.deadline,
+    }}
 
 
 def _media(m: Any) -> dict[str, Any]:

@@ -7,10 +7,12 @@
 //! are closed loops over the simulator's own transports and stay in `aqmlab_sim`.
 pub mod abr;
 pub mod abr_config;
+pub mod gcc;
 pub mod mpeg;
 pub mod pels_config;
 pub mod rtp;
 pub mod streaming_config;
+pub mod synthetic_codec;
 pub mod tcp_config;
 
 use aqmlab_core::Ecn;

@@ -60,10 +60,27 @@ pub struct RtpConfig {
     /// The receiver sends no feedback: marks are only counted on the way.
     #[serde(default)]
     pub ecn: Ecn,
+    /// Google Congestion Control with the synthetic encoder of `super::synthetic_codec` (video
+    /// only): the simulator's `rtc` application runs it instead of this source. Absent (the
+    /// default, `congestion_control = "none"`): the open-loop source here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gcc: Option<super::gcc::GccConfig>,
 }
 
 impl RtpConfig {
     pub fn validate(&self) -> Result<(), String> {
+        if let Some(g) = &self.gcc {
+            g.validate()?;
+            match &self.media {
+                MediaConfig::Video { trace: None, burst: false, shaping_ns: 0, .. } if self.jitter_sd_ns == 0 => {}
+                MediaConfig::Video { .. } => {
+                    return Err("congestion_control = gcc: the encoder model sets the frame sizes and the pacing; \
+                                trace, burst, shaping and jitter are not allowed with it"
+                        .into())
+                }
+                _ => return Err("congestion_control = gcc: only video flows have it".into()),
+            }
+        }
         match &self.media {
             MediaConfig::Video { mean_rate_bps, fps, size_cv, trace, mtu, burst, shaping_ns } => {
                 if *burst && *shaping_ns > 0 {
@@ -253,7 +270,8 @@ mod tests {
     use super::*;
 
     fn source(media: MediaConfig, jitter_sd_ns: u64) -> MediaSource {
-        MediaSource::new(RtpConfig { media, jitter_sd_ns, ecn: Ecn::NotEct }, SimRng::stream(1, "m"), SimRng::stream(1, "j")).unwrap()
+        MediaSource::new(RtpConfig { media, jitter_sd_ns, ecn: Ecn::NotEct, gcc: None }, SimRng::stream(1, "m"), SimRng::stream(1, "j"))
+            .unwrap()
     }
 
     /// Runs a source for `secs` and returns (bytes at IP level, packets) emitted.
@@ -397,7 +415,7 @@ mod tests {
             burst: true,
             shaping_ns: 200_000_000,
         };
-        let err = RtpConfig { media: cfg, jitter_sd_ns: 0, ecn: Ecn::NotEct }.validate().unwrap_err();
+        let err = RtpConfig { media: cfg, jitter_sd_ns: 0, ecn: Ecn::NotEct, gcc: None }.validate().unwrap_err();
         assert!(err.contains("burst and shaping"), "{err}");
     }
 

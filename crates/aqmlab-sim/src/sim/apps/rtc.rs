@@ -1,0 +1,328 @@
+//! A real-time video call over UDP with Google Congestion Control (`congestion_control =
+//! "gcc"` on a video flow): the synthetic encoder (`app::synthetic_codec`) makes one frame
+//! every 1/fps at the target rate, its packets paced evenly over the frame interval (as the
+//! open-loop RTP source paces a frame); the receiver sends transport-wide feedback every
+//! `feedback_interval` as a packet on the reverse path, where it queues, can be delayed and
+//! lost like any other; the sender's GCC estimator (`app::gcc`) turns each report that
+//! arrives into a new target for the encoder.
+//!
+//! A report's contents travel beside its packet, in this application's own table keyed by the
+//! report's number (the packet's `seq`), since both ends live here; a report whose packet is
+//! lost is dropped from the table when a later one arrives.
+//!
+//! The receiver also tracks frames: a frame is complete when all its packets arrived; its
+//! delay is from its capture (when its first packet was due) to its last packet's arrival;
+//! it is late when complete after the deadline, lost when a packet never arrives (no
+//! retransmission or FEC is modelled).
+
+use super::super::network::Network;
+use super::receive_log::ReceiveLog;
+use super::{sample_without_window, AppSetup, Application, FlowTotals};
+use aqmlab_core::{Ecn, Packet, Proto, Time};
+use aqmlab_model::app::gcc::{FeedbackBuilder, FeedbackReport, GccConfig, GccSender};
+use aqmlab_model::app::rtp::{packetize, MediaConfig, RtpConfig};
+use aqmlab_model::app::synthetic_codec::{CodecConfig, SyntheticCodec};
+use aqmlab_model::headers::{RTP_UDP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES};
+use aqmlab_model::record::{Column, FlowSample, Table};
+use aqmlab_model::streams;
+use std::collections::{BTreeMap, VecDeque};
+
+/// The encoder produces its next frame.
+const FRAME: u8 = 0;
+/// Paced packets are due.
+const DUE: u8 = 1;
+/// The receiver sends its feedback.
+const FEEDBACK: u8 = 2;
+
+/// One frame as sent and as received.
+struct FrameLog {
+    at: Time,
+    payload: u32,
+    key: bool,
+    rate_bps: f64,
+    packets: u32,
+    received: u32,
+    last_arrival: Time,
+}
+
+pub(super) struct Rtc {
+    codec: SyntheticCodec,
+    gcc: GccSender,
+    cfg: GccConfig,
+    fps: f64,
+    mtu: u32,
+    ecn: Ecn,
+    end: Time,
+    running: bool,
+    next_seq: u64,
+    /// Paced packets not yet sent: (due, seq, IP size, frame).
+    pending: VecDeque<(Time, u64, u32, u32)>,
+    due_at: Option<Time>,
+    frames: Vec<FrameLog>,
+    feedback: FeedbackBuilder,
+    /// Reports in flight, by number.
+    reports: BTreeMap<u64, FeedbackReport>,
+    next_report: u64,
+    reports_sent: u64,
+    reports_received: u64,
+    log: ReceiveLog,
+}
+
+impl Rtc {
+    pub(super) fn new(r: &RtpConfig, setup: &AppSetup) -> Result<Rtc, String> {
+        r.validate()?;
+        let (Some(cfg), MediaConfig::Video { fps, mtu, .. }) = (r.gcc.clone(), &r.media) else {
+            return Err("congestion_control = gcc: only video flows have it".into());
+        };
+        let codec_cfg = CodecConfig {
+            fps: *fps,
+            key_interval: cfg.key_interval,
+            key_ratio: cfg.key_ratio,
+            fluctuation: cfg.fluctuation,
+            reaction_lag_ns: cfg.reaction_lag_ns,
+            min_rate_bps: cfg.min_rate_bps,
+            max_rate_bps: cfg.max_rate_bps,
+        };
+        let codec = SyntheticCodec::new(codec_cfg, cfg.start_rate_bps as f64, streams::flow_media(setup.seed, setup.id));
+        Ok(Rtc {
+            codec,
+            gcc: GccSender::new(cfg.clone())?,
+            cfg,
+            fps: *fps,
+            mtu: *mtu,
+            ecn: r.ecn,
+            end: setup.end,
+            running: false,
+            next_seq: 0,
+            pending: VecDeque::new(),
+            due_at: None,
+            frames: Vec::new(),
+            feedback: FeedbackBuilder::default(),
+            reports: BTreeMap::new(),
+            next_report: 0,
+            reports_sent: 0,
+            reports_received: 0,
+            log: ReceiveLog::default(),
+        })
+    }
+
+    fn on_frame(&mut self, f: u32, net: &mut Network) {
+        if !self.running {
+            return;
+        }
+        let now = net.now;
+        let interval = Time::from_secs_f64(1.0 / self.fps);
+        net.schedule(now + interval, f, FRAME);
+        let e = self.codec.next_frame(now);
+        let sizes = packetize(e.size_bytes, self.mtu);
+        let id = self.frames.len() as u32;
+        let spacing = interval.as_nanos() / sizes.len() as u64;
+        for (i, size) in sizes.iter().enumerate() {
+            self.pending.push_back((now + Time(spacing * i as u64), self.next_seq, *size, id));
+            self.next_seq += 1;
+        }
+        self.frames.push(FrameLog {
+            at: now,
+            payload: e.size_bytes as u32,
+            key: e.key,
+            rate_bps: e.rate_bps,
+            packets: sizes.len() as u32,
+            received: 0,
+            last_arrival: Time::ZERO,
+        });
+        self.emit_due(f, net);
+    }
+
+    fn on_due(&mut self, f: u32, net: &mut Network) {
+        if self.due_at != Some(net.now) {
+            return; // superseded
+        }
+        self.due_at = None;
+        self.emit_due(f, net);
+    }
+
+    /// Sends every packet due now and keeps one DUE event at the next due time.
+    fn emit_due(&mut self, f: u32, net: &mut Network) {
+        while let Some(&(at, seq, size, frame)) = self.pending.front() {
+            if at > net.now {
+                break;
+            }
+            self.pending.pop_front();
+            let mut p = net.new_packet(f, true);
+            p.proto = Proto::Udp;
+            p.size = size;
+            p.payload = size - RTP_UDP_IP_HEADER_BYTES;
+            p.seq = seq;
+            p.frame_id = frame;
+            p.ecn = self.ecn;
+            self.gcc.on_sent(seq, size, net.now);
+            net.emit(p);
+        }
+        if let Some(&(next, ..)) = self.pending.front() {
+            if self.due_at.is_none_or(|t| t > next) {
+                self.due_at = Some(next);
+                net.schedule(next, f, DUE);
+            }
+        }
+    }
+
+    /// The receiver's report timer: sends what arrived since the last report.
+    fn on_feedback_timer(&mut self, f: u32, net: &mut Network) {
+        let now = net.now;
+        let report = self.feedback.take(now);
+        if self.running || report.is_some() {
+            net.schedule(now + Time(self.cfg.feedback_interval_ns), f, FEEDBACK);
+        }
+        let Some(report) = report else { return };
+        let mut p = net.new_packet(f, false);
+        p.proto = Proto::Udp;
+        p.size = report.size();
+        p.payload = p.size - UDP_IP_HEADER_BYTES;
+        p.seq = self.next_report;
+        self.reports.insert(self.next_report, report);
+        self.next_report += 1;
+        self.reports_sent += 1;
+        net.emit(p);
+    }
+
+    fn on_data(&mut self, p: &Packet, now: Time) {
+        self.log.push(p, now);
+        self.feedback.on_packet(p.seq, now);
+        if let Some(fr) = self.frames.get_mut(p.frame_id as usize) {
+            fr.received += 1;
+            fr.last_arrival = fr.last_arrival.max(now);
+        }
+    }
+
+    fn on_report(&mut self, p: &Packet, now: Time) {
+        let Some(report) = self.reports.remove(&p.seq) else { return };
+        // Older reports still in the table were lost (or are overtaken: dropped either way).
+        self.reports = self.reports.split_off(&p.seq);
+        self.reports_received += 1;
+        let target = self.gcc.on_feedback(&report, now);
+        self.codec.set_target(now, target);
+    }
+
+    /// Frames judged: captured at least a deadline before the end of the run.
+    fn judged(&self) -> impl Iterator<Item = &FrameLog> {
+        let deadline = Time(self.cfg.deadline_ns);
+        self.frames.iter().filter(move |fr| fr.at + deadline <= self.end)
+    }
+
+    fn frames_table(&self, f: u32) -> Table {
+        let n = self.frames.len();
+        let complete = |fr: &FrameLog| fr.received >= fr.packets;
+        let delay = |fr: &FrameLog| if complete(fr) { (fr.last_arrival - fr.at).as_nanos() as f64 } else { f64::NAN };
+        vec![
+            ("flow", Column::U32(vec![f; n])),
+            ("frame", Column::U32((0..n as u32).collect())),
+            ("t_ns", Column::U64(self.frames.iter().map(|fr| fr.at.as_nanos()).collect())),
+            ("size_bytes", Column::U32(self.frames.iter().map(|fr| fr.payload).collect())),
+            ("key", Column::U8(self.frames.iter().map(|fr| fr.key as u8).collect())),
+            ("rate_bps", Column::F64(self.frames.iter().map(|fr| fr.rate_bps).collect())),
+            ("packets", Column::U32(self.frames.iter().map(|fr| fr.packets).collect())),
+            ("received", Column::U32(self.frames.iter().map(|fr| fr.received).collect())),
+            ("delay_ns", Column::F64(self.frames.iter().map(delay).collect())),
+        ]
+    }
+
+    fn rate_table(&self, f: u32) -> Table {
+        let s = &self.gcc.samples;
+        let col = |g: &dyn Fn(&aqmlab_model::app::gcc::RateSample) -> f64| Column::F64(s.iter().map(g).collect());
+        vec![
+            ("flow", Column::U32(vec![f; s.len()])),
+            ("t_ns", Column::U64(s.iter().map(|x| x.t.as_nanos()).collect())),
+            ("target_bps", col(&|x| x.target_bps)),
+            ("delay_based_bps", col(&|x| x.delay_based_bps)),
+            ("loss_based_bps", col(&|x| x.loss_based_bps)),
+            ("incoming_bps", col(&|x| x.incoming_bps)),
+            ("state", Column::U8(s.iter().map(|x| x.state).collect())),
+            ("signal", Column::U8(s.iter().map(|x| x.signal).collect())),
+            ("trend", col(&|x| x.trend)),
+            ("threshold_ms", col(&|x| x.threshold_ms)),
+            ("loss", col(&|x| x.loss)),
+            ("rtt_ns", Column::U64(s.iter().map(|x| x.rtt.as_nanos()).collect())),
+        ]
+    }
+
+    fn session_table(&self, f: u32) -> Table {
+        let deadline = self.cfg.deadline_ns as f64;
+        let judged: Vec<&FrameLog> = self.judged().collect();
+        let mut delays: Vec<f64> =
+            judged.iter().filter(|fr| fr.received >= fr.packets).map(|fr| (fr.last_arrival - fr.at).as_nanos() as f64).collect();
+        delays.sort_by(f64::total_cmp);
+        let pct = |q: f64| {
+            if delays.is_empty() {
+                return f64::NAN;
+            }
+            delays[((q * delays.len() as f64).ceil() as usize).clamp(1, delays.len()) - 1]
+        };
+        let late = delays.iter().filter(|d| **d > deadline).count() as u32;
+        let lost = judged.iter().filter(|fr| fr.received < fr.packets).count() as u32;
+        let s = &self.gcc.samples;
+        let mean_target = if s.is_empty() { f64::NAN } else { s.iter().map(|x| x.target_bps).sum::<f64>() / s.len() as f64 };
+        vec![
+            ("flow", Column::U32(vec![f])),
+            ("frames", Column::U32(vec![judged.len() as u32])),
+            ("frames_late", Column::U32(vec![late])),
+            ("frames_lost", Column::U32(vec![lost])),
+            ("frame_delay_p50_ns", Column::F64(vec![pct(0.5)])),
+            ("frame_delay_p95_ns", Column::F64(vec![pct(0.95)])),
+            ("mean_target_bps", Column::F64(vec![mean_target])),
+            ("reports_sent", Column::U64(vec![self.reports_sent])),
+            ("reports_received", Column::U64(vec![self.reports_received])),
+        ]
+    }
+}
+
+impl Application for Rtc {
+    fn proto(&self) -> Proto {
+        Proto::Udp
+    }
+
+    fn start(&mut self, f: u32, net: &mut Network) {
+        self.running = true;
+        net.schedule(net.now + Time(self.cfg.feedback_interval_ns), f, FEEDBACK);
+        self.on_frame(f, net);
+    }
+
+    fn stop(&mut self) {
+        self.running = false;
+    }
+
+    fn on_timer(&mut self, f: u32, timer: u8, net: &mut Network) {
+        match timer {
+            FRAME => self.on_frame(f, net),
+            DUE => self.on_due(f, net),
+            _ => self.on_feedback_timer(f, net),
+        }
+    }
+
+    fn on_packet(&mut self, _f: u32, p: Packet, to_receiver: bool, net: &mut Network) {
+        if to_receiver {
+            self.on_data(&p, net.now);
+        } else {
+            self.on_report(&p, net.now);
+        }
+    }
+
+    fn totals(&self) -> FlowTotals {
+        FlowTotals { packets_sent: self.next_seq - self.pending.len() as u64, delivered_bytes: self.log.bytes, ..FlowTotals::default() }
+    }
+
+    /// The adaptation level is the target rate in kbit/s.
+    fn sample(&self) -> FlowSample {
+        sample_without_window(self.log.bytes, (self.gcc.target_bps / 1000.0).round() as u32)
+    }
+
+    /// `media` (the receiver's packet log, as for every RTP flow), `gcc_rate` (one row per
+    /// report applied), `rtc_frames` (one row per frame) and `rtc_sessions` (one row per flow).
+    fn tables(&self, f: u32) -> Vec<(&'static str, Table)> {
+        vec![
+            self.log.media_table(f),
+            ("gcc_rate", self.rate_table(f)),
+            ("rtc_frames", self.frames_table(f)),
+            ("rtc_sessions", self.session_table(f)),
+        ]
+    }
+}
