@@ -123,6 +123,7 @@ impl CobaltConfig {
             p_dec: self.p_dec,
             blue_threshold: Time(self.blue_threshold_ns),
             ecn: self.ecn,
+            mtu_time: Time::ZERO,
         }
     }
 }
@@ -136,6 +137,10 @@ pub(crate) struct CobaltParams {
     pub p_dec: f64,
     pub blue_threshold: Time,
     pub ecn: bool,
+    /// Serialization time of one MTU at the shaped rate (Linux `mtu_time`): inside CAKE a
+    /// sojourn counts as over target only above 4 of them too, so that a slow link's own
+    /// packet time is not taken for a standing queue. Zero on its own (no rate).
+    pub mtu_time: Time,
 }
 
 /// COBALT's state for one queue (Linux `struct cobalt_vars`).
@@ -164,6 +169,11 @@ pub(crate) struct Signal {
 }
 
 impl CobaltVars {
+    /// When the next CoDel signal is due, or the activity timeout (module docs).
+    pub(crate) fn drop_next(&self) -> Time {
+        self.drop_next
+    }
+
     /// BLUE's update spacing: more than `target` since the last change (Linux compares with
     /// `>`).
     fn blue_due(&self, now: Time, p: &CobaltParams) -> bool {
@@ -205,7 +215,9 @@ impl CobaltVars {
     pub(crate) fn should_drop(&mut self, pkt: &mut Packet, now: Time, p: &CobaltParams, rng: &mut SimRng) -> Signal {
         let sojourn = now.saturating_sub(pkt.enqueued_at);
         let mut schedule = signed(now, self.drop_next);
-        let over_target = sojourn > p.target;
+        // Linux also asks for more than `2 * mtu_time` per bulk flow in ingress mode, which
+        // aqmlab does not build; 4 MTU times is the floor in every mode.
+        let over_target = sojourn > p.target && sojourn.0 > p.mtu_time.0.saturating_mul(4);
         let mut next_due = self.count > 0 && schedule >= 0;
         let mut signal = Signal { drop: false, marked: false };
         if over_target {
