@@ -605,7 +605,7 @@ impl Cake {
         self.tins.len()
     }
 
-    /// The tin and queue a packet goes to (without reserving the queue).
+    /// The tin a packet goes to, by its DSCP.
     pub fn tin_of_packet(&self, p: &Packet) -> usize {
         tin_of(self.cfg.diffserv, p.dscp)
     }
