@@ -26,8 +26,8 @@
 //! The list of disciplines fuzzed is [`disciplines`]: add each new discipline there.
 
 use crate::packet::{Ecn, FrameType, Packet, Proto};
-use crate::qdisc::classful::classifier::Classifier;
 use crate::qdisc::cake::{AckFilter, Atm, CakeConfig, Diffserv, FlowMode};
+use crate::qdisc::classful::classifier::Classifier;
 use crate::qdisc::cobalt::CobaltConfig;
 use crate::qdisc::codel::CodelConfig;
 use crate::qdisc::droptail::DropTailConfig;

@@ -36,8 +36,8 @@ from aqmlab.scenario.base import MAX_BANDS, U32, Strict
 from aqmlab.scenario.disciplines import (
     FLOW_FIELDS,
     QDISC_MODELS,
-    Classifier,
     Cake,
+    Classifier,
     Cobalt,
     Codel,
     DropTail,
