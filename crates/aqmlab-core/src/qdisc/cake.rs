@@ -346,8 +346,8 @@ fn tin_layout(mode: Diffserv, rate: u64) -> Vec<(u64, i64)> {
             (0..8)
                 .map(|_| {
                     let t = (r, q.max(1) as i64);
-                    r = r * 7 >> 3;
-                    q = q * 7 >> 3;
+                    r = (r * 7) >> 3;
+                    q = (q * 7) >> 3;
                     t
                 })
                 .collect()
@@ -1581,7 +1581,7 @@ mod tests {
                 let c = (draw.next_u64() % 4) as usize;
                 next_ack[c] += 1448;
                 let r = draw.next_u64();
-                let p = ack(uid, c as u16, next_ack[c], r % 5 == 0, ((r >> 8) % 4 == 0) as u8);
+                let p = ack(uid, c as u16, next_ack[c], r.is_multiple_of(5), (r >> 8).is_multiple_of(4) as u8);
                 ev.clear();
                 assert_eq!(q.enqueue(p, Time::ZERO, &mut rng, &mut ev), Verdict::Enqueued);
                 for e in &ev {
