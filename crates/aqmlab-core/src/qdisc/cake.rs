@@ -1151,6 +1151,16 @@ impl Qdisc for Cake {
 }
 
 #[cfg(test)]
+impl super::per_flow_tests::Inspect for Cake {
+    fn active_flows(&self) -> usize {
+        self.flow_states()
+    }
+    fn check(&self) -> Result<(), String> {
+        Cake::check(self)
+    }
+}
+
+#[cfg(test)]
 impl Cake {
     /// COBALT target and interval of tin `t`.
     fn tin_params(&self, t: usize) -> (Time, Time) {
