@@ -387,7 +387,7 @@ pub fn disciplines() -> Vec<(&'static str, QdiscConfig)> {
         ),
         // CAKE: 9 kB of memory, 5 ms rtt; shaped at the link rate with diffserv4, triple
         // isolation, framing compensation and the aggressive ACK filter; unlimited with 8 tins
-        // and per-source-host fairness; flow-blind precedence with washing.
+        // and per-source-host fairness; flow-blind precedence with washing; ingress mode.
         (
             "cake/shaped-diffserv4-triple-ackfilter",
             QdiscConfig::Cake(CakeConfig {
@@ -429,8 +429,10 @@ pub fn disciplines() -> Vec<(&'static str, QdiscConfig)> {
             }),
         ),
         (
-            "cake/besteffort-dual-dsthost",
+            "cake/besteffort-dual-dsthost-ingress",
             QdiscConfig::Cake(CakeConfig {
+                ingress: true,
+                ack_filter: AckFilter::AckFilter,
                 bandwidth: Rate(2_000_000),
                 rtt_ns: 5_000_000,
                 diffserv: Diffserv::Besteffort,

@@ -404,6 +404,8 @@ class Cake(Strict):
         "no-ack-filter", description="drop TCP ACKs made redundant by a newer one in the same queue "
                                      "(tc-cake default no-ack-filter)")
     wash: bool = Field(False, description="clear the DSCP after choosing the tin (tc-cake default nowash)")
+    ingress: bool = Field(False, description="ingress mode: packets CAKE drops are charged to the shaper too "
+                                             "(tc-cake default egress)")
 
     @field_validator("bandwidth", mode="before")
     @classmethod

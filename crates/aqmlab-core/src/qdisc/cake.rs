@@ -59,11 +59,16 @@
 //!   simulator): an ACK with SACK blocks is only filtered by one with blocks when it has none
 //!   itself, and never when both have blocks; there are no timestamp options to compare.
 //!
-//! Not built: `ingress` mode (drops charged to the shaper), `autorate-ingress`, `nat`
-//! (conntrack lookups), `fwmark` and `tc filter` overrides of the tin or queue, `split-gso`
-//! (aqmlab has no GSO super-packets), Linux's fixed-point `1/sqrt(count)` and rate arithmetic
-//! (floating point and exact integer nanoseconds here), the failsafe clock (it only differs
-//! from the shaper's clock in ingress mode).
+//! * **Ingress mode** (`ingress`): packets CAKE drops (COBALT, memory, ACK filter) are charged
+//!   to the shaper as sent ones, COBALT's over-target test also asks for 2 MTU times per bulk
+//!   flow of the tin, and after a COBALT drop the tin's rotation moves on. Linux's failsafe
+//!   clock, advanced by 1.5 times each sent packet's time only, bounds how far drops hold the
+//!   shaper back: a dequeue waits until the earlier of the two clocks.
+//!
+//! Not built: `autorate-ingress`, `nat` (conntrack lookups), `fwmark` and `tc filter`
+//! overrides of the tin or queue, `split-gso` (aqmlab has no GSO super-packets), Linux's
+//! fixed-point `1/sqrt(count)` and rate arithmetic (floating point and exact integer
+//! nanoseconds here).
 //!
 //! Random numbers (BLUE's rolls and the DRR dither) come from a generator forked at the first
 //! arrival from the `rng` the engine passes to `enqueue`.
@@ -200,6 +205,11 @@ pub struct CakeConfig {
     /// Clear the DSCP after choosing the tin (default off).
     #[serde(default)]
     pub wash: bool,
+    /// tc-cake's `ingress` (default `egress`): packets CAKE drops are charged to the shaper
+    /// too, as they already used the link upstream, and COBALT's target grows with the bulk
+    /// flows (Linux `CAKE_FLAG_INGRESS`).
+    #[serde(default)]
+    pub ingress: bool,
 }
 
 impl Default for CakeConfig {
@@ -216,6 +226,7 @@ impl Default for CakeConfig {
             memlimit: None,
             ack_filter: AckFilter::default(),
             wash: false,
+            ingress: false,
         }
     }
 }
@@ -483,8 +494,16 @@ impl Tin {
         let mtu_time = rate.tx_time(MTU);
         let t = Time(target.0.max(mtu_time.0 * 3 / 2));
         let interval = Time((rtt.0 + t.0 - target.0).max(t.0 * 2));
-        let cparams =
-            CobaltParams { target: t, interval, p_inc: 1.0 / 256.0, p_dec: 1.0 / 4096.0, blue_threshold: Time::MAX, ecn: true, mtu_time };
+        let cparams = CobaltParams {
+            target: t,
+            interval,
+            p_inc: 1.0 / 256.0,
+            p_dec: 1.0 / 4096.0,
+            blue_threshold: Time::MAX,
+            ecn: true,
+            mtu_time,
+            bulk_flows: 0,
+        };
         Tin {
             flows: (0..QUEUES).map(|_| Flow::default()).collect(),
             tags: vec![0; QUEUES],
@@ -566,6 +585,9 @@ pub struct Cake {
     /// Global shaper rate in bit/s (0: unlimited) and clock.
     rate: Rate,
     time_next: Time,
+    /// Linux's failsafe clock: advanced by 1.5 times a sent packet's time and not for drops,
+    /// so that drops charged in ingress mode cannot hold the shaper back for long.
+    failsafe_next: Time,
     buffer_limit: u64,
     buffer_used: u64,
     packets: usize,
@@ -591,6 +613,7 @@ impl Cake {
             tins,
             rate,
             time_next: Time::ZERO,
+            failsafe_next: Time::ZERO,
             buffer_used: 0,
             packets: 0,
             bytes: 0,
@@ -782,12 +805,16 @@ impl Cake {
         self.packets -= 1;
         self.bytes -= p.size as u64;
         self.buffer_used -= charge(&p);
+        if self.cfg.ingress {
+            self.advance_shaper(t, self.cfg.adjusted_len(p.size), now, true);
+        }
         evicted.push(Evicted { packet: p, reason: DropReason::Evicted });
         Some((t, i))
     }
 
-    /// Linux `cake_advance_shaper` for a sent packet of `len` adjusted bytes in tin `t`.
-    fn advance_shaper(&mut self, t: usize, len: u64, now: Time) {
+    /// Linux `cake_advance_shaper` for a packet of `len` adjusted bytes in tin `t`, sent or
+    /// (in ingress mode) dropped.
+    fn advance_shaper(&mut self, t: usize, len: u64, now: Time, drop: bool) {
         if self.rate.0 == 0 {
             return;
         }
@@ -798,7 +825,16 @@ impl Cake {
         } else if tin.time_next < now + tin_dur {
             tin.time_next = now + tin_dur;
         }
-        self.time_next += self.rate.tx_time(len);
+        let global = self.rate.tx_time(len);
+        self.time_next += global;
+        if !drop {
+            self.failsafe_next += Time(global.0.saturating_add(global.0 / 2));
+        }
+    }
+
+    /// When the shaper holds dequeues back at `now`: until the earlier of its two clocks.
+    fn shaper_due(&self, now: Time) -> Option<Time> {
+        (self.rate.0 > 0 && self.time_next > now && self.failsafe_next > now).then(|| self.time_next.min(self.failsafe_next))
     }
 
     /// Unlimited mode: the tin DRR of `cake_dequeue`. `None` when no tin has flows.
@@ -938,8 +974,9 @@ impl Qdisc for Cake {
         // The shaper's clocks do not bank idle time.
         if tin.packets == 0 {
             tin.time_next = tin.time_next.max(now);
-            if all_empty {
-                self.time_next = self.time_next.max(now);
+            if all_empty && self.time_next < now {
+                self.time_next = now;
+                self.failsafe_next = now;
             }
         }
         let (size, cost) = (pkt.size as u64, charge(&pkt));
@@ -959,6 +996,9 @@ impl Qdisc for Cake {
                 self.bytes -= ack.size as u64;
                 self.buffer_used -= charge(&ack);
                 self.ack_drops += 1;
+                if self.cfg.ingress {
+                    self.advance_shaper(t, self.cfg.adjusted_len(ack.size), now, true);
+                }
                 evicted.push(Evicted { packet: ack, reason: DropReason::Policy });
             }
         }
@@ -1013,12 +1053,12 @@ impl Qdisc for Cake {
             if self.packets == 0 {
                 return None;
             }
-            if self.rate.0 > 0 && self.time_next > now {
+            if self.shaper_due(now).is_some() {
                 return None;
             }
             let t = if self.rate.0 == 0 { self.pick_tin_drr()? } else { self.pick_tin_shaped(now)? };
             self.cur_tin = t;
-            loop {
+            'retry: loop {
                 let tin = &mut self.tins[t];
                 let list = if first_flow && tin.chains.len[DECAYING] > 0 {
                     DECAYING
@@ -1061,7 +1101,8 @@ impl Qdisc for Cake {
                 // Retrieve a packet through COBALT.
                 loop {
                     let tin = &mut self.tins[t];
-                    let cparams = tin.cparams;
+                    let mut cparams = tin.cparams;
+                    cparams.bulk_flows = if self.cfg.ingress { tin.bulk } else { 0 };
                     let Some(mut p) = tin.flows[i].q.pop() else {
                         let f = &mut tin.flows[i];
                         f.cvars.queue_empty(now, &cparams);
@@ -1107,11 +1148,22 @@ impl Qdisc for Cake {
                     // The last packet of a queue is sent even when COBALT says drop.
                     if !signal.drop || tin.flows[i].q.is_empty() {
                         let len = self.cfg.adjusted_len(p.size);
-                        self.advance_shaper(t, len, now);
+                        self.advance_shaper(t, len, now, false);
                         let tin = &mut self.tins[t];
                         tin.flows[i].deficit -= len as i64;
                         tin.deficit -= len as i64;
                         return Some(Dequeued { packet: p, marked: signal.marked });
+                    }
+                    if self.cfg.ingress {
+                        // The drop used the link upstream: charged, and the tin's rotation
+                        // moves on (Linux `goto retry`).
+                        let len = self.cfg.adjusted_len(p.size);
+                        self.advance_shaper(t, len, now, true);
+                        let tin = &mut self.tins[t];
+                        tin.flows[i].deficit -= len as i64;
+                        tin.deficit -= len as i64;
+                        dropped.push(Evicted { packet: p, reason: DropReason::Early });
+                        continue 'retry;
                     }
                     dropped.push(Evicted { packet: p, reason: DropReason::Early });
                 }
@@ -1129,7 +1181,7 @@ impl Qdisc for Cake {
         "cake"
     }
     fn next_dequeue_time(&self, now: Time) -> Option<Time> {
-        (self.rate.0 > 0 && self.packets > 0 && self.time_next > now).then_some(self.time_next)
+        self.shaper_due(now).filter(|_| self.packets > 0)
     }
     /// Flow counts over all tins (decaying counted as sparse, as tc -s shows them), buffer
     /// memory in use, ACKs filtered, and each tin's backlog in bytes.
@@ -1200,7 +1252,8 @@ mod tests {
 
     /// Feeds `q` from the flows `make(k)` (k = 0..n), each kept at `depth` queued packets,
     /// dequeuing as fast as the shaper allows for `secs` seconds; returns the bytes each flow
-    /// sent after the first second (the warm-up), COBALT's head drops and the overflow drops.
+    /// sent after the first second (the warm-up), COBALT's head drops after it, and the overflow
+    /// drops.
     fn saturate(q: &mut Cake, n: usize, depth: usize, secs: u64, make: impl Fn(usize, u64) -> Packet) -> (Vec<u64>, usize, usize) {
         let mut rng = SimRng::stream(7, "cake-test");
         let (mut queued, mut sent) = (vec![0usize; n], vec![0u64; n]);
@@ -1239,7 +1292,7 @@ mod tests {
             }
             for e in &dropped {
                 queued[e.packet.flow as usize] -= 1;
-                head_drops += 1;
+                head_drops += (now >= warm) as usize;
             }
         }
         q.check().unwrap();
@@ -1472,6 +1525,25 @@ mod tests {
             q.enqueue(data(uid, 0, 1, 2, 0, 100), Time::ZERO, &mut rng, &mut ev);
         }
         assert_eq!((q.len_packets(), q.len_bytes()), (5, 500));
+    }
+
+    #[test]
+    fn ingress_mode_charges_drops_to_the_shaper() {
+        // One Not-ECT flow of 1000 B packets kept 200 deep at 8 Mbit/s: COBALT drops at the
+        // head. Egress: the sent packets alone fill the bandwidth. Ingress: each drop costs its
+        // time too, so sent + dropped fill it (here drops stay below a third of the charged
+        // time, where Linux's failsafe clock would take over).
+        let run = |ingress: bool| {
+            let mut q = Cake::new(CakeConfig { bandwidth: mbit(8), diffserv: Diffserv::Besteffort, ingress, ..CakeConfig::default() });
+            let (sent, head_drops, _) = saturate(&mut q, 1, 200, 6, |_, uid| Packet { ecn: Ecn::NotEct, ..data(uid, 0, 1, 2, 0, 1000) });
+            (sent[0] as f64 / 5.0, head_drops as f64 * 1000.0 / 5.0)
+        };
+        let (egress, egress_dropped) = run(false);
+        let (ingress, ingress_dropped) = run(true);
+        assert!((egress - 1e6).abs() < 0.01e6, "egress {egress} B/s");
+        assert!(egress_dropped > 0.05e6 && ingress_dropped > 0.05e6, "{egress_dropped} {ingress_dropped}");
+        assert!(((ingress + ingress_dropped) - 1e6).abs() < 0.02e6, "ingress {ingress} + {ingress_dropped} B/s");
+        assert!(ingress < 0.95e6, "ingress {ingress} B/s");
     }
 
     #[test]

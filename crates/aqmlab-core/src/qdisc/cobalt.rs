@@ -124,6 +124,7 @@ impl CobaltConfig {
             blue_threshold: Time(self.blue_threshold_ns),
             ecn: self.ecn,
             mtu_time: Time::ZERO,
+            bulk_flows: 0,
         }
     }
 }
@@ -141,6 +142,9 @@ pub(crate) struct CobaltParams {
     /// sojourn counts as over target only above 4 of them too, so that a slow link's own
     /// packet time is not taken for a standing queue. Zero on its own (no rate).
     pub mtu_time: Time,
+    /// Bulk flows of the CAKE tin in ingress mode (Linux `cobalt_should_drop`'s `bulk_flows`):
+    /// a sojourn counts as over target only above 2 MTU times per bulk flow. 0 otherwise.
+    pub bulk_flows: u32,
 }
 
 /// COBALT's state for one queue (Linux `struct cobalt_vars`).
@@ -215,9 +219,9 @@ impl CobaltVars {
     pub(crate) fn should_drop(&mut self, pkt: &mut Packet, now: Time, p: &CobaltParams, rng: &mut SimRng) -> Signal {
         let sojourn = now.saturating_sub(pkt.enqueued_at);
         let mut schedule = signed(now, self.drop_next);
-        // Linux also asks for more than `2 * mtu_time` per bulk flow in ingress mode, which
-        // aqmlab does not build; 4 MTU times is the floor in every mode.
-        let over_target = sojourn > p.target && sojourn.0 > p.mtu_time.0.saturating_mul(4);
+        let over_target = sojourn > p.target
+            && sojourn.0 > p.mtu_time.0.saturating_mul(4)
+            && sojourn.0 > p.mtu_time.0.saturating_mul(2).saturating_mul(p.bulk_flows as u64);
         let mut next_due = self.count > 0 && schedule >= 0;
         let mut signal = Signal { drop: false, marked: false };
         if over_target {
