@@ -57,7 +57,7 @@ def _note(text: str) -> None:
 DISPLAY = {"droptail": "Drop-Tail", "red": "RED", "rb_red": "Rb-RED", "rb_rio": "Rb-RIO", "rio": "RIO",
            "sqf": "SQF", "drr": "FQ (DRR)", "fq": "FQ (DRR)", "pfq": "PFQ", "tbf": "TBF",
            "prio": "PRIO", "wrr": "WRR", "codel": "CoDel", "fq_codel": "FQ-CoDel", "pie": "PIE",
-           "dualpi2": "DualPI2", "cobalt": "COBALT", "fq_pie": "FQ-PIE"}
+           "dualpi2": "DualPI2", "cobalt": "COBALT", "fq_pie": "FQ-PIE", "cake": "CAKE"}
 
 #: Exit status for bad input (as argparse and click use it).
 EXIT_USAGE = 2

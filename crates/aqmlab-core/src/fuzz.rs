@@ -26,6 +26,7 @@
 //! The list of disciplines fuzzed is [`disciplines`]: add each new discipline there.
 
 use crate::packet::{Ecn, FrameType, Packet, Proto};
+use crate::qdisc::cake::{AckFilter, Atm, CakeConfig, Diffserv, FlowMode};
 use crate::qdisc::classful::classifier::Classifier;
 use crate::qdisc::cobalt::CobaltConfig;
 use crate::qdisc::codel::CodelConfig;
@@ -382,6 +383,62 @@ pub fn disciplines() -> Vec<(&'static str, QdiscConfig)> {
                 mtu: 500,
                 flow_key: by_flow(),
                 ..FqPieConfig::default()
+            }),
+        ),
+        // CAKE: 9 kB of memory, 5 ms rtt; shaped at the link rate with diffserv4, triple
+        // isolation, framing compensation and the aggressive ACK filter; unlimited with 8 tins
+        // and per-source-host fairness; flow-blind precedence with washing; ingress mode.
+        (
+            "cake/shaped-diffserv4-triple-ackfilter",
+            QdiscConfig::Cake(CakeConfig {
+                bandwidth: LINK_RATE,
+                rtt_ns: 5_000_000,
+                diffserv: Diffserv::Diffserv4,
+                flowmode: FlowMode::TripleIsolate,
+                overhead: 38,
+                mpu: 84,
+                memlimit: Some(9_000),
+                ack_filter: AckFilter::AckFilterAggressive,
+                ..CakeConfig::default()
+            }),
+        ),
+        (
+            "cake/unlimited-diffserv8-dual-srchost-atm",
+            QdiscConfig::Cake(CakeConfig {
+                rtt_ns: 5_000_000,
+                diffserv: Diffserv::Diffserv8,
+                flowmode: FlowMode::DualSrchost,
+                overhead: -64,
+                atm: Atm::Atm,
+                memlimit: Some(9_000),
+                ack_filter: AckFilter::AckFilter,
+                ..CakeConfig::default()
+            }),
+        ),
+        (
+            "cake/slow-precedence-flowblind-wash-ptm",
+            QdiscConfig::Cake(CakeConfig {
+                bandwidth: Rate(100_000),
+                rtt_ns: 5_000_000,
+                diffserv: Diffserv::Precedence,
+                flowmode: FlowMode::Flowblind,
+                atm: Atm::Ptm,
+                memlimit: Some(9_000),
+                wash: true,
+                ..CakeConfig::default()
+            }),
+        ),
+        (
+            "cake/besteffort-dual-dsthost-ingress",
+            QdiscConfig::Cake(CakeConfig {
+                ingress: true,
+                ack_filter: AckFilter::AckFilter,
+                bandwidth: Rate(2_000_000),
+                rtt_ns: 5_000_000,
+                diffserv: Diffserv::Besteffort,
+                flowmode: FlowMode::DualDsthost,
+                memlimit: Some(9_000),
+                ..CakeConfig::default()
             }),
         ),
         // The modern AQMs inside classful parents: head drops passed up through PRIO and WRR.

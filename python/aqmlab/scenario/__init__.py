@@ -37,6 +37,7 @@ from aqmlab.scenario.base import MAX_BANDS, U32, Strict
 from aqmlab.scenario.disciplines import (
     FLOW_FIELDS,
     QDISC_MODELS,
+    Cake,
     Classifier,
     Cobalt,
     Codel,
@@ -79,7 +80,7 @@ from aqmlab.scenario.overrides import apply_override, set_path
 from aqmlab.scenario.topology import Dumbbell, Hop, Link
 
 __all__ = [
-    "ABR_ALGORITHMS", "APP_MODELS", "Abr", "App", "Audio", "BUILTIN_DIR", "Bulk", "Cbr", "Classifier", "Cobalt",
+    "ABR_ALGORITHMS", "APP_MODELS", "Abr", "App", "Audio", "BUILTIN_DIR", "Bulk", "Cake", "Cbr", "Classifier", "Cobalt",
     "Codel", "ConstantTrace", "DropTail", "Drr", "Dualpi2", "Dumbbell", "Emulation", "FLOW_FIELDS", "FlowGroup",
     "FlowKey", "FqCodel", "FqPie", "FrameClasses", "FrameSizesByType", "GilbertElliott", "Hop", "Impairments",
     "KERNEL_CONGESTION_CONTROL", "Link", "MAX_BANDS", "MEDIA", "MarkovState", "MarkovTrace", "Metrics", "Mpeg",

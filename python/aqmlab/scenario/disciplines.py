@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from aqmlab.scenario.base import MAX_BANDS, U32, Strict
 from aqmlab.units import Duration, Limit, Rate, Size, format_ns, written
@@ -365,6 +365,79 @@ class FqPie(Strict):
         return self
 
 
+#: tc-cake's rtt presets (iproute2 tc/q_cake.c `presets`): each sets rtt and target = rtt / 20.
+CAKE_RTT_PRESETS = {"datacentre": "100us", "lan": "1ms", "metro": "10ms", "regional": "30ms",
+                    "internet": "100ms", "oceanic": "300ms", "satellite": "1s", "interplanetary": "1000s"}
+#: tc passes rtt and target as a u32 of microseconds.
+_CAKE_MAX_US = 2**32 - 1
+
+
+class Cake(Strict):
+    """CAKE (Linux sch_cake): DiffServ tins with bandwidth thresholds, set-associative flow
+    queues with host isolation and DRR++, COBALT (CoDel + BLUE) in every queue, a deficit-mode
+    shaper with overhead compensation, a memory limit and an optional ACK filter. Parameters and
+    defaults as tc-cake(8); hosts are the packets' source and destination nodes."""
+
+    kind: Literal["cake"]
+    bandwidth: Rate = Field(written("unlimited"), description="shaper rate, or \"unlimited\" (tc-cake default: "
+                                                              "unlimited, tins then shared by DRR weights)")
+    rtt: Duration = Field(written("100ms"), description="COBALT's interval, a duration or a preset: "
+                                                        + ", ".join(f"{k} ({v})" for k, v in CAKE_RTT_PRESETS.items())
+                                                        + " (tc-cake default internet, 100ms)")
+    target: Duration | None = Field(None, description="COBALT's target; default rtt / 20, at least 1us (tc-cake)")
+    diffserv: Literal["besteffort", "diffserv3", "diffserv4", "diffserv8", "precedence"] = Field(
+        "diffserv3", description="DSCP to tin map and tin thresholds (tc-cake default diffserv3)")
+    flowmode: Literal["flowblind", "srchost", "dsthost", "hosts", "flows", "dual-srchost", "dual-dsthost",
+                      "triple-isolate"] = Field(
+        "triple-isolate", description="flow isolation: per flow, per host, or per flow within per-host fairness "
+                                      "(tc-cake default triple-isolate)")
+    overhead: int = Field(0, ge=-64, le=256, json_schema_extra={"unit": "bytes"},
+                          description="bytes added to each IP packet's length for the shaper (tc-cake: -64 to 256, "
+                                      "default 0, raw)")
+    mpu: int = Field(0, ge=0, le=256, json_schema_extra={"unit": "bytes"},
+                     description="smallest length the shaper charges (tc-cake: 0 to 256, default 0)")
+    atm: Literal["noatm", "atm", "ptm"] = Field("noatm", description="link-layer framing: ATM cells (48 B in 53) or "
+                                                                     "PTM 64b/65b (tc-cake default noatm)")
+    memlimit: Size | None = Field(None, description="buffer memory; default as Linux: 4 x bandwidth x rtt, at least "
+                                                    "4 MiB, at most 10240 x 1514 B (unlimited: 10240 x 1514 B)")
+    ack_filter: Literal["no-ack-filter", "ack-filter", "ack-filter-aggressive"] = Field(
+        "no-ack-filter", description="drop TCP ACKs made redundant by a newer one in the same queue "
+                                     "(tc-cake default no-ack-filter)")
+    wash: bool = Field(False, description="clear the DSCP after choosing the tin (tc-cake default nowash)")
+    ingress: bool = Field(False, description="ingress mode: packets CAKE drops are charged to the shaper too "
+                                             "(tc-cake default egress)")
+
+    @field_validator("bandwidth", mode="before")
+    @classmethod
+    def _unlimited(cls, v: object) -> object:
+        """\"unlimited\" is a rate of 0, as Linux keeps it."""
+        return "0bps" if v == "unlimited" else v
+
+    @field_validator("rtt", mode="before")
+    @classmethod
+    def _preset(cls, v: object) -> object:
+        """An rtt preset name stands for its duration; any other word is refused with the list."""
+        if isinstance(v, str) and v.strip() in CAKE_RTT_PRESETS:
+            return CAKE_RTT_PRESETS[v.strip()]
+        if isinstance(v, str) and v.strip()[:1].isalpha():
+            raise ValueError(f"must be a duration (e.g. \"100ms\") or one of {', '.join(CAKE_RTT_PRESETS)}, "
+                             f"got {v!r}")
+        return v
+
+    @model_validator(mode="after")
+    def _sane(self) -> Cake:
+        """rtt and target 1us to 2^32-1 us (tc-cake's u32 of microseconds); memlimit 1 B to 2^32-1 B."""
+        for name in ("rtt", "target"):
+            v = getattr(self, name)
+            if v is not None and not 1000 <= v <= _CAKE_MAX_US * 1000:
+                raise ValueError(f"{name} must be 1us to {_CAKE_MAX_US}us (tc-cake's range), got {format_ns(v)}")
+        if self.bandwidth < 0:
+            raise ValueError("bandwidth must be a rate or \"unlimited\"")
+        if self.memlimit is not None and not 1 <= self.memlimit <= 2**32 - 1:
+            raise ValueError(f"memlimit must be 1 to {2**32 - 1} bytes (tc-cake's u32), got {self.memlimit}")
+        return self
+
+
 class Tbf(Strict):
     """Token bucket filter, as Linux tbf: tokens at `rate` up to `burst` bytes; a packet leaves
     when the bucket holds its size."""
@@ -476,7 +549,7 @@ class PelsFeedback(Strict):
 
 
 Qdisc = Annotated[DropTail | Red | RbRed | RbRio | Rio | Sqf | Drr | Pfq | Tbf | Prio | Wrr | PelsFeedback | Codel
-                  | FqCodel | Pie | Dualpi2 | Cobalt | FqPie,
+                  | FqCodel | Pie | Dualpi2 | Cobalt | FqPie | Cake,
                   Field(discriminator="kind")]
 for _model in (Prio, WrrBand, Wrr, PelsFeedback):
     _model.model_rebuild()
@@ -485,4 +558,4 @@ QDISC_MODELS: dict[str, type[Strict]] = {"droptail": DropTail, "red": Red, "rb_r
                                          "fq": Drr, "pfq": Pfq, "tbf": Tbf, "prio": Prio, "wrr": Wrr,
                                          "pels_feedback": PelsFeedback, "codel": Codel,
                                          "fq_codel": FqCodel, "pie": Pie, "dualpi2": Dualpi2,
-                                         "cobalt": Cobalt, "fq_pie": FqPie}
+                                         "cobalt": Cobalt, "fq_pie": FqPie, "cake": Cake}

@@ -62,7 +62,7 @@ def _qdisc(q: Any) -> dict[str, Any]:
 
 #: Duration fields of single disciplines, which the core takes in nanoseconds as `<name>_ns`.
 _DURATION_KEYS = {"time_constant", "target", "interval", "t_update", "max_burst", "tupdate", "step_thresh",
-                  "blue_threshold"}
+                  "blue_threshold", "rtt"}
 
 
 def _classifier(c: Classifier) -> dict[str, Any]:

@@ -123,6 +123,8 @@ impl CobaltConfig {
             p_dec: self.p_dec,
             blue_threshold: Time(self.blue_threshold_ns),
             ecn: self.ecn,
+            mtu_time: Time::ZERO,
+            bulk_flows: 0,
         }
     }
 }
@@ -136,6 +138,13 @@ pub(crate) struct CobaltParams {
     pub p_dec: f64,
     pub blue_threshold: Time,
     pub ecn: bool,
+    /// Serialization time of one MTU at the shaped rate (Linux `mtu_time`): inside CAKE a
+    /// sojourn counts as over target only above 4 of them too, so that a slow link's own
+    /// packet time is not taken for a standing queue. Zero on its own (no rate).
+    pub mtu_time: Time,
+    /// Bulk flows of the CAKE tin in ingress mode (Linux `cobalt_should_drop`'s `bulk_flows`):
+    /// a sojourn counts as over target only above 2 MTU times per bulk flow. 0 otherwise.
+    pub bulk_flows: u32,
 }
 
 /// COBALT's state for one queue (Linux `struct cobalt_vars`).
@@ -164,6 +173,11 @@ pub(crate) struct Signal {
 }
 
 impl CobaltVars {
+    /// When the next CoDel signal is due, or the activity timeout (module docs).
+    pub(crate) fn drop_next(&self) -> Time {
+        self.drop_next
+    }
+
     /// BLUE's update spacing: more than `target` since the last change (Linux compares with
     /// `>`).
     fn blue_due(&self, now: Time, p: &CobaltParams) -> bool {
@@ -205,7 +219,9 @@ impl CobaltVars {
     pub(crate) fn should_drop(&mut self, pkt: &mut Packet, now: Time, p: &CobaltParams, rng: &mut SimRng) -> Signal {
         let sojourn = now.saturating_sub(pkt.enqueued_at);
         let mut schedule = signed(now, self.drop_next);
-        let over_target = sojourn > p.target;
+        let over_target = sojourn > p.target
+            && sojourn.0 > p.mtu_time.0.saturating_mul(4)
+            && sojourn.0 > p.mtu_time.0.saturating_mul(2).saturating_mul(p.bulk_flows as u64);
         let mut next_due = self.count > 0 && schedule >= 0;
         let mut signal = Signal { drop: false, marked: false };
         if over_target {

@@ -1,7 +1,7 @@
 //! Every discipline's configuration as scenario files spell it, and the builder.
 
 use super::classful::{pels_feedback, prio, wrr};
-use super::{cobalt, codel, droptail, drr, dualpi2, fq_codel, fq_pie, pfq, pie, rb_red, rb_rio, red, rio, sqf, tbf};
+use super::{cake, cobalt, codel, droptail, drr, dualpi2, fq_codel, fq_pie, pfq, pie, rb_red, rb_rio, red, rio, sqf, tbf};
 use super::{Qdisc, Queue};
 use crate::link::impairments::ImpairmentsConfig;
 use crate::link::DeliveryTrace;
@@ -77,6 +77,7 @@ pub enum QdiscConfig {
     Dualpi2(dualpi2::Dualpi2Config),
     Cobalt(cobalt::CobaltConfig),
     FqPie(fq_pie::FqPieConfig),
+    Cake(cake::CakeConfig),
 }
 
 impl QdiscConfig {
@@ -101,6 +102,7 @@ impl QdiscConfig {
             QdiscConfig::Dualpi2(c) => c.validate(),
             QdiscConfig::Cobalt(c) => c.validate(),
             QdiscConfig::FqPie(c) => c.validate(),
+            QdiscConfig::Cake(c) => c.validate(),
         }
     }
 
@@ -125,6 +127,7 @@ impl QdiscConfig {
             QdiscConfig::Dualpi2(c) => c.limit,
             QdiscConfig::Cobalt(c) => c.limit,
             QdiscConfig::FqPie(c) => c.limit,
+            QdiscConfig::Cake(c) => Limit::Bytes(c.buffer_limit()),
         }
     }
 }
@@ -151,6 +154,7 @@ pub fn build_qdisc(cfg: &QdiscConfig, link_rate: Rate) -> Result<Queue, String> 
         QdiscConfig::Dualpi2(c) => Box::new(dualpi2::Dualpi2::new(c.clone())),
         QdiscConfig::Cobalt(c) => Box::new(cobalt::Cobalt::new(c.clone())),
         QdiscConfig::FqPie(c) => Box::new(fq_pie::FqPie::new(c.clone())),
+        QdiscConfig::Cake(c) => Box::new(cake::Cake::new(c.clone())),
     };
     Ok(Queue::new(inner))
 }

@@ -27,6 +27,7 @@
 pub mod classful;
 pub mod shared;
 
+pub mod cake;
 pub mod cobalt;
 pub mod codel;
 pub mod droptail;

@@ -1,7 +1,8 @@
-//! The property test over every per-flow discipline (SQF, DRR, PFQ, FQ-CoDel): the books
+//! The property test over every per-flow discipline (SQF, DRR, PFQ, FQ-CoDel, CAKE): the books
 //! balance, the buffer stays within its limit, packets of one 5-tuple keep their order, and no
 //! discipline holds more flow entries than packets.
 
+use super::cake::{Cake, CakeConfig, Diffserv, FlowMode};
 use super::drr::{Drr, DrrConfig};
 use super::fq_codel::{FqCodel, FqCodelConfig};
 use super::pfq::{Pfq, PfqConfig};
@@ -130,6 +131,21 @@ fn disciplines() -> Vec<(String, Limit, Make)> {
                     ));
                 }
             }
+        }
+    }
+    // CAKE limits memory only; unlimited (no shaper), so that it is work conserving.
+    for memlimit in [1600u64, 9000] {
+        for (diffserv, flowmode) in [
+            (Diffserv::Besteffort, FlowMode::Flows),
+            (Diffserv::Diffserv4, FlowMode::TripleIsolate),
+            (Diffserv::Diffserv8, FlowMode::DualSrchost),
+        ] {
+            let cfg = CakeConfig { diffserv, flowmode, memlimit: Some(memlimit), rtt_ns: 10_000_000, ..CakeConfig::default() };
+            v.push((
+                format!("cake {memlimit} B {diffserv:?} {flowmode:?}"),
+                Limit::Bytes(memlimit),
+                Box::new(move || probed(Cake::new(cfg.clone()))),
+            ));
         }
     }
     v

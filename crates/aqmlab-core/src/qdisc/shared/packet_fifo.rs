@@ -39,4 +39,15 @@ impl PacketFifo {
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
+    /// The packets, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &Packet> + '_ {
+        self.q.iter()
+    }
+    /// Removes and returns the packet at position `i` (0 = oldest), as CAKE's ACK filter
+    /// takes a queued ACK out of the middle of its flow.
+    pub fn remove(&mut self, i: usize) -> Option<Packet> {
+        let p = self.q.remove(i)?;
+        self.bytes -= p.size as u64;
+        Some(p)
+    }
 }
