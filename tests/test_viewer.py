@@ -247,3 +247,28 @@ def test_quality_json_holds_the_per_flow_table(mpeg_run, tmp_path, monkeypatch):
     rows = json.loads(r.stdout)["tables"]["flows"]["rows"]
     per_flow = pd.read_csv(mpeg_run / "quality_flows.csv")
     assert [row["flow"] for row in rows] == per_flow["flow"].tolist() == [0]
+
+
+def test_a_playout_deadline_drops_late_packets_of_their_frames():
+    """Three frames of two packets each, due at 0, 40 and 80 ms; with a 50 ms deadline a packet
+    counts only if it arrived by its frame's due time + 50 ms (frame 1's second packet at 95 ms
+    and frame 2's first at 140 ms are too late), without one every received packet counts."""
+    ms = 1_000_000
+    media_frames = pd.DataFrame({"flow": [0] * 3, "frame_id": [0, 1, 2], "t_ns": [0, 40 * ms, 80 * ms],
+                                 "size": [2000] * 3, "first_seq": [0, 2, 4], "packets": [2, 2, 2]})
+    media = pd.DataFrame({"flow": [0] * 6, "seq": [0, 1, 2, 3, 4, 5], "size": [1040] * 6,
+                          "sent_ns": [0, 1, 40, 41, 80, 81], "recv_ns": [i * ms for i in (20, 30, 60, 95, 140, 120)]})
+    [all_count] = viewer.rtp_flows(media_frames, media)
+    [on_time] = viewer.rtp_flows(media_frames, media, deadline_ns=50 * ms)
+    assert all_count.received() == [[0, 1], [0, 1], [0, 1]]
+    assert on_time.received() == [[0, 1], [0], [1]]
+    # At the boundary the packet counts: frame 2's second packet arrives at exactly 80 + 40 ms.
+    [edge] = viewer.rtp_flows(media_frames, media, deadline_ns=40 * ms)
+    assert edge.received() == [[0, 1], [0], [1]]
+
+
+def test_quality_refuses_a_deadline_that_is_not_a_positive_duration(tmp_path):
+    (tmp_path / "summary.json").write_text("{}")
+    for bad, says in (("5", "has no unit"), ("0ms", "must be positive")):
+        r = CliRunner().invoke(main, ["quality", str(tmp_path), "--deadline", bad])
+        assert r.exit_code == 2 and f"--deadline {bad}" in r.output and says in r.output, r.output

@@ -560,18 +560,32 @@ def plot(results_dir: Path, dest: Path | None) -> None:
               help="score only this video flow (repeatable; default: every video flow)")
 @click.option("--video", "videos", is_flag=True,
               help="also write flow<N>-received.mp4 and flow<N>-sent.mp4 to watch (needs --flow)")
+@click.option("--deadline", default=None, metavar="DURATION",
+              help="score as a real-time receiver playing each frame this long after it was due "
+                   "(e.g. 150ms): a packet arriving later counts as lost (default: none)")
 @click.option("--json", "as_json", is_flag=True, help="print the table as one JSON document")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar (there is none when stderr is not a terminal)")
-def quality(results_dir: Path, flows: tuple[int, ...], videos: bool, as_json: bool, quiet: bool) -> None:
+def quality(results_dir: Path, flows: tuple[int, ...], videos: bool, deadline: str | None, as_json: bool,
+            quiet: bool) -> None:
     """Score what a viewer sees: real-codec pictures after the run's losses (PSNR, SSIM, freezes)."""
     from aqmlab.quality import QualityError
     from aqmlab.viewer import score_results
 
     if videos and not flows:
         _fail("--video: name the flows to write with --flow N (one pair of mp4s per flow)")
+    deadline_ns = None
+    if deadline is not None:
+        from aqmlab import _core
+
+        try:
+            deadline_ns = _core.parse_time(deadline)
+        except ValueError as e:
+            _fail(f"--deadline {deadline}: {e}")
+        if deadline_ns <= 0:
+            _fail(f"--deadline {deadline}: must be positive, e.g. 150ms")
     try:
         with progress.shown(quiet):
-            _, per_flow, written = score_results(results_dir, list(flows) or None, videos)
+            _, per_flow, written = score_results(results_dir, list(flows) or None, videos, deadline_ns)
     except (FileNotFoundError, QualityError) as e:
         _fail(str(e).strip("'\""))
     except KeyboardInterrupt:

@@ -293,15 +293,28 @@ def _by_sequence(first_seq: np.ndarray, packets: np.ndarray, seqs: np.ndarray) -
     return frame[ok], (seqs - first_seq[np.maximum(frame, 0)])[ok]
 
 
-def mpeg_flows(frames: pd.DataFrame, media: pd.DataFrame) -> list[FlowFrames]:
+def _received_seqs(m: pd.DataFrame, first_seq: np.ndarray, packets: np.ndarray, t_ns: np.ndarray,
+                   deadline_ns: int | None) -> np.ndarray:
+    """The sequence numbers of a flow's receive log `m`; with a playout deadline, only those that
+    arrived by their frame's due time plus the deadline (a real-time receiver's jitter buffer
+    of fixed delay plays each frame then, and a later packet is as good as lost)."""
+    seqs = m["seq"].to_numpy(np.int64)
+    if deadline_ns is None or not len(seqs):
+        return seqs
+    frame = np.clip(np.searchsorted(first_seq, seqs, side="right") - 1, 0, max(len(t_ns) - 1, 0))
+    return seqs[m["recv_ns"].to_numpy(np.int64) <= t_ns[frame] + deadline_ns]
+
+
+def mpeg_flows(frames: pd.DataFrame, media: pd.DataFrame, deadline_ns: int | None = None) -> list[FlowFrames]:
     """MPEG flows from ``frames.parquet`` and the receive log ``media.parquet``: the sender
     numbers its packets consecutively over the frames it sends, so frame k's packets are the run
-    of sequence numbers after the packets of frames 0..k-1."""
+    of sequence numbers after the packets of frames 0..k-1. `deadline_ns`: see `rtp_flows`."""
     out = []
     for flow, f in frames.sort_values(["flow", "frame_id"]).groupby("flow", sort=True):
         packets = f["packets"].to_numpy(np.int64) * f["sent"].to_numpy(np.int64)
         first_seq = np.concatenate([[0], np.cumsum(packets)[:-1]])
-        seqs = media.loc[media["flow"] == flow, "seq"].to_numpy(np.int64)
+        seqs = _received_seqs(media[media["flow"] == flow], first_seq, packets, f["t_ns"].to_numpy(np.int64),
+                              deadline_ns)
         rx_frame, rx_frag = _by_sequence(first_seq, packets, seqs)
         gop_len = int(f["gop_position"].max()) + 1
         pattern = "".join(TYPE_NAMES[int(t)] for t in f.sort_values("gop_position")
@@ -318,16 +331,17 @@ def mpeg_flows(frames: pd.DataFrame, media: pd.DataFrame) -> list[FlowFrames]:
 
 
 def rtp_flows(media_frames: pd.DataFrame, media: pd.DataFrame,
-              payload: dict[int, int] | None = None) -> list[FlowFrames]:
+              payload: dict[int, int] | None = None, deadline_ns: int | None = None) -> list[FlowFrames]:
     """RTP video flows from ``media_frames.parquet`` (each frame's run of sequence numbers) and
     ``media.parquet``. `payload` is each flow's largest payload (default: the largest packet
-    seen minus the 40 B of IP/UDP/RTP headers)."""
+    seen minus the 40 B of IP/UDP/RTP headers). `deadline_ns`: a packet received later than its
+    frame's due time plus this counts as lost (default: every received packet counts)."""
     out = []
     for flow, f in media_frames.sort_values(["flow", "frame_id"]).groupby("flow", sort=True):
         m = media[media["flow"] == flow]
-        rx_frame, rx_frag = _by_sequence(f["first_seq"].to_numpy(np.int64), f["packets"].to_numpy(np.int64),
-                                         m["seq"].to_numpy(np.int64))
+        first_seq, n_packets = f["first_seq"].to_numpy(np.int64), f["packets"].to_numpy(np.int64)
         t = f["t_ns"].to_numpy(np.int64)
+        rx_frame, rx_frag = _by_sequence(first_seq, n_packets, _received_seqs(m, first_seq, n_packets, t, deadline_ns))
         fps = frame_rate(t, 25.0)
         pl = (payload or {}).get(int(flow)) or int(m["size"].max() - 40 if len(m) else 1316)
         enc = rtp_encoding(fps, float(f["size"].mean()) * 8 * fps, pl)
@@ -599,14 +613,15 @@ def freezes(q: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def flows_of_run(tables: dict[str, pd.DataFrame]) -> list[FlowFrames]:
-    """Every video flow of a results directory's tables (MPEG and RTP video)."""
+def flows_of_run(tables: dict[str, pd.DataFrame], deadline_ns: int | None = None) -> list[FlowFrames]:
+    """Every video flow of a results directory's tables (MPEG and RTP video); with
+    `deadline_ns`, packets later than their frame's due time plus it count as lost."""
     flows: list[FlowFrames] = []
-    media = tables.get("media", pd.DataFrame(columns=["flow", "seq", "size"]))
+    media = tables.get("media", pd.DataFrame(columns=["flow", "seq", "size", "recv_ns"]))
     if "frames" in tables and len(tables["frames"]):
-        flows += mpeg_flows(tables["frames"], media)
+        flows += mpeg_flows(tables["frames"], media, deadline_ns)
     if "media_frames" in tables and len(tables["media_frames"]):
-        flows += rtp_flows(tables["media_frames"], media)
+        flows += rtp_flows(tables["media_frames"], media, deadline_ns=deadline_ns)
     if "flows" in tables:
         # A frame sent in the flow's last second may still be in flight (paced, queued) when the
         # run ends: its missing packets are not losses, so it is left out (our choice).
@@ -627,18 +642,19 @@ def _atomic_write(path: Path, write) -> None:
         raise
 
 
-def score_results(run_dir: Path, flows: list[int] | None = None, videos: bool = False
-                  ) -> tuple[pd.DataFrame, pd.DataFrame, list[Path]]:
+def score_results(run_dir: Path, flows: list[int] | None = None, videos: bool = False,
+                  deadline_ns: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame, list[Path]]:
     """`aqmlab quality RUN_DIR`: scores every video flow of a results directory (or the given
     ones) and writes quality.parquet (one row per frame and flow), quality_flows.csv (one row per
-    flow) and quality.png (PSNR over time); with `videos`, each flow's mp4s (flow_videos)."""
+    flow) and quality.png (PSNR over time); with `videos`, each flow's mp4s (flow_videos); with
+    `deadline_ns`, as a real-time receiver that plays each frame that long after its due time."""
     from aqmlab.plots import plot_psnr
     from aqmlab.run import read_results
 
     run_dir = Path(run_dir)
     if not (run_dir / "summary.json").exists():
         raise FileNotFoundError(f"{run_dir} is not an aqmlab results directory (no summary.json)")
-    video = flows_of_run(read_results(run_dir))
+    video = flows_of_run(read_results(run_dir), deadline_ns)
     if not video:
         raise QualityError(f"{run_dir}: no video flow (needs frames.parquet or media_frames.parquet)")
     known = sorted(ff.flow for ff in video)
@@ -649,6 +665,8 @@ def score_results(run_dir: Path, flows: list[int] | None = None, videos: bool = 
         video = [ff for ff in video if ff.flow in set(flows)]
     q = score_flows(video)
     per_flow = freezes(q)
+    if deadline_ns is not None:
+        per_flow["deadline_ms"] = deadline_ns / 1e6  # says which scoring the files hold
     written = [run_dir / "quality.parquet", run_dir / "quality_flows.csv", run_dir / "quality.png"]
     _atomic_write(written[0], lambda p: q.to_parquet(p, index=False))
     _atomic_write(written[1], lambda p: per_flow.to_csv(p, index=False))
