@@ -430,6 +430,15 @@ def period_table(results: Sequence[RunResult], withheld: Sequence[list[str]] | N
     return PeriodTable(text_df, json_df, sections[:-1], sorted(refs), withheld)
 
 
+def no_periods_reason(sc: Scenario) -> str:
+    """Why a run has no period metrics (they are computed from the bottleneck's events)."""
+    if not sc.records.packet_events:
+        return ("no period metrics: records.packet_events is off, and they are computed from the bottleneck's "
+                "events (--set records.packet_events=true to have them; summary.json keeps the bottleneck's "
+                "counters)")
+    return "no period metrics: the scenario's metrics.periods is empty"
+
+
 def _reference(sc: Scenario, a: float, b: float) -> Any:
     if not sc.reference:
         return None

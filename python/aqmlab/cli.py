@@ -169,12 +169,15 @@ def _print_period_table(results: list[Any], as_json: bool = False, withheld: lis
 
     table = api.period_table(results, withheld)
     printer = TablePrinter(as_json)
-    printer.table("periods", "Bottleneck per period", table.shown, json_df=table.data, sections=table.sections)
+    if len(table.shown) or as_json:  # no empty table in text: the note below says why there is none
+        printer.table("periods", "Bottleneck per period", table.shown, json_df=table.data, sections=table.sections)
     for src in table.sources:
         printer.note(f"published: {src}")
     for res, reasons in zip(results, table.withheld, strict=True):
         if reasons:
             printer.note(f"{res.scenario.name}: {note(reasons)}")
+        if not res.summary["periods"]:
+            printer.note(f"{res.scenario.name}: {api.no_periods_reason(res.scenario)}")
     printer.finish(published=table.sources)
 
 
@@ -356,8 +359,9 @@ def analyze() -> None:
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="output directory (default: <capture>-head-to-head)")
 @click.option("--force", is_flag=True, help="replace an existing output directory")
+@click.option("--json", "as_json", is_flag=True, help="print the table as one JSON document")
 def analyze_head_to_head(capture: Path, udp_filter: str | None, tcp_filter: str | None, bottleneck: str | None,
-                         out_dir: Path | None, force: bool) -> None:
+                         out_dir: Path | None, force: bool, as_json: bool) -> None:
     """The head-to-head analyses (Chung, Zhu, Claypool 2002) of a UDP and a TCP stream in CAPTURE."""
     from aqmlab.analysis import pcap as cap
     from aqmlab.run import atomic_directory
@@ -378,15 +382,17 @@ def analyze_head_to_head(capture: Path, udp_filter: str | None, tcp_filter: str 
     table = cap.summary_table(s)
     with atomic_directory(out_dir) as tmp:
         cap.write_outputs(s, table, tmp)
-    printer = TablePrinter()
+    printer = TablePrinter(as_json)
     printer.table("summary", f"Head-to-head: {capture}", table)
     printer.note(f"summary and figures in {out_dir}")
+    printer.finish(capture=str(capture), out=str(out_dir))
 
 
 @main.command()
 @click.argument("results_dir", type=click.Path(path_type=Path))
 @click.option("--out", "dest", type=click.Path(path_type=Path), default=None,
-              help="where to write the PNGs (default: the results directory)")
+              help="the directory to write the PNGs into (default: the results directory); an existing "
+                   "queue.png or flow_throughput.png there is replaced only in a directory aqmlab wrote")
 def plot(results_dir: Path, dest: Path | None) -> None:
     """Draw the queue time series and per-flow throughput of a results directory."""
     from aqmlab.plots import plot_results
@@ -394,6 +400,8 @@ def plot(results_dir: Path, dest: Path | None) -> None:
     try:
         for p in plot_results(results_dir, dest):
             out.print(str(p))
+    except OutputRefused as e:
+        _fail(str(e))
     except (FileNotFoundError, KeyError) as e:
         _fail(str(e).strip("'\""))
 

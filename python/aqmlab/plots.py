@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
+from aqmlab.outdir import MARKER, OutputRefused, is_aqmlab_output, write_marker
 from aqmlab.run import read_results
 
 # Figures are made as matplotlib.figure.Figure objects, not through pyplot: no backend is chosen
@@ -101,14 +102,34 @@ def plot_results(out_dir: Path, dest: Path | None = None) -> list[Path]:
     if not (out_dir / "summary.json").exists():
         raise FileNotFoundError(f"{out_dir} is not an aqmlab results directory (no summary.json)")
     dest = Path(dest) if dest else out_dir
-    dest.mkdir(parents=True, exist_ok=True)
     tables = read_results(out_dir)
+    names = ["queue.png"] + (["flow_throughput.png"] if "flow_periods" in tables else [])
+    _check_plot_dest(dest, names)
+    created = not dest.exists()
+    dest.mkdir(parents=True, exist_ok=True)
+    if created:
+        write_marker(dest)  # ours: a later plot may replace its figures
     name = out_dir.name
     made = [plot_queue(tables["queue"], f"{name}: bottleneck queue", dest / "queue.png")]
     if "flow_periods" in tables:
         made.append(plot_flow_throughput(tables["flow_periods"], f"{name}: per-flow throughput",
                                          dest / "flow_throughput.png"))
     return made
+
+
+def _check_plot_dest(dest: Path, names: list[str]) -> None:
+    """Raises OutputRefused (one line) when drawing into `dest` would replace a file aqmlab did
+    not write: `dest` is a file or a link, or a directory that aqmlab did not write holds a file
+    of one of the figures' names."""
+    if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
+        raise OutputRefused(f"--out {dest} is {'a symbolic link' if dest.is_symlink() else 'a file'}; --out takes "
+                            f"a directory to draw {' and '.join(names)} into: choose a directory")
+    if not dest.is_dir() or is_aqmlab_output(dest):
+        return
+    taken = [n for n in names if (dest / n).exists() or (dest / n).is_symlink()]
+    if taken:
+        raise OutputRefused(f"--out {dest} holds {', '.join(taken)}, which aqmlab did not write (no {MARKER} file "
+                            "there); aqmlab will not replace it: choose another directory")
 
 
 def plot_psnr(quality: pd.DataFrame, title: str, path: Path, max_flows: int = 8) -> Path:
