@@ -26,6 +26,8 @@ def test_keyword_and_set_overrides_are_the_same_override(write_scenario):
     assert by_kw.model.topology.bottleneck.rate == 20_000_000
     assert by_kw.flows[0].count == 3  # model attributes read through
     assert aqmlab.load(small_scenario(), seed=9).model.seed == 9
+    assert repr(aqmlab.load("rb-rio/tcp-red", seed=2, duration="40s")) == \
+        "<aqmlab.LoadedScenario rb-rio/tcp-red --set duration=40s --seed 2: tcp-red>"
     # a dict value is an inline table, as --set 'k={...}' takes it
     red = aqmlab.load(path, topology__bottleneck__qdisc={"kind": "droptail", "limit": "30p"})
     assert red.model.topology.bottleneck.qdisc.kind == "droptail"

@@ -105,7 +105,7 @@ def as_override(key: str, value: Any) -> str:
     return f"{path}={_inline_toml(value)}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class LoadedScenario:
     """A validated scenario and how it was made: `model` (the pydantic
     :class:`aqmlab.scenario.Scenario`: ``sc.model.topology.bottleneck.rate``), `raw` (the merged
@@ -125,6 +125,11 @@ class LoadedScenario:
         if model is None or name.startswith("_"):
             raise AttributeError(name)
         return getattr(model, name)
+
+    def __repr__(self) -> str:
+        changes = "".join(f" --set {o}" for o in self.overrides)
+        seed = f" --seed {self.seed_override}" if self.seed_override is not None else ""
+        return f"<aqmlab.LoadedScenario {self.source}{changes}{seed}: {self.model.name}>"
 
     def set(self, *assignments: str, **fields: Any) -> LoadedScenario:
         """A new scenario with more overrides (``"key=value"`` strings and keyword fields)
