@@ -202,3 +202,16 @@ def test_the_api_names_win_over_the_modules_of_the_same_name():
     assert (aqmlab.run, aqmlab.sweep, aqmlab.reproduce) == (aqmlab.api.run, aqmlab.api.sweep, aqmlab.api.reproduce)
     assert isinstance(sys.modules["aqmlab.run"].__dict__["simulate"], type(simulate))
     assert Path(aqmlab.scenario.__file__).name == "__init__.py"  # other submodules as before
+
+
+def test_compare_returns_the_table_the_command_line_writes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rep = aqmlab.api.compare("pels", quick=True, workers=1)
+    assert list(tmp_path.iterdir()) == [] and list(rep.tables) == ["pels"]
+    done = cli("compare", "pels", "--quick", "--workers", "1", "--out", str(tmp_path / "cmp"), "--json")
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)["tables"]["pels"]
+    assert shown["title"] == rep.titles["pels"]
+    assert shown["rows"] == json.loads(rep.tables["pels"].to_json(orient="records", double_precision=15))
+    with pytest.raises(aqmlab.AqmlabError, match="allowed: head-to-head, pels, rb-rio, sqf"):
+        aqmlab.api.compare("nopaper")
