@@ -4,6 +4,7 @@ with known RTT and RTP loss, and bad input."""
 from __future__ import annotations
 
 import copy
+import json
 import socket
 import struct
 
@@ -79,6 +80,14 @@ def test_analyze_command_writes_summary_and_figures(simulated, tmp_path):
     assert r.returncode == 0, r.stderr
     assert {"summary.csv", "summary.md", "summary.json", "fig06.png", "fig21.png"} <= {p.name for p in out.iterdir()}
     assert "(TCP - UDP) / bottleneck" in (out / "summary.md").read_text()
+    as_json = aqmlab("analyze", "head-to-head", str(pcap_path), "--bottleneck", "150Kbps", "--out",
+                     str(tmp_path / "an2"), "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    doc = json.loads(as_json.stdout)  # stdout is one JSON document; the note goes to stderr
+    assert doc["out"] == str(tmp_path / "an2") and doc["capture"] == str(pcap_path)
+    rows = doc["tables"]["summary"]["rows"]
+    assert len(rows) == len(pd.read_csv(out / "summary.csv"))
+    assert as_json.stderr.strip() == f"summary and figures in {tmp_path / 'an2'}"
 
 
 # ---- hand-made captures ---------------------------------------------------------------------

@@ -72,3 +72,14 @@ def test_report_opens_without_a_server_and_its_plots_render(tmp_path):
 def test_report_of_a_directory_without_a_sweep_is_refused(tmp_path):
     r = aqmlab("report", str(tmp_path))
     assert r.returncode == 2 and "no sweep.json" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_axis_labels_carry_units():
+    from aqmlab.report import metric_label
+
+    assert metric_label("video.goodput_mbps") == "video goodput (Mbit/s)"
+    assert metric_label("drop_rate_pct") == "drop rate (%)"
+    assert metric_label("qdelay_p95_ms") == "95th percentile queueing delay (ms)"
+    assert metric_label("jain") == "Jain's fairness index"
+    assert metric_label("bulk.throughput_mbps") == "bulk throughput (Mbit/s)"
+    assert metric_label("tcp.stall_s") == "tcp stall (s)"

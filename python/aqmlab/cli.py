@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import os
 import sys
 from pathlib import Path
@@ -10,11 +9,12 @@ from typing import Any, NoReturn
 
 import click
 
-from aqmlab import progress
+from aqmlab import api, progress
+from aqmlab.api import DISPLAY  # noqa: F401 - the name this module had before the API held it
 from aqmlab.display import TablePrinter
 from aqmlab.outdir import OutputRefused
 from aqmlab.reproduce import PAPERS
-from aqmlab.scenario import APP_MODELS, QDISC_MODELS, Scenario, ScenarioError, Tcp, load
+from aqmlab.scenario import APP_MODELS, QDISC_MODELS, ScenarioError, Tcp
 
 
 class _LazyConsole:
@@ -53,11 +53,6 @@ def _note(text: str) -> None:
     else:
         sys.stderr.write(text + "\n")
         sys.stderr.flush()
-
-DISPLAY = {"droptail": "Drop-Tail", "red": "RED", "rb_red": "Rb-RED", "rb_rio": "Rb-RIO", "rio": "RIO",
-           "sqf": "SQF", "drr": "FQ (DRR)", "fq": "FQ (DRR)", "pfq": "PFQ", "tbf": "TBF",
-           "prio": "PRIO", "wrr": "WRR", "codel": "CoDel", "fq_codel": "FQ-CoDel", "pie": "PIE",
-           "dualpi2": "DualPI2", "cobalt": "COBALT", "fq_pie": "FQ-PIE", "cake": "CAKE"}
 
 #: Exit status for bad input (as argparse and click use it).
 EXIT_USAGE = 2
@@ -118,67 +113,50 @@ def run(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overrides: 
     except KeyboardInterrupt:
         # Also covers an interrupt while the data libraries are still importing.
         _interrupted("the run in progress wrote nothing")
-    from aqmlab.reproduce.published import departures
-
-    withheld = [departures([name], overrides) if res.scenario.reference else []
-                for name, res in zip(scenarios, results, strict=True)]
-    _print_period_table(results, as_json, withheld)
+    _print_period_table([r._run for r in results], as_json, [api._withheld(r.scenario) for r in results])
 
 
 def _run_all(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overrides: tuple[str, ...],
              force: bool, plot: bool, progress: bool) -> list[Any]:
-    from aqmlab.run import simulate, write_results
-
     loaded = _load_all(scenarios, list(overrides), seed)
     targets = _targets(loaded, out_dir)
     for target in targets:
         _check_out(target, force)
     results = []
-    for (sc, raw), target in zip(loaded, targets, strict=True):
-        result = simulate(sc, progress=progress)
-        write_results(result, raw, target, force=force)
-        if plot:
-            from aqmlab.plots import plot_results
-            plot_results(target)
-        _note(f"{sc.name}: {result.summary['sim']['events']:,} events in {result.wall_s:.2f} s -> {target}")
-        results.append(result)
+    for sc, target in zip(loaded, targets, strict=True):
+        res = api.run(sc, out=target, force=force, plot=plot, progress=progress)
+        _note(f"{sc.name}: {res.info['sim']['events']:,} events in {res.wall_s:.2f} s -> {target}")
+        results.append(res)
     return results
 
 
-def _load_all(names: tuple[str, ...], overrides: list[str], seed: int | None) -> list[tuple[Scenario, dict]]:
+def _load_all(names: tuple[str, ...], overrides: list[str], seed: int | None) -> list[api.LoadedScenario]:
     loaded, problems = [], []
     for name in names:
         try:
-            loaded.append(load(name, overrides, seed))
+            loaded.append(api.load(name, set=overrides, seed=seed))
         except ScenarioError as e:
             problems.extend(e.lines)
     if problems:
         _fail(problems)
-    _warn_advisories([(sc.name, sc) for sc, _ in loaded])
+    _print_warnings(api.advisories([(sc.name, sc.model) for sc in loaded]))
     return loaded
 
 
-def _warn_advisories(scenarios: list[tuple[str, Any]]) -> None:
-    """One warning line per questionable setting (aqmlab.scenario.advisories), with the
-    scenarios it concerns; the run goes ahead."""
-    from aqmlab.scenario.advisories import advisories
-
-    where: dict[str, list[str]] = {}
-    for name, sc in scenarios:
-        for line in advisories(sc):
-            where.setdefault(line, []).append(name)
-    if not where:
+def _print_warnings(lines: list[str]) -> None:
+    """One warning line per questionable setting (aqmlab.api.advisories); the run goes ahead."""
+    if not lines:
         return  # the usual case: nothing to say, and rich stays unloaded
     from rich.markup import escape
 
-    for line, names in where.items():
-        err.print(f"[bold yellow]warning:[/] {escape(line)} (in {', '.join(names)})", highlight=False, soft_wrap=True)
+    for line in lines:
+        err.print(f"[bold yellow]warning:[/] {escape(line)}", highlight=False, soft_wrap=True)
 
 
-def _targets(loaded: list[tuple[Scenario, dict]], out_dir: Path) -> list[Path]:
+def _targets(loaded: list[api.LoadedScenario], out_dir: Path) -> list[Path]:
     if len(loaded) == 1:
         return [out_dir]
-    names = [sc.name for sc, _ in loaded]
+    names = [sc.name for sc in loaded]
     if len(set(names)) != len(names):
         _fail("several scenarios share a name; their result subdirectories would collide")
     return [out_dir / n for n in names]
@@ -187,59 +165,20 @@ def _targets(loaded: list[tuple[Scenario, dict]], out_dir: Path) -> list[Path]:
 def _print_period_table(results: list[Any], as_json: bool = False, withheld: list[list[str]] | None = None) -> None:
     """The Figure 5 form: one block per period, one row per run, published values beside
     unless `withheld` gives, per result, the overrides that make its scenario not the paper's."""
-    import pandas as pd
-
-    from aqmlab.display import TablePrinter
     from aqmlab.reproduce.published import note
 
-    withheld = withheld or [[] for _ in results]
-
-    shown, data, sections = [], [], []
-    periods = sorted({(r["start_s"], r["end_s"]) for res in results for r in res.summary["periods"]})
-    for a, b in periods:
-        for res, reasons in zip(results, withheld, strict=True):
-            row = next((r for r in res.summary["periods"] if (r["start_s"], r["end_s"]) == (a, b)), None)
-            if row is None:
-                continue
-            ref = None if reasons else _reference(res.scenario, a, b)
-            qdisc = DISPLAY.get(res.scenario.topology.bottleneck.qdisc.kind, "?")
-            pub_util = ref.utilization_mbps if ref else None
-            pub_drop = ref.drop_rate_pct if ref else None
-            shown.append([f"{a:g}-{b:g}", res.scenario.name, qdisc, f"{row['utilization_mbps']:.3f}",
-                          f"{row['drop_rate_pct']:.2f}", _fmt(row["jain"], ".3f"), _fmt(row["qdelay_mean_ms"], ".2f"),
-                          _fmt(pub_util, ".3f"), _fmt(pub_drop, ".2f")])
-            data.append({"start_s": a, "end_s": b, "scenario": res.scenario.name, "qdisc": qdisc,
-                         "results": str(res.out_dir) if res.out_dir else None, **row,
-                         "published_utilization_mbps": pub_util, "published_drop_rate_pct": pub_drop})
-        sections.append(len(shown) - 1)
-    columns = ["period (s)", "scenario", "qdisc", "util (Mbps)", "drop (%)", "Jain", "qdelay (ms)",
-               "published util", "published drop"]
-    refs = {res.scenario.reference.source for res, reasons in zip(results, withheld, strict=True)
-            if res.scenario.reference and not reasons}
-    text_df, json_df = pd.DataFrame(shown, columns=columns), pd.DataFrame(data)
-    if any(withheld) and not refs:  # every published value withheld: the note replaces the columns
-        text_df = text_df.drop(columns=["published util", "published drop"])
-        json_df = json_df.drop(columns=["published_utilization_mbps", "published_drop_rate_pct"])
+    table = api.period_table(results, withheld)
     printer = TablePrinter(as_json)
-    printer.table("periods", "Bottleneck per period", text_df, json_df=json_df, sections=sections[:-1])
-    for src in sorted(refs):
+    if len(table.shown) or as_json:  # no empty table in text: the note below says why there is none
+        printer.table("periods", "Bottleneck per period", table.shown, json_df=table.data, sections=table.sections)
+    for src in table.sources:
         printer.note(f"published: {src}")
-    for res, reasons in zip(results, withheld, strict=True):
+    for res, reasons in zip(results, table.withheld, strict=True):
         if reasons:
             printer.note(f"{res.scenario.name}: {note(reasons)}")
-    printer.finish(published=sorted(refs))
-
-
-def _reference(sc: Scenario, a: float, b: float):
-    if not sc.reference:
-        return None
-    return next((p for p in sc.reference.periods if (p.start / 1e9, p.end / 1e9) == (a, b)), None)
-
-
-def _fmt(v: float | None, spec: str) -> str:
-    if v is None or v != v:
-        return "-"
-    return format(v, spec)
+        if not res.summary["periods"]:
+            printer.note(f"{res.scenario.name}: {api.no_periods_reason(res.scenario)}")
+    printer.finish(published=table.sources)
 
 
 def _paper_options(default_out: str, seeds_help: str) -> Any:
@@ -281,41 +220,27 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
               quality_flows: int | None, as_json: bool, quiet: bool) -> None:
     """Reproduce every table and figure of a PAPER's evaluation."""
     try:
-        from aqmlab.reproduce import published, reproducer, varied
         from aqmlab.run import atomic_directory
     except KeyboardInterrupt:
         _interrupted("nothing was written")
 
-    mod = reproducer(paper)
+    mod = api.reproducer_module(paper)
     out_dir = out_dir or Path("results") / paper
     _check_out(out_dir, force)
-    if paper == "head-to-head" and (records or seeds != 1):
-        _fail("head-to-head: --records and --seeds are not supported; use --seed and --clips")
-    if paper != "head-to-head" and clips is not None:
-        _fail(f"{paper}: --clips applies only to head-to-head")
-    if quality_flows and "quality_flows" not in inspect.signature(mod.reproduce).parameters:
-        _fail(f"{paper}: --quality-flows applies only to rb-rio and sqf")
-    refused = varied.refusal(paper, getattr(mod, "VARIED", {}), overrides)
-    if refused:
-        _fail(refused)
-    _check_overrides(mod, overrides)
-    reasons = published.departures(mod.scenarios(), overrides)
+    try:
+        reasons, warned = api.check_reproduction(paper, mod, seeds, records, clips, quality_flows, overrides)
+    except api.AqmlabError as e:
+        _fail(e.lines)
+    _print_warnings(warned)
     seed_list = [first_seed] if quick else list(range(first_seed, first_seed + seeds))
     try:
         with progress.shown(quiet), atomic_directory(out_dir) as tmp:
-            if paper == "head-to-head":
-                tables = mod.reproduce(tmp, first_seed, clips, quick, workers=workers, overrides=overrides)
-            else:
-                params = inspect.signature(mod.reproduce).parameters
-                kwargs: dict[str, Any] = {"quick": quick} if "quick" in params else {}
-                if "quality_flows" in params:
-                    kwargs["quality_flows"] = quality_flows if quality_flows is not None else (0 if quick else 2)
-                tables = mod.reproduce(tmp, seed_list, overrides, keep_records=records, workers=workers, **kwargs)
-                if reasons:
-                    tables = published.withhold(tables, reasons, tmp,
-                                                keep=getattr(mod, "SCENARIO_FREE_PUBLISHED", ()))
+            tables = api.reproduce_into(paper, mod, tmp, seed_list, first_seed, quick, records, overrides, workers,
+                                        clips, quality_flows, reasons)
     except KeyboardInterrupt:
         _interrupted("nothing was written")
+    from aqmlab.reproduce import published
+
     printer = TablePrinter(as_json)
     if reasons:
         printer.note(published.note(reasons))
@@ -362,27 +287,6 @@ def compare(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick
     printer.finish(paper=paper, out=str(out_dir))
 
 
-def _check_overrides(mod: Any, overrides: tuple[str, ...]) -> None:
-    """Validates the overrides on every scenario before anything runs. A problem that several
-    scenarios share is printed once, with the scenarios it concerns (or "every scenario")."""
-    names = list(mod.scenarios())
-    where: dict[str, list[str]] = {}
-    loaded = []
-    for name in names:
-        try:
-            loaded.append((name, load(name, list(overrides))[0]))
-        except ScenarioError as err:
-            for p in err.problems:
-                # the origin is "<scenario>: --set ..." when the overrides cause it: keep the --set part
-                cause = p.origin.partition(": ")[2] if p.origin.startswith(f"{name}: ") else p.origin
-                line = ": ".join(part for part in (cause, p.path, p.message) if part)
-                where.setdefault(line, []).append(name)
-    if where:
-        _fail([f"{line} (in {'every scenario' if len(found) == len(names) else ', '.join(found)})"
-               for line, found in where.items()])
-    _warn_advisories(loaded)
-
-
 @main.command()
 @click.argument("sweep_file", metavar="SWEEP.toml", type=click.Path(path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True,
@@ -401,86 +305,29 @@ def _check_overrides(mod: Any, overrides: tuple[str, ...]) -> None:
 def sweep(sweep_file: Path, out_dir: Path, workers: int | None, dask_address: str | None, progress: bool,
           seeds: int | None, overrides: tuple[str, ...], quick: bool) -> None:
     """Run every point of a SWEEP over axes and seeds; resumable (see docs/sweeps.md)."""
-    from aqmlab.outdir import check_sweep_dir, write_marker
-    from aqmlab.sweep import assemble, is_done, plan
-
     try:
-        if quick and seeds is not None:
-            _fail("--quick runs one seed per point; give either --quick or --seeds")
-        swp = plan(sweep_file, seeds, overrides, quick)
-    except ScenarioError as e:
+        swp = api.plan_sweep(sweep_file, seeds, overrides, quick)
+    except (ScenarioError, api.AqmlabError) as e:
         _fail(e.lines)
+    counts: dict[str, int] = {}
     try:
-        check_sweep_dir(out_dir)
+        res = api._sweep_into(swp, out_dir, workers, dask_address, progress, console=err.get(), counts=counts,
+                              notice=lambda text: err.print(f"[yellow]note:[/] {text}", highlight=False))
     except OutputRefused as e:
         _fail(str(e))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_marker(out_dir)
-    if dask_address is not None:
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
-            _fail("--dask: dask.distributed is not installed; pip install 'aqmlab[sweep]'")
-    before = {t.run_id for t in swp.tasks if is_done(out_dir, t)}
-    pending = list({t.run_id: t for t in swp.tasks if t.run_id not in before}.values())
-    counts = _run_sweep(swp, out_dir, pending, len(before), workers, dask_address, progress)
-    tables = assemble(out_dir, swp)
-    failed = len(tables["failed"])
-    err.print(f"[dim]{swp.name}: {len(swp.tasks)} runs: {counts['done']} run now, {len(before)} done before, "
+    except api.AqmlabError as e:
+        _fail(e.lines)
+    except KeyboardInterrupt:
+        finished = counts.get("done", 0) + counts.get("failed", 0)
+        _interrupted(f"{finished} runs finished and stored under {out_dir}/runs; "
+                     "rerun the same command to run the rest")
+    failed = len(res.failed)
+    err.print(f"[dim]{swp.name}: {len(swp.tasks)} runs: {res.ran_now} run now, {res.done_before} done before, "
               f"{failed} failed; tables in {out_dir} (aqmlab report {out_dir})[/]", highlight=False, soft_wrap=True)
-    for row in tables["failed"].itertuples(index=False):
+    for row in res.failed.itertuples(index=False):
         err.print(f"[bold red]failed:[/] run {row.run} seed {row.seed}: {row.error}", highlight=False, soft_wrap=True)
     if failed:
         sys.exit(1)
-
-
-def _run_sweep(swp: Any, out_dir: Path, pending: list[Any], done_before: int, workers: int | None,
-               dask_address: str | None, progress: bool) -> dict[str, int]:
-    """Runs the pending tasks on the chosen engine, storing each as it finishes, under a
-    progress bar; Ctrl-C keeps every run stored so far."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-    from aqmlab import sweep_engines as engines
-    from aqmlab.sweep import store
-
-    counts = {"done": 0, "failed": 0}
-    columns = (TextColumn("[bold]{task.description}"), BarColumn(),
-               TextColumn("{task.fields[done]} done, {task.fields[failed]} failed, {task.fields[left]} remaining"),
-               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
-    with Progress(*columns, console=err.get(), disable=not progress or not err.is_terminal) as bar:
-        task_id = bar.add_task(f"{swp.name} ({done_before} done before)", total=len(pending),
-                               done=0, failed=0, left=len(pending))
-
-        def on_outcome(task: Any, outcome: dict[str, Any]) -> None:
-            store(out_dir, swp, task, outcome)
-            counts["failed" if "error" in outcome else "done"] += 1
-            bar.update(task_id, advance=1, done=counts["done"], failed=counts["failed"],
-                       left=len(pending) - counts["done"] - counts["failed"])
-
-        try:
-            if not pending:
-                pass
-            elif dask_address is not None:
-                _run_on_dask(pending, dask_address, workers, on_outcome)
-            elif (workers or os.cpu_count() or 1) == 1:
-                engines.run_serial(pending, on_outcome)
-            else:
-                engines.run_pool(pending, workers or os.cpu_count() or 1, on_outcome,
-                                 notice=lambda text: err.print(f"[yellow]note:[/] {text}", highlight=False))
-        except KeyboardInterrupt:
-            bar.stop()
-            _interrupted(f"{counts['done'] + counts['failed']} runs finished and stored under {out_dir}/runs; "
-                         "rerun the same command to run the rest")
-    return counts
-
-
-def _run_on_dask(pending: list[Any], address: str, workers: int | None, on_outcome: Any) -> None:
-    from aqmlab.sweep_engines import run_dask
-
-    try:
-        run_dask(pending, address, workers, on_outcome)
-    except OSError as e:  # includes the timeout of an unreachable scheduler
-        _fail(f"--dask {address}: cannot reach the Dask scheduler: {e}".splitlines()[0])
 
 
 @main.command()
@@ -512,8 +359,9 @@ def analyze() -> None:
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="output directory (default: <capture>-head-to-head)")
 @click.option("--force", is_flag=True, help="replace an existing output directory")
+@click.option("--json", "as_json", is_flag=True, help="print the table as one JSON document")
 def analyze_head_to_head(capture: Path, udp_filter: str | None, tcp_filter: str | None, bottleneck: str | None,
-                         out_dir: Path | None, force: bool) -> None:
+                         out_dir: Path | None, force: bool, as_json: bool) -> None:
     """The head-to-head analyses (Chung, Zhu, Claypool 2002) of a UDP and a TCP stream in CAPTURE."""
     from aqmlab.analysis import pcap as cap
     from aqmlab.run import atomic_directory
@@ -534,15 +382,17 @@ def analyze_head_to_head(capture: Path, udp_filter: str | None, tcp_filter: str 
     table = cap.summary_table(s)
     with atomic_directory(out_dir) as tmp:
         cap.write_outputs(s, table, tmp)
-    printer = TablePrinter()
+    printer = TablePrinter(as_json)
     printer.table("summary", f"Head-to-head: {capture}", table)
     printer.note(f"summary and figures in {out_dir}")
+    printer.finish(capture=str(capture), out=str(out_dir))
 
 
 @main.command()
 @click.argument("results_dir", type=click.Path(path_type=Path))
 @click.option("--out", "dest", type=click.Path(path_type=Path), default=None,
-              help="where to write the PNGs (default: the results directory)")
+              help="the directory to write the PNGs into (default: the results directory); an existing "
+                   "queue.png or flow_throughput.png there is replaced only in a directory aqmlab wrote")
 def plot(results_dir: Path, dest: Path | None) -> None:
     """Draw the queue time series and per-flow throughput of a results directory."""
     from aqmlab.plots import plot_results
@@ -550,6 +400,8 @@ def plot(results_dir: Path, dest: Path | None) -> None:
     try:
         for p in plot_results(results_dir, dest):
             out.print(str(p))
+    except OutputRefused as e:
+        _fail(str(e))
     except (FileNotFoundError, KeyError) as e:
         _fail(str(e).strip("'\""))
 
@@ -621,35 +473,31 @@ def emulate(scenario: str | None, out_dir: Path | None, seed: int | None, overri
         return
     if scenario is None:
         _fail("emulate: give a SCENARIO (or --cleanup)")
-    (sc, raw), = _load_all((scenario,), list(overrides), seed)
+    sc, = _load_all((scenario,), list(overrides), seed)
     missing = netns.missing_requirement()
     if missing:
         _fail(missing)
     target = out_dir or Path("results") / "emu" / sc.name
     _check_out(target, force)
     try:
-        result = _emulate_one(sc, raw, target, force)
+        result = _emulate_one(sc, target, force)
     except KeyboardInterrupt:
         _interrupted("the emulation was stopped, its namespaces removed and nothing written")
     _print_period_table([result])
 
 
-def _emulate_one(sc: Scenario, raw: dict, target: Path, force: bool) -> Any:
-    from aqmlab.emu.netns import EmulationUnavailable
-    from aqmlab.emu.run import EmulationError, emulate as run_emulation
-    from aqmlab.run import write_results
-
+def _emulate_one(sc: api.LoadedScenario, target: Path, force: bool) -> Any:
     try:
-        result = run_emulation(sc)
+        res = api.run(sc, engine="emu")
     except ScenarioError as e:
         _fail(e.lines)
-    except (EmulationUnavailable, EmulationError) as e:
+    except api.EmulationFailed as e:
         _fail(str(e), status=1)
-    write_results(result, raw, target, force=force)
-    router = result.summary["emu"]["router"]
-    err.print(f"[dim]{sc.name}: emulated {sc.duration / 1e9:g} s, {sum(router['router']['rx_frames']):,} frames "
-              f"through the router in {result.wall_s:.1f} s -> {target}[/]", highlight=False)
-    return result
+    res.save(target, force=force)
+    router = res.info["emu"]["router"]
+    err.print(f"[dim]{sc.name}: emulated {sc.model.duration / 1e9:g} s, {sum(router['router']['rx_frames']):,} frames "
+              f"through the router in {res.wall_s:.1f} s -> {target}[/]", highlight=False)
+    return res._run
 
 
 @main.command()

@@ -5,18 +5,31 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")  # files only; never needs a display
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+from aqmlab.outdir import MARKER, OutputRefused, is_aqmlab_output, write_marker
+from aqmlab.run import read_results
 
-from aqmlab.run import read_results  # noqa: E402
+# Figures are made as matplotlib.figure.Figure objects, not through pyplot: no backend is chosen
+# or changed (a notebook keeps its inline backend, a headless run needs no display) and no
+# global figure list keeps them alive. Saving a Figure renders PNG with Agg either way.
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    fig.savefig(path, dpi=130)
+    return path
 
 
 def plot_queue(queue: pd.DataFrame, title: str, path: Path) -> Path:
+    """Instantaneous and average queue length against time, saved to `path`."""
+    return _save(queue_figure(queue, title), path)
+
+
+def queue_figure(queue: pd.DataFrame, title: str) -> Figure:
     """Instantaneous and average queue length against time."""
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+    fig = Figure(figsize=(7, 3.2))
+    ax = fig.subplots()
     t = queue["t_ns"] / 1e9
     ax.plot(t, queue["qlen_pkts"], lw=0.6, color="0.55", label="instantaneous queue")
     if queue["avg"].notna().any():
@@ -28,15 +41,19 @@ def plot_queue(queue: pd.DataFrame, title: str, path: Path) -> Path:
     ax.grid(alpha=0.3)
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return fig
 
 
 def plot_flow_throughput(flow_periods: pd.DataFrame, title: str, path: Path) -> Path:
+    """Per-flow throughput at the bottleneck, one panel per measurement period, saved to `path`."""
+    return _save(throughput_figure(flow_periods, title), path)
+
+
+def throughput_figure(flow_periods: pd.DataFrame, title: str) -> Figure:
     """Per-flow throughput at the bottleneck, one panel per measurement period."""
     periods = flow_periods.groupby(["start_s", "end_s"], sort=True)
-    fig, axes = plt.subplots(1, len(periods), figsize=(3.2 * len(periods) + 1, 3.2), sharey=True, squeeze=False)
+    fig = Figure(figsize=(3.2 * len(periods) + 1, 3.2))
+    axes = fig.subplots(1, len(periods), sharey=True, squeeze=False)
     for ax, ((start, end), df) in zip(axes[0], periods, strict=False):
         for i, (group, g) in enumerate(df.groupby("group_name", sort=False)):
             ax.bar(g["flow"], g["throughput_mbps"], width=0.85, color=f"C{i}", label=group)
@@ -47,9 +64,36 @@ def plot_flow_throughput(flow_periods: pd.DataFrame, title: str, path: Path) -> 
     axes[0][-1].legend(fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return fig
+
+
+def flow_figure(samples: pd.DataFrame, packets: pd.DataFrame, title: str) -> Figure:
+    """One flow over time: congestion window (and slow-start threshold once set) above, the
+    queueing delay of each of its packets leaving the bottleneck below, drops as red marks."""
+    fig = Figure(figsize=(7, 4.6))
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    t = samples["t_ns"] / 1e9
+    top.plot(t, samples["cwnd_bytes"] / 1e3, lw=0.9, color="C0", label="cwnd")
+    if samples["ssthresh_bytes"].notna().any():
+        top.plot(t, samples["ssthresh_bytes"] / 1e3, lw=0.9, ls="--", color="C1", label="ssthresh")
+    top.set_ylabel("window (KB)")
+    top.set_ylim(0, max(float(samples["cwnd_bytes"].max() / 1e3), 1.0) * 1.3)  # room for the legend
+    top.grid(alpha=0.3)
+    top.legend(loc="upper right", fontsize=8)
+    out = packets[packets["event"] == "dequeue"]
+    bottom.plot(out["t_ns"] / 1e9, out["sojourn_ns"] / 1e6, ".", ms=2, color="0.35", label="packet dequeued")
+    drops = packets[packets["event"] == "drop"]
+    if len(drops):
+        bottom.plot(drops["t_ns"] / 1e9, [0.0] * len(drops), "|", ms=8, color="C3", label="packet dropped")
+    bottom.set_xlabel("time (s)")
+    bottom.set_ylabel("queueing delay (ms)")
+    bottom.set_ylim(-0.05 * (top_ms := max(float(out["sojourn_ns"].max() / 1e6) if len(out) else 0.0, 1.0)),
+                    top_ms * 1.35)
+    bottom.grid(alpha=0.3)
+    bottom.legend(loc="upper right", fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
 
 
 def plot_results(out_dir: Path, dest: Path | None = None) -> list[Path]:
@@ -58,8 +102,13 @@ def plot_results(out_dir: Path, dest: Path | None = None) -> list[Path]:
     if not (out_dir / "summary.json").exists():
         raise FileNotFoundError(f"{out_dir} is not an aqmlab results directory (no summary.json)")
     dest = Path(dest) if dest else out_dir
-    dest.mkdir(parents=True, exist_ok=True)
     tables = read_results(out_dir)
+    names = ["queue.png"] + (["flow_throughput.png"] if "flow_periods" in tables else [])
+    _check_plot_dest(dest, names)
+    created = not dest.exists()
+    dest.mkdir(parents=True, exist_ok=True)
+    if created:
+        write_marker(dest)  # ours: a later plot may replace its figures
     name = out_dir.name
     made = [plot_queue(tables["queue"], f"{name}: bottleneck queue", dest / "queue.png")]
     if "flow_periods" in tables:
@@ -68,10 +117,26 @@ def plot_results(out_dir: Path, dest: Path | None = None) -> list[Path]:
     return made
 
 
+def _check_plot_dest(dest: Path, names: list[str]) -> None:
+    """Raises OutputRefused (one line) when drawing into `dest` would replace a file aqmlab did
+    not write: `dest` is a file or a link, or a directory that aqmlab did not write holds a file
+    of one of the figures' names."""
+    if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
+        raise OutputRefused(f"--out {dest} is {'a symbolic link' if dest.is_symlink() else 'a file'}; --out takes "
+                            f"a directory to draw {' and '.join(names)} into: choose a directory")
+    if not dest.is_dir() or is_aqmlab_output(dest):
+        return
+    taken = [n for n in names if (dest / n).exists() or (dest / n).is_symlink()]
+    if taken:
+        raise OutputRefused(f"--out {dest} holds {', '.join(taken)}, which aqmlab did not write (no {MARKER} file "
+                            "there); aqmlab will not replace it: choose another directory")
+
+
 def plot_psnr(quality: pd.DataFrame, title: str, path: Path, max_flows: int = 8) -> Path:
     """PSNR of every shown picture over time, one line per flow (the first `max_flows`), with
     the loss-free encoding's PSNR as the grey reference."""
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+    fig = Figure(figsize=(7, 3.2))
+    ax = fig.subplots()
     for i, (flow, f) in enumerate(quality.groupby("flow", sort=True)):
         if i >= max_flows:
             break
@@ -85,6 +150,4 @@ def plot_psnr(quality: pd.DataFrame, title: str, path: Path, max_flows: int = 8)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower left", fontsize=7, ncol=3)
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return _save(fig, path)

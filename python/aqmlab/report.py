@@ -53,6 +53,27 @@ def x_axis(axis: dict[str, Any]) -> XAxis:
     return XAxis({lab: float(i) for i, lab in enumerate(labels)}, axis["name"], True)
 
 
+#: Metric name suffixes and the units they carry (the tables' naming rule).
+_UNITS = {"_mbps": "Mbit/s", "_kbps": "kbit/s", "_pct": "%", "_ms": "ms", "_s": "s", "_db": "dB"}
+#: Metrics whose name says nothing of what they count.
+_NAMES = {"jain": "Jain's fairness index", "active_flows": "active flows (count)", "arrivals": "arrivals (packets)",
+          "drops": "drops (packets)", "qdelay_mean_ms": "mean queueing delay (ms)",
+          "qdelay_p50_ms": "median queueing delay (ms)", "qdelay_p95_ms": "95th percentile queueing delay (ms)",
+          "qdelay_p99_ms": "99th percentile queueing delay (ms)", "utilization_mbps": "bottleneck utilization (Mbit/s)",
+          "drop_rate_pct": "drop rate (%)"}
+
+
+def metric_label(metric: str) -> str:
+    """An axis label with the unit: "video.goodput_mbps" reads "video goodput (Mbit/s)"."""
+    group, _, name = metric.rpartition(".")
+    if name in _NAMES:
+        text = _NAMES[name]
+    else:
+        suffix = next((s for s in _UNITS if name.endswith(s)), "")
+        text = name.removesuffix(suffix).replace("_", " ") + (f" ({_UNITS[suffix]})" if suffix else "")
+    return f"{group} {text}" if group else text
+
+
 def _png(fig: Any) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
@@ -79,10 +100,10 @@ def metric_figure(points: pd.DataFrame, axes: list[dict[str, Any]], axis: dict[s
         panel.grid(alpha=0.3)
         if xa.categorical:
             panel.set_xticks(list(xa.positions.values()), list(xa.positions), rotation=20, fontsize=8)
-    panels[0][0].set_ylabel(metric)
+    panels[0][0].set_ylabel(metric_label(metric))
     if others:
-        panels[0][-1].legend(fontsize=7, loc="best")
-    fig.suptitle(f"{metric} against {axis['name']} (mean, 95 % CI over seeds)", fontsize=10)
+        panels[0][-1].legend(fontsize=7, loc="best", title=", ".join(others), title_fontsize=7)
+    fig.suptitle(f"{metric_label(metric)} against {axis['name']} (mean, 95 % CI over seeds; {metric})", fontsize=10)
     fig.tight_layout()
     return _png(fig)
 
