@@ -146,7 +146,8 @@ def main(argv: list[str] | None = None) -> None:
     if len(args) != 3:
         raise SystemExit("usage: python -m aqmlab.analysis.calls RUNS_DIR TABLE.md FIGURE.png")
     runs_dir, table, fig = (Path(a) for a in args)
-    names = {"fifo": "FIFO", "codel": "CoDel", "fq-codel": "FQ-CoDel", "pie": "PIE", "sqf": "SQF"}
+    names = {"fifo": "FIFO", "codel": "CoDel", "fq-codel": "FQ-CoDel", "pie": "PIE", "sqf": "SQF", "cake": "CAKE",
+             "dualpi2": "DualPI2"}
     runs = []
     for d in sorted(runs_dir.iterdir()):
         link, _, rest = d.name.partition("-call-")

@@ -113,11 +113,22 @@ def _scenario_path(engine_path: str) -> str:
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """`over` on top of `base`: tables merge key by key, everything else (arrays too) replaces."""
+    """`over` on top of `base`: tables merge key by key, everything else (arrays too) replaces.
+    A table that names another `kind` than the base's (a discipline, an application, a trace
+    model) replaces it whole: the base's other keys belong to its kind (a FIFO's `limit` means
+    nothing to CAKE, a Markov trace's `states` nothing to a square wave)."""
     merged = dict(base)
     for k, v in over.items():
-        merged[k] = deep_merge(merged[k], v) if isinstance(v, dict) and isinstance(merged.get(k), dict) else v
+        old = merged.get(k)
+        if isinstance(v, dict) and isinstance(old, dict) and not _other_kind(old, v):
+            merged[k] = deep_merge(old, v)
+        else:
+            merged[k] = v
     return merged
+
+
+def _other_kind(base: dict[str, Any], over: dict[str, Any]) -> bool:
+    return "kind" in over and "kind" in base and over["kind"] != base["kind"]
 
 
 def _anchor_traces(data: dict[str, Any], folder: Path) -> None:
