@@ -119,6 +119,26 @@ def test_measured_base_rtt_is_twice_the_configured_delay() -> None:
 
 
 @needs_netns
+def test_congestion_control_bbr_runs_the_kernels_bbr_which_keeps_the_fifo_short() -> None:
+    """`tcp.congestion_control = "bbr"` sets the kernel's bbr on the socket (TCP_CONGESTION): one
+    flow fills the link as reno does, but where reno fills the 200-packet FIFO (240 ms at 10
+    Mbit/s) bbr, pacing at its bandwidth estimate under a 2-BDP window, keeps the queue near one
+    BDP of this 20 ms path."""
+    fifo = {"kind": "droptail", "limit": "200p"}
+    bbr_flow = bulk("tcp", 1, app={"kind": "bulk", "tcp": {"sack": True, "congestion_control": "bbr"}})
+    bbr = run("fifo10-bbr", scenario("10Mbps", "10ms", fifo, [bbr_flow]))
+    reno = run("fifo10", scenario("10Mbps", "10ms", fifo, [bulk("tcp", 1)]))
+
+    def median_sojourn_ms(r) -> float:
+        p = r.tables["packets"]
+        d = p[(p["event"] == "dequeue") & (p["t_ns"] >= 2e9)]
+        return float(np.median(d["sojourn_ns"])) / 1e6
+
+    assert utilization(bbr, 1.0, 5.0) > 0.9 * 10e6
+    assert median_sojourn_ms(bbr) < 0.25 * median_sojourn_ms(reno), (median_sojourn_ms(bbr), median_sojourn_ms(reno))
+
+
+@needs_netns
 def test_records_follow_the_simulators_schema() -> None:
     from aqmlab.run import simulate
 
@@ -352,17 +372,18 @@ def test_tcp_congestion_control_picks_the_kernel_module() -> None:
     from aqmlab.emu.run import plan_flows
     cubic = bulk("c", 1, app={"kind": "bulk", "tcp": {"sack": True, "congestion_control": "cubic"}})
     reno = bulk("r", 1, app={"kind": "bulk", "tcp": {"sack": True, "congestion_control": "newreno"}})
+    bbr = bulk("b", 1, app={"kind": "bulk", "tcp": {"sack": True, "congestion_control": "bbr"}})
     plain = bulk("p", 1)
-    sc = validate(scenario("10Mbps", "5ms", {"kind": "droptail"}, [cubic, reno, plain],
+    sc = validate(scenario("10Mbps", "5ms", {"kind": "droptail"}, [cubic, reno, bbr, plain],
                            emulation={"congestion_control": {"default": "cubic"}}))
     assert emulation_problems(sc) == []
     # The group's own key decides; the emulation map's default fills in where it is unset.
-    assert [f["cc"] for f in plan_flows(sc)] == ["cubic", "reno", "cubic"]
+    assert [f["cc"] for f in plan_flows(sc)] == ["cubic", "reno", "bbr", "cubic"]
     clash = validate(scenario("10Mbps", "5ms", {"kind": "droptail"}, [cubic],
                               emulation={"congestion_control": {"c": "reno"}}))
     assert emulation_problems(clash) == [
         "flows.c.app.tcp.congestion_control: 'cubic' disagrees with emulation.congestion_control.c = 'reno'; "
-        "set one of them (newreno is kernel reno, cubic is cubic)"]
+        "set one of them (newreno is kernel reno, cubic is cubic, bbr is bbr)"]
 
 
 # ---- the real-codec path --------------------------------------------------------------------

@@ -52,7 +52,9 @@ def _error_lines(stderr: str) -> list[str]:
         (lambda s: s["topology"]["bottleneck"].update(qdisc={"kind": "pie", "estimator": "clock"}),
          ["topology.bottleneck.qdisc.estimator", "'timestamp' or 'rate'"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "vegas"}}),
-         ["flows.0.app.tcp.congestion_control", "'newreno', 'cubic' or 'dctcp'"]),
+         ["flows.0.app.tcp.congestion_control", "'newreno', 'cubic', 'dctcp' or 'bbr'"]),
+        (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "bbr", "pacing": False}}),
+         ["flows.0.app.tcp", "pacing: bbr needs pacing", "true or unset"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "dctcp"}}),
          ["flows.0.app.tcp", "congestion_control: dctcp needs ecn = true"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"ecn_codepoint": "ect1"}}),
@@ -63,7 +65,7 @@ def _error_lines(stderr: str) -> list[str]:
     ids=["unknown-discipline", "negative-rate", "min_th>=max_th", "unknown-key", "unit-typo",
          "zero-flows", "unknown-app", "class-weights", "gop-letter", "gop-start", "frame>buffer",
          "negative-AP", "codel-target>=interval", "fq_codel-zero-buckets", "fq_codel-zero-quantum",
-         "pie-negative-target", "pie-zero-t_update", "pie-estimator", "congestion-control",
+         "pie-negative-target", "pie-zero-t_update", "pie-estimator", "congestion-control", "bbr-without-pacing",
          "dctcp-without-ecn", "ect1-without-ecn", "tcp-profile"],
 )
 def test_bad_scenario_is_one_clear_line_exit_2_no_output(tmp_path, write_scenario, mutate, expect):

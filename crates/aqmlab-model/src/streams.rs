@@ -39,6 +39,12 @@ pub fn flow_path_loss(seed: u64, flow: u32) -> SimRng {
     SimRng::stream(seed, &format!("flow/{flow}/path_loss"))
 }
 
+/// The random start phase of flow `flow`'s BBR gain cycle (`aqmlab_sim::tcp::cc::bbr`, Linux's
+/// `bbr_cycle_rand`), drawn each time the flow enters PROBE_BW.
+pub fn flow_bbr(seed: u64, flow: u32) -> SimRng {
+    SimRng::stream(seed, &format!("flow/{flow}/bbr"))
+}
+
 /// The discipline of the simulator's link called `link` ("bottleneck", "reverse", "hop1",
 /// "flow3/up", ...).
 pub fn link(seed: u64, link: &str) -> SimRng {
@@ -79,13 +85,14 @@ mod tests {
     #[test]
     fn each_function_is_the_stream_of_its_exact_name() {
         let seed = 42;
-        let pinned: [(SimRng, &str); 11] = [
+        let pinned: [(SimRng, &str); 12] = [
             (group_start(seed, "tcp"), "group/tcp/start"),
             (flow_frames(seed, 3), "flow/3/frames"),
             (flow_media(seed, 3), "flow/3/media"),
             (flow_jitter(seed, 3), "flow/3/jitter"),
             (flow_class(seed, 3), "flow/3/class"),
             (flow_path_loss(seed, 3), "flow/3/path_loss"),
+            (flow_bbr(seed, 3), "flow/3/bbr"),
             (link(seed, "bottleneck"), "link/bottleneck"),
             (link(seed, "flow3/up"), "link/flow3/up"),
             (emu_link(seed, "forward"), "emu/forward"),

@@ -2,15 +2,20 @@
 //! `examples/fuzz_tcp.rs`): every stack over random lossy, reordering, duplicating paths, with
 //! the delivery, stall, window and retransmission checks after every event.
 
+use aqmlab_model::app::tcp_config::CongestionControl;
 use aqmlab_sim::tcp::fuzz;
 
 #[test]
 fn seeded_tcp_fuzz_short_run_finds_nothing() {
     for stack in fuzz::stacks() {
         let name = stack.name();
-        let t = fuzz::run(stack, 7, 50_000)
+        // BBR's episodes see F-RTO declare a timeout spurious about ten times less often than
+        // NewReno's (seed 7: 9 in 2 x 10^5 segments without SACK, against 60 in 5 x 10^4 for
+        // NewReno; not explained), so its stacks run longer for the F-RTO check below.
+        let segments = if stack.cc == CongestionControl::Bbr { 200_000 } else { 50_000 };
+        let t = fuzz::run(stack, 7, segments)
             .unwrap_or_else(|f| panic!("{name}: {} (replay: --only {name} --episode {} ; event {})", f.message, f.seed, f.event));
-        assert!(t.segments >= 50_000, "{name}: {t:?}");
+        assert!(t.segments >= segments, "{name}: {t:?}");
         // The paths must have exercised what the checks are about.
         assert!(t.losses > 0 && t.retransmissions > 0 && t.timeouts > 0 && t.fast_retransmits > 0, "{name}: {t:?}");
         assert!(t.duplicated > 0 && t.reordered > 0 && t.ack_losses > 0, "{name}: {t:?}");
@@ -28,8 +33,8 @@ fn fuzzed_stacks_are_every_combination_once() {
     assert_eq!(unique.len(), names.len());
     assert_eq!(
         names.len(),
-        2 * 3 * 2 * 2 * 2 + 3 * 2,
-        "NewReno/CUBIC x (no SACK, SACK, SACK+PRR) x Limited Transmit x F-RTO x ECN, and DCTCP+ECN x (no SACK, SACK, SACK+PRR) x F-RTO"
+        2 * 3 * 2 * 2 * 2 + 3 * 2 + 2 * 2 * 2,
+        "NewReno/CUBIC x (no SACK, SACK, SACK+PRR) x Limited Transmit x F-RTO x ECN, DCTCP+ECN x (no SACK, SACK, SACK+PRR) x F-RTO, and BBR x SACK x Limited Transmit x F-RTO"
     );
 }
 

@@ -5,7 +5,7 @@
     ip netns exec SND python3 -m aqmlab.emu.endpoints probe    SPEC.json OUT.npz
 
 * TCP bulk flows use the kernel's own TCP over ordinary sockets, with the congestion control
-  chosen per flow (``TCP_CONGESTION``: reno or cubic); the sender samples ``TCP_INFO`` every
+  chosen per flow (``TCP_CONGESTION``: reno, cubic or bbr); the sender samples ``TCP_INFO`` every
   ``flow_sample_ns`` (delivered = bytes acked, cwnd, ssthresh, srtt, rto), the simulator's
   ``flow_samples`` schema.
 * UDP flows send a schedule of packets (CBR, or the simulator's own frame models for video:

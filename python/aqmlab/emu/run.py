@@ -60,7 +60,8 @@ READY_TIMEOUT_S = 20.0
 NOT_EMULATED = [
     "flows.*.access_rate (hosts send at veth speed; their access delays are added in the router)",
     "flows.*.app.tcp: initial_cwnd, initial_rto, min_rto, max_rto, clock_granularity, delayed_ack, "
-    "delayed_ack_timeout, rwnd, frto, prr, limited_transmit (the kernel's own TCP settings apply)",
+    "delayed_ack_timeout, rwnd, frto, prr, limited_transmit, pacing (the kernel's own TCP settings apply; "
+    "the kernel paces bbr by itself and the others only under fq)",
     "topology.access_qdisc (no access-link queues)",
     "flows.*.class_weights (classes come from DSCP marks)",
     "records.pcap",
@@ -123,7 +124,7 @@ def emulation_problems(sc: Scenario) -> list[str]:
                 and cc[g.name] != KERNEL_CONGESTION_CONTROL[g.app.tcp.congestion_control]:
             problems.append(f"flows.{g.name}.app.tcp.congestion_control: {g.app.tcp.congestion_control!r} "
                             f"disagrees with emulation.congestion_control.{g.name} = {cc[g.name]!r}; "
-                            f"set one of them (newreno is kernel reno, cubic is cubic)")
+                            f"set one of them (newreno is kernel reno, cubic is cubic, bbr is bbr)")
     return problems
 
 
@@ -134,7 +135,7 @@ def _tcp_key_set(app: Bulk) -> bool:
 def kernel_congestion_control(sc: Scenario, g: Any) -> str:
     """The kernel module a bulk group's sockets use: the group's entry in
     ``emulation.congestion_control``, else its own ``tcp.congestion_control`` when the scenario
-    sets it (newreno -> reno, cubic -> cubic), else the map's ``default``, else reno (the
+    sets it (newreno -> reno, cubic -> cubic, bbr -> bbr), else the map's ``default``, else reno (the
     simulator's default NewReno)."""
     cc_map = sc.emulation.congestion_control if sc.emulation else {}
     if g.name in cc_map:

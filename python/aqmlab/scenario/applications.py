@@ -12,7 +12,7 @@ from aqmlab.scenario.base import U32, Strict
 from aqmlab.units import Duration, Rate, Size, written
 
 # The simulator's congestion controllers and the Linux module `aqmlab emulate` loads for each.
-KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic"}
+KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic", "bbr": "bbr"}
 
 #: What `tcp.profile = "linux"` sets, each value a current Linux kernel's default (a field the
 #: scenario writes itself wins). CUBIC (net.ipv4.tcp_congestion_control), SACK (tcp_sack = 1),
@@ -20,8 +20,10 @@ KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic"}
 #: a minimum RTO of 200 ms (TCP_RTO_MIN) and delayed ACKs. The delayed-ACK timer: Linux adapts it
 #: between TCP_DELACK_MIN (40 ms) and TCP_DELACK_MAX (200 ms) starting from TCP_ATO_MIN (40 ms);
 #: the simulator has one fixed timer, set to the 40 ms a kernel starts from. Not set: F-RTO
-#: (Linux runs RFC 5682's SACK-enhanced variant, the simulator only the basic one) and what is
-#: not modelled yet (RACK-TLP, HyStart++, quick-ACK start, pacing).
+#: (Linux runs RFC 5682's SACK-enhanced variant, the simulator only the basic one), pacing (a
+#: kernel paces CUBIC only under the fq qdisc; it paces BBR by itself, and `pacing` is on for
+#: bbr whatever the profile), and what is not modelled yet (RACK-TLP, HyStart++, quick-ACK
+#: start). The profile keeps CUBIC: BBR is chosen by `congestion_control = "bbr"`.
 LINUX_PROFILE: dict[str, Any] = {
     "congestion_control": "cubic", "sack": True, "prr": True, "limited_transmit": True,
     "initial_cwnd": 10, "min_rto": "200ms", "delayed_ack": True, "delayed_ack_timeout": "40ms",
@@ -29,14 +31,16 @@ LINUX_PROFILE: dict[str, Any] = {
 
 
 class Tcp(Strict):
-    """TCP with NewReno or CUBIC window rules (RFC 5681, RFC 6582, RFC 6298; RFC 9438)."""
+    """TCP with NewReno, CUBIC, DCTCP or BBR window rules (RFC 5681, RFC 6582, RFC 6298; RFC 9438;
+    RFC 8257; Linux tcp_bbr.c)."""
 
     profile: Literal["rfc", "linux"] = Field(
         "rfc", description="a whole stack at once; a field set here too wins over it. rfc: the RFC textbook "
                            "defaults below (every paper reproduction uses them); linux: a current kernel's "
                            "defaults as far as modelled: cubic, sack, prr, limited_transmit, initial_cwnd 10, "
-                           "min_rto 200ms, delayed_ack with a 40ms delayed_ack_timeout. Not yet modelled, so "
-                           "absent from linux: RACK-TLP, HyStart++, quick-ACK start, pacing, SACK-enhanced F-RTO")
+                           "min_rto 200ms, delayed_ack with a 40ms delayed_ack_timeout (pacing stays off, as a kernel "
+                           "without fq runs cubic). Not yet modelled, so absent from linux: RACK-TLP, "
+                           "HyStart++, quick-ACK start, SACK-enhanced F-RTO")
     mss: Size = Field(written("1460B"), description="payload per segment; packets are mss + 40 B")
     initial_cwnd: int = Field(2, ge=1, le=100, json_schema_extra={"unit": "segments"},
                               description="initial congestion window")
@@ -54,9 +58,14 @@ class Tcp(Strict):
                                          "Linux runs it); no effect without sack")
     limited_transmit: bool = Field(False, description="one new segment on each of the first two duplicate ACKs "
                                                       "(RFC 3042)")
-    congestion_control: Literal["newreno", "cubic", "dctcp"] = Field(
-        "newreno", description="window rules: newreno (RFC 5681), cubic (RFC 9438) or dctcp (RFC 8257, "
-                               "needs ecn = true; simulator only); emulated as kernel reno or cubic")
+    congestion_control: Literal["newreno", "cubic", "dctcp", "bbr"] = Field(
+        "newreno", description="window rules: newreno (RFC 5681), cubic (RFC 9438), dctcp (RFC 8257, "
+                               "needs ecn = true; simulator only) or bbr (BBR v1 as Linux's tcp_bbr.c, "
+                               "paced); emulated as kernel reno, cubic or bbr")
+    pacing: bool | None = Field(
+        None, description="sender pacing as Linux paces inside TCP: segments leave no faster than the "
+                          "pacing rate (bbr's gain x bandwidth; for the others 200 % of cwnd/srtt in slow "
+                          "start, 120 % after). Unset: on for bbr, off for the others; bbr refuses false")
     ecn_codepoint: Literal["ect0", "ect1"] = Field(
         "ect0", description="ECN codepoint of data segments when ecn is on: ect0 (RFC 3168) or ect1, "
                             "which makes the flow L4S traffic (RFC 9331) that DualPI2 puts in its L "
@@ -73,16 +82,24 @@ class Tcp(Strict):
 
     @model_validator(mode="after")
     def _sane(self) -> Tcp:
-        """mss positive; min_rto <= max_rto; dctcp and ect1 need ecn."""
+        """mss positive; min_rto <= max_rto; dctcp and ect1 need ecn; bbr needs pacing."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
         if self.min_rto > self.max_rto:
             raise ValueError("min_rto must not exceed max_rto")
         if self.congestion_control == "dctcp" and not self.ecn:
             raise ValueError("congestion_control: dctcp needs ecn = true (RFC 8257 reacts to ECN marks)")
+        if self.congestion_control == "bbr" and self.pacing is False:
+            raise ValueError("pacing: bbr needs pacing (BBR sends at its pacing rate); allowed with bbr: "
+                             "true or unset")
         if self.ecn_codepoint == "ect1" and not self.ecn:
             raise ValueError("ecn_codepoint: ect1 needs ecn = true (without ECN segments are Not-ECT)")
         return self
+
+
+    def paced(self) -> bool:
+        """Whether the sender paces: as set, else only for bbr."""
+        return self.pacing if self.pacing is not None else self.congestion_control == "bbr"
 
 
 class Bulk(Strict):

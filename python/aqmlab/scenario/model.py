@@ -51,10 +51,11 @@ class Reference(Strict):
 class Emulation(Strict):
     """Settings only `aqmlab emulate` reads (the simulator ignores them)."""
 
-    congestion_control: dict[str, Literal["reno", "cubic"]] = Field(
+    congestion_control: dict[str, Literal["reno", "cubic", "bbr"]] = Field(
         default_factory=dict, description='kernel TCP congestion control per flow group name, over the '
                                           'group\'s tcp.congestion_control (newreno -> reno, cubic -> '
-                                          'cubic); "default" for groups that set neither (else reno)')
+                                          'cubic, bbr -> bbr); "default" for groups that set neither '
+                                          '(else reno)')
     dscp_classes: list[tuple[int, int]] | None = Field(
         None, description="[dscp, class] pairs for the router's classifier; default AF11->3, AF12->2, AF13->1")
     default_class: int = Field(0, ge=0, le=3, description="class of packets whose DSCP is not listed")

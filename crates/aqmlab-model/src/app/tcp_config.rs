@@ -42,6 +42,11 @@ pub struct TcpConfig {
     /// ECT(1), which classifies the flow as L4S (RFC 9331) into DualPI2's L queue.
     #[serde(default)]
     pub ecn_codepoint: EcnCodepoint,
+    /// Sender pacing (`aqmlab_sim::tcp::pacing`): segments leave no faster than the pacing
+    /// rate, as Linux paces inside TCP without the fq qdisc. Off by default, so every run that
+    /// does not ask for it is unchanged; BBR needs it (the scenario layer turns it on for BBR).
+    #[serde(default)]
+    pub pacing: bool,
 }
 
 impl TcpConfig {
@@ -51,6 +56,10 @@ impl TcpConfig {
             // RFC 8257 section 3: DCTCP's only congestion signal besides loss is ECN.
             return Err("congestion_control: dctcp needs ecn = true (RFC 8257 reacts to ECN marks)".into());
         }
+        if self.congestion_control == CongestionControl::Bbr && !self.pacing {
+            // tcp_bbr.c sets the socket's pacing rate and relies on it to send at gain * bw.
+            return Err("pacing: bbr needs pacing = true (BBR sends at its pacing rate); allowed with bbr: true".into());
+        }
         if self.ecn_codepoint == EcnCodepoint::Ect1 && !self.ecn {
             return Err("ecn_codepoint: ect1 needs ecn = true (without ECN segments are Not-ECT)".into());
         }
@@ -59,7 +68,7 @@ impl TcpConfig {
 }
 
 /// Which congestion controller a TCP sender uses (the simulator's `tcp::cc`; the emulator maps
-/// it to the kernel's reno or cubic).
+/// it to the kernel's reno, cubic or bbr).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CongestionControl {
@@ -69,6 +78,9 @@ pub enum CongestionControl {
     /// Data Center TCP (RFC 8257): a scalable controller that reduces in proportion to the
     /// fraction of CE-marked bytes. Not emulated (the kernel here offers reno, cubic, bbr).
     Dctcp,
+    /// BBR v1 as Linux's `tcp_bbr.c` runs it: model-based, paced at gain * the windowed
+    /// maximum delivery rate (`aqmlab_sim::tcp::cc::bbr`). Emulated as the kernel's bbr.
+    Bbr,
 }
 
 /// Which ECN-capable codepoint an ECN TCP sender puts on its data segments.
@@ -102,6 +114,7 @@ mod tests {
             limited_transmit: false,
             congestion_control: CongestionControl::Dctcp,
             ecn_codepoint,
+            pacing: false,
         }
     }
 
@@ -112,5 +125,13 @@ mod tests {
         assert!(err.starts_with("congestion_control: dctcp needs ecn = true"), "{err}");
         let err = TcpConfig { congestion_control: CongestionControl::Cubic, ..dctcp(false, EcnCodepoint::Ect1) }.validate().unwrap_err();
         assert!(err.starts_with("ecn_codepoint: ect1 needs ecn = true"), "{err}");
+    }
+
+    #[test]
+    fn bbr_needs_pacing_and_the_refusal_names_the_field() {
+        let bbr = TcpConfig { congestion_control: CongestionControl::Bbr, ..dctcp(false, EcnCodepoint::Ect0) };
+        let err = bbr.clone().validate().unwrap_err();
+        assert!(err.starts_with("pacing: bbr needs pacing = true"), "{err}");
+        assert_eq!(TcpConfig { pacing: true, ..bbr }.validate(), Ok(()));
     }
 }

@@ -266,6 +266,7 @@ mod tests {
             limited_transmit: false,
             congestion_control: Default::default(),
             ecn_codepoint: Default::default(),
+            pacing: false,
         }
     }
 

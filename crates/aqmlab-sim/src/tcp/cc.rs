@@ -15,11 +15,19 @@
 //! recovery, cwnd = ssthresh with SACK or ECN, deflation on exit) is the same for both, as RFC
 //! 9438 section 4.6 intends: CUBIC changes only the reduction factor and the growth function.
 //! The receiver-window cap is applied by the sender too.
+//!
+//! BBR ([`bbr`]) does not fit these three rules: like Linux's `cong_control` hook it sets cwnd
+//! and the pacing rate itself on every ACK from the delivery-rate sample, in and out of loss
+//! recovery. Its arm answers the three rules without changing anything (ssthresh stays where
+//! it is, the window is its own), and the sender calls [`bbr::Bbr::on_ack`] after each ACK
+//! (`TcpSender::bbr_on_ack`).
 
+pub mod bbr;
 pub mod dctcp;
 
 use aqmlab_core::Time;
 use aqmlab_model::app::tcp_config::CongestionControl;
+use bbr::Bbr;
 use dctcp::Dctcp;
 
 /// RFC 9438 section 5.1: C = 0.4 (segments / s^3).
@@ -36,7 +44,12 @@ pub enum Controller {
     NewReno(NewReno),
     Cubic(Cubic),
     Dctcp(Dctcp),
+    Bbr(Box<Bbr>),
 }
+
+/// ssthresh before any reduction ("arbitrarily high", RFC 5681 section 3.1), and BBR's while it
+/// has not set one (Linux's TCP_INFINITE_SSTHRESH).
+pub const SSTHRESH_UNSET: u64 = u64::MAX / 2;
 
 impl Controller {
     pub fn new(kind: CongestionControl, mss: u64) -> Controller {
@@ -44,6 +57,9 @@ impl Controller {
             CongestionControl::NewReno => Controller::NewReno(NewReno { mss }),
             CongestionControl::Cubic => Controller::Cubic(Cubic::new(mss)),
             CongestionControl::Dctcp => Controller::Dctcp(Dctcp::new(mss)),
+            // The sender gives BBR its initial window and its flow's random stream
+            // (`TcpSender::with_rng`); this default serves tests of the seam alone.
+            CongestionControl::Bbr => Controller::Bbr(Box::new(Bbr::new(mss, bbr::TCP_INIT_CWND, aqmlab_model::streams::flow_bbr(0, 0)))),
         }
     }
 
@@ -54,6 +70,7 @@ impl Controller {
             Controller::NewReno(c) => c.on_ack(cwnd, ssthresh, acked),
             Controller::Cubic(c) => c.on_ack(cwnd, ssthresh, acked, srtt, now),
             Controller::Dctcp(c) => c.on_ack(cwnd, ssthresh, acked),
+            Controller::Bbr(_) => cwnd, // BBR sets cwnd in its own per-ACK step
         }
     }
 
@@ -64,6 +81,7 @@ impl Controller {
             Controller::NewReno(c) => c.reduced(flight),
             Controller::Cubic(c) => c.on_congestion_event(cwnd, flight),
             Controller::Dctcp(c) => c.on_loss(flight),
+            Controller::Bbr(b) => b.on_congestion_event(),
         }
     }
 
@@ -77,6 +95,9 @@ impl Controller {
     pub fn on_ecn_echo(&mut self, cwnd: u64, cwnd_before_ack: u64, flight: u64) -> u64 {
         match self {
             Controller::Dctcp(c) => c.on_ecn_echo(cwnd.min(cwnd_before_ack)),
+            // BBR v1 does not respond to ECN (Linux's cong_control hook bypasses the CWR
+            // reduction); ssthresh stays as it is.
+            Controller::Bbr(b) => b.ssthresh_or_unset(),
             _ => self.on_congestion_event(cwnd, flight),
         }
     }
@@ -96,6 +117,10 @@ impl Controller {
             Controller::NewReno(c) => c.reduced(flight),
             Controller::Cubic(c) => c.on_timeout(flight),
             Controller::Dctcp(c) => c.on_loss(flight),
+            Controller::Bbr(b) => {
+                b.on_timeout();
+                b.ssthresh_or_unset()
+            }
         }
     }
 }

@@ -60,6 +60,7 @@ mod tests {
             limited_transmit,
             congestion_control: Default::default(),
             ecn_codepoint: Default::default(),
+            pacing: false,
         }
     }
 

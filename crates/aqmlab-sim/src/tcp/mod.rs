@@ -35,6 +35,14 @@
 //!   first two duplicate ACKs (RFC 3042, [`limited_transmit`]). Off, every rule above is
 //!   unchanged.
 //!
+//! * optional sender pacing (`TcpConfig::pacing`, [`pacing`]): the send loops stop while the
+//!   pacing timer holds the next segment back ([`TcpSender::pacing_deadline`],
+//!   [`TcpSender::on_pacing_timer`]). Off, every rule above is unchanged.
+//! * BBR (`CongestionControl::Bbr`, [`cc::bbr`]): the delivery-rate estimator ([`rate_sample`])
+//!   runs beside the sender, and after every ACK BBR sets cwnd and the pacing rate
+//!   ([`TcpSender::bbr_on_ack`]); which segments loss recovery sends is unchanged. With any
+//!   other controller neither runs.
+//!
 //! Sequence numbers are 64-bit byte offsets starting at 1 (the SYN's), never wrapping. Data is
 //! always sent in full-sized segments at `ISS_DATA + k * mss`, so SACK blocks fall on segment
 //! boundaries.
@@ -43,15 +51,20 @@ pub mod cc;
 pub mod ecn_feedback;
 pub mod fuzz;
 pub mod limited_transmit;
+pub mod pacing;
 pub mod prr;
+pub mod rate_sample;
 pub mod rtt;
 pub mod sack;
 
-use aqmlab_core::{SackBlocks, Time};
+use aqmlab_core::{SackBlocks, SimRng, Time};
 use aqmlab_model::app::tcp_config::{CongestionControl, TcpConfig};
+use cc::bbr::{AckInput, Bbr, CaState};
 use cc::Controller;
 use ecn_feedback::DctcpEcho;
+use pacing::Pacer;
 use prr::Prr;
+use rate_sample::DeliveryRate;
 use rtt::RttEstimator;
 use sack::{RangeSet, SackReporter, DUP_THRESH};
 
@@ -124,6 +137,20 @@ pub struct TcpSender {
     /// Proportional Rate Reduction (RFC 6937): Some when enabled (with SACK), the state of the
     /// current (or last) recovery.
     prr: Option<Prr>,
+    /// Sender pacing: Some when `TcpConfig::pacing` (always with BBR).
+    pacer: Option<Pacer>,
+    /// A send loop stopped because the pacer held the next segment back.
+    pacing_blocked: bool,
+    /// Segments the next send loop may send regardless of the pacer (a timeout's
+    /// retransmission leaves at once).
+    pacing_free: u32,
+    /// The delivery-rate estimator, with BBR only.
+    rate: Option<DeliveryRate>,
+    /// Bytes newly marked lost since BBR's last ACK step without SACK (fast retransmit and
+    /// NewReno partial ACKs each mark the head segment lost).
+    newly_lost: u64,
+    /// With SACK: the IsLost boundary BBR's loss count has reached.
+    lost_mark: u64,
     pub stats: SenderStats,
 }
 
@@ -164,15 +191,32 @@ enum NextSeg {
 }
 
 impl TcpSender {
+    /// A sender whose BBR (if it runs BBR) draws from flow 0's stream of seed 0; the simulator
+    /// uses [`Self::with_rng`] with the flow's own.
     pub fn new(cfg: &TcpConfig) -> TcpSender {
+        TcpSender::with_rng(cfg, || aqmlab_model::streams::flow_bbr(0, 0))
+    }
+
+    /// A sender whose BBR draws its random PROBE_BW phases from `rng()` (called only for BBR).
+    pub fn with_rng(cfg: &TcpConfig, rng: impl FnOnce() -> SimRng) -> TcpSender {
         let mss = cfg.mss as u64;
+        let is_bbr = cfg.congestion_control == CongestionControl::Bbr;
+        let cc = if is_bbr {
+            Controller::Bbr(Box::new(Bbr::new(mss, cfg.initial_cwnd_segments.max(1) as u64, rng())))
+        } else {
+            Controller::new(cfg.congestion_control, mss)
+        };
+        let mut pacer = (cfg.pacing || is_bbr).then(Pacer::default);
+        if let (Some(p), Controller::Bbr(b)) = (pacer.as_mut(), &cc) {
+            p.set_rate(b.pacing_rate());
+        }
         TcpSender {
             mss,
             rwnd: cfg.rwnd,
             ecn: cfg.ecn,
             cwnd: mss * cfg.initial_cwnd_segments.max(1) as u64,
-            ssthresh: u64::MAX / 2,
-            cc: Controller::new(cfg.congestion_control, mss),
+            ssthresh: cc::SSTHRESH_UNSET,
+            cc,
             snd_una: ISS_DATA,
             snd_nxt: ISS_DATA,
             snd_max: ISS_DATA,
@@ -194,8 +238,55 @@ impl TcpSender {
             frto_recover: None,
             limited_transmit: cfg.limited_transmit,
             prr: (cfg.prr && cfg.sack).then(Prr::default),
+            pacer,
+            pacing_blocked: false,
+            pacing_free: 0,
+            rate: is_bbr.then(|| DeliveryRate::new(mss, ISS_DATA)),
+            newly_lost: 0,
+            lost_mark: 0,
             stats: SenderStats::default(),
         }
+    }
+
+    /// BBR's state, when the sender runs BBR.
+    pub fn bbr(&self) -> Option<&Bbr> {
+        match &self.cc {
+            Controller::Bbr(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The pacer, when pacing is on.
+    pub fn pacer(&self) -> Option<&Pacer> {
+        self.pacer.as_ref()
+    }
+
+    /// When the pacing timer must wake the sender: the pacer's departure time, while a send
+    /// loop is held back by it. None without pacing or when nothing waits for it.
+    pub fn pacing_deadline(&self) -> Option<Time> {
+        self.pacer.as_ref().filter(|_| self.pacing_blocked).map(Pacer::next_send)
+    }
+
+    /// The pacing timer fired at `now`: send what the pacer held back.
+    pub fn on_pacing_timer(&mut self, now: Time, out: &mut Vec<Segment>) {
+        if self.pacing_deadline().is_some_and(|t| t <= now) {
+            self.send_available(now, out);
+        }
+    }
+
+    /// Whether the pacer lets a segment leave at `now` (always without pacing).
+    #[inline]
+    fn pacing_allows(&mut self, now: Time) -> bool {
+        let Some(p) = self.pacer.as_ref() else { return true };
+        if self.pacing_free > 0 {
+            self.pacing_free -= 1;
+            return true;
+        }
+        if p.may_send(now) {
+            return true;
+        }
+        self.pacing_blocked = true;
+        false
     }
 
     pub fn snd_una(&self) -> u64 {
@@ -248,6 +339,7 @@ impl TcpSender {
 
     /// Sends as much as the windows allow.
     pub fn send_available(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.pacing_blocked = false;
         if self.sack && self.in_recovery {
             self.send_in_sack_recovery(now, out);
             return;
@@ -257,6 +349,7 @@ impl TcpSender {
         while self.snd_nxt + self.mss <= self.snd_una + window {
             let retransmission = self.snd_nxt < self.snd_max;
             if !retransmission && self.data_end.is_some_and(|end| self.snd_nxt >= end) {
+                self.check_app_limited();
                 break;
             }
             // Go-back-N after a timeout skips segments SACKed since (RFC 6675 section 5.1:
@@ -266,6 +359,9 @@ impl TcpSender {
                 self.snd_nxt += self.mss;
                 continue;
             }
+            if !self.pacing_allows(now) {
+                break;
+            }
             let seq = self.snd_nxt;
             self.transmit(seq, retransmission, now, out);
             self.snd_nxt += self.mss;
@@ -273,6 +369,7 @@ impl TcpSender {
         }
     }
 
+    #[inline]
     fn transmit(&mut self, seq: u64, retransmission: bool, now: Time, out: &mut Vec<Segment>) {
         if retransmission {
             self.stats.retransmissions += 1;
@@ -282,6 +379,12 @@ impl TcpSender {
             self.timing = Some((seq + self.mss, now));
         }
         self.stats.segments_sent += 1;
+        if let Some(r) = self.rate.as_mut() {
+            r.on_sent(seq, now, self.snd_una >= self.snd_max);
+        }
+        if let Some(p) = self.pacer.as_mut() {
+            p.on_sent(now, self.mss);
+        }
         if self.in_recovery {
             if let Some(p) = self.prr.as_mut() {
                 p.on_sent(self.mss); // RFC 6937: prr_out += (data sent)
@@ -312,6 +415,10 @@ impl TcpSender {
         }
         let frto = self.frto_before_ack(ack);
         let (una_before, cwnd_before) = (self.snd_una, self.cwnd);
+        let prior_in_flight = self.rate.is_some().then(|| self.bbr_in_flight());
+        if let Some(r) = self.rate.as_mut() {
+            r.begin_ack();
+        }
         if self.sack {
             self.on_sack_ack(ack, sack, now, out);
         } else if ack > self.snd_una {
@@ -323,6 +430,11 @@ impl TcpSender {
         self.cc.on_ack_feedback(self.snd_una - una_before, ece, self.snd_una, self.snd_max);
         if ece {
             self.on_ecn_echo(cwnd_before);
+        }
+        if let Some(prior) = prior_in_flight {
+            self.bbr_on_ack(una_before, sack, prior, now);
+        } else if self.pacer.is_some() {
+            self.update_pacing_rate();
         }
         if self.frto_after_ack(frto, now, out) {
             return; // step 2b sent its (at most) two new segments and nothing else
@@ -401,7 +513,11 @@ impl TcpSender {
                 // sender continues in congestion avoidance, and send new data, not the
                 // rest of the window again (no go-back-N). The RTO backoff is cleared by the
                 // next RTT sample (RFC 6298 section 5.7), taken from the new segments.
-                self.cwnd = self.ssthresh;
+                if let Controller::Bbr(b) = &mut self.cc {
+                    b.on_spurious_timeout(); // BBR keeps its own window (Linux bbr_undo_cwnd)
+                } else {
+                    self.cwnd = self.ssthresh;
+                }
                 self.snd_nxt = self.snd_max;
                 false
             }
@@ -457,6 +573,7 @@ impl TcpSender {
     /// segment, deflate cwnd by the newly acked amount and add back one SMSS if at least one
     /// SMSS was acked; restart the timer on the first partial ACK only.
     fn on_partial_ack(&mut self, acked: u64, now: Time, out: &mut Vec<Segment>) {
+        self.newly_lost += self.mss;
         let seq = self.snd_una;
         self.transmit(seq, true, now, out);
         self.cwnd = self.cwnd.saturating_sub(acked);
@@ -502,6 +619,7 @@ impl TcpSender {
     /// RFC 5681 section 3.2 steps 2-3 with RFC 6582's `recover`.
     fn enter_fast_recovery(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.stats.fast_retransmits += 1;
+        self.newly_lost += self.mss;
         self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.flight_size());
         self.recover = self.snd_max - 1;
         self.in_recovery = true;
@@ -626,6 +744,9 @@ impl TcpSender {
         let mut pipe = self.pipe();
         while self.cwnd >= pipe + self.mss {
             let Some(next) = self.next_seg() else { break };
+            if !self.pacing_allows(now) {
+                break;
+            }
             match next {
                 NextSeg::Lost(seq) | NextSeg::Unsacked(seq) => {
                     // (C.2)
@@ -746,6 +867,12 @@ impl TcpSender {
                                      // RFC 6675 section 5.1): everything not cumulatively acked is presumed lost.
         self.board.clear();
         self.rto_deadline = None;
+        self.lost_mark = 0;
+        if let Some(r) = self.rate.as_mut() {
+            r.on_timeout();
+        }
+        // The timeout's retransmission leaves at once, whatever the pacer says.
+        self.pacing_free = 1;
         if self.frto {
             // RFC 5682 section 2.1 step 1: retransmit the first unacknowledged segment (below)
             // and store the highest sequence number sent in "recover". If the sender is
@@ -756,7 +883,130 @@ impl TcpSender {
             self.frto_recover = Some(self.snd_max - 1);
         }
         self.send_available(now, out);
+        self.pacing_free = 0;
         self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
+    /// Linux's `tcp_update_pacing_rate` after an ACK, for a paced controller other than BBR.
+    fn update_pacing_rate(&mut self) {
+        let rate = Pacer::linux_default_rate(self.cwnd, self.ssthresh, self.flight_size(), self.rtt.srtt());
+        if let Some(p) = self.pacer.as_mut() {
+            p.set_rate(rate);
+        }
+    }
+
+    /// BBR's view of the sender's loss state (Linux's `icsk_ca_state`): fast recovery, or a
+    /// timeout's loss state until what was outstanding at the timeout is acknowledged.
+    fn ca_state(&self) -> CaState {
+        if self.in_recovery {
+            CaState::Recovery
+        } else if self.snd_una <= self.recover {
+            CaState::Loss
+        } else {
+            CaState::Open
+        }
+    }
+
+    /// Linux's `tcp_packets_in_flight` in bytes: with SACK, RFC 6675's pipe (after a timeout,
+    /// what go-back-N has resent and is not SACKed); without SACK, the outstanding data less
+    /// what duplicate ACKs reported (Linux's Reno SACK emulation).
+    fn bbr_in_flight(&self) -> u64 {
+        if self.ca_state() == CaState::Loss {
+            return self.board.uncovered_in(self.snd_una, self.snd_nxt.max(self.snd_una));
+        }
+        if self.sack {
+            return self.pipe();
+        }
+        let reno_sacked = self.rate.as_ref().map_or(0, DeliveryRate::reno_sacked);
+        self.flight_size().saturating_sub(reno_sacked)
+    }
+
+    /// Bytes newly marked lost since the last ACK step: with SACK, the un-SACKed bytes the
+    /// IsLost boundary newly passed; without, the head segments fast retransmit and partial
+    /// ACKs retransmitted.
+    fn take_newly_lost(&mut self) -> u64 {
+        let mut lost = std::mem::take(&mut self.newly_lost);
+        if self.sack && self.ca_state() != CaState::Loss {
+            let boundary = self.board.lost_boundary(self.mss).max(self.snd_una);
+            let from = self.lost_mark.max(self.snd_una);
+            if boundary > from {
+                lost = self.board.uncovered_in(from, boundary);
+            }
+            self.lost_mark = self.lost_mark.max(boundary);
+        }
+        lost
+    }
+
+    /// BBR's step after an ACK (Linux's `tcp_cong_control` with `bbr_main`): the delivery-rate
+    /// sample of this ACK (`una_before`: SND.UNA before it; `sack`: its blocks), then BBR's
+    /// model, cwnd and pacing rate. cwnd is BBR's window on the data in flight; the send loops
+    /// count what is outstanding (SND.NXT - SND.UNA, or RFC 6675's pipe in SACK recovery), so
+    /// cwnd here is BBR's plus what they count that is not in flight (SACKed, or reported by
+    /// duplicate ACKs), capped by the receiver window outside recovery.
+    fn bbr_on_ack(&mut self, una_before: u64, sack: &[(u64, u64)], prior_in_flight: u64, now: Time) {
+        let (una, max, flight, sack_on) = (self.snd_una, self.snd_max, self.flight_size(), self.sack);
+        let Some(r) = self.rate.as_mut() else { return };
+        if una > una_before {
+            r.on_cumulative_ack(una);
+        }
+        if sack_on {
+            for &(left, right) in sack {
+                r.on_sacked(left.max(una), right.min(max));
+            }
+        } else if una == una_before && una < max {
+            r.on_duplicate_ack(flight);
+        }
+        let rs = r.finish_ack(now);
+        let delivered = r.delivered();
+        let losses = self.take_newly_lost();
+        let in_flight = self.bbr_in_flight();
+        let input = AckInput {
+            now,
+            rate: rs.rate(),
+            prior_delivered: rs.prior_delivered,
+            is_app_limited: rs.is_app_limited,
+            rtt: rs.rtt,
+            acked_sacked: rs.acked_sacked,
+            losses,
+            prior_in_flight,
+            delivered,
+            in_flight,
+            state: self.ca_state(),
+            srtt: self.rtt.srtt(),
+        };
+        let Controller::Bbr(b) = &mut self.cc else { return };
+        b.on_ack(&input);
+        let (cwnd, rate, ssthresh, probe_rtt) = (b.cwnd_bytes(), b.pacing_rate(), b.ssthresh_or_unset(), b.in_probe_rtt());
+        if probe_rtt {
+            // Linux bbr_update_min_rtt: PROBE_RTT's low-rate samples are marked app-limited.
+            if let Some(r) = self.rate.as_mut() {
+                r.mark_app_limited(in_flight);
+            }
+        }
+        if let Some(p) = self.pacer.as_mut() {
+            p.set_rate(rate);
+        }
+        self.ssthresh = ssthresh;
+        let counted = if self.sack && self.in_recovery { self.pipe() } else { self.snd_nxt.max(self.snd_una) - self.snd_una };
+        let mut window = cwnd + counted.saturating_sub(in_flight);
+        if !self.in_recovery {
+            window = window.min(self.rwnd.max(self.mss));
+        }
+        self.cwnd = window.max(self.mss);
+    }
+
+    /// Draft-cheng-iccrg-delivery-rate-estimation's CheckIfApplicationLimited, when a send loop
+    /// found no new data to send while the window had room: the estimator marks the samples
+    /// from here on app-limited (only with BBR; lost data waiting for retransmission means
+    /// the sender is not app-limited).
+    fn check_app_limited(&mut self) {
+        if self.rate.is_none() || self.in_recovery || self.ca_state() == CaState::Loss {
+            return;
+        }
+        let in_flight = self.bbr_in_flight();
+        if let Some(r) = self.rate.as_mut() {
+            r.mark_app_limited(in_flight);
+        }
     }
 }
 

@@ -133,6 +133,7 @@ mod tests {
             limited_transmit: true,
             congestion_control: Default::default(),
             ecn_codepoint: Default::default(),
+            pacing: false,
         }
     }
 

@@ -22,6 +22,7 @@ fn cfg() -> TcpConfig {
         limited_transmit: false,
         congestion_control: Default::default(),
         ecn_codepoint: Default::default(),
+        pacing: false,
     }
 }
 
@@ -911,4 +912,63 @@ fn a_cubic_sack_reduction_starts_from_at_most_the_window_in_use() {
     (s.cwnd, s.ssthresh) = (5 * MSS, 5 * MSS);
     s.on_timer(s.rto_deadline().unwrap(), &mut Vec::new());
     assert_eq!(s.ssthresh, 10 * MSS);
+}
+
+// ---- pacing ---------------------------------------------------------------------------------
+
+#[test]
+fn a_paced_sender_spaces_segments_by_size_over_rate() {
+    let c = TcpConfig { initial_cwnd_segments: 20, congestion_control: CongestionControl::Bbr, pacing: true, ..cfg() };
+    let mut s = TcpSender::new(&c);
+    let rate = s.pacer().unwrap().rate();
+    // BBR's initial rate: 20 segments per 1 ms at 2.885, less 1 % (tcp_bbr.c before any RTT).
+    assert_eq!(rate, (20.0 * 1000.0 * 1000.0 * 2.885 * 0.99) as u64);
+    let gap = pacing::Pacer::gap(MSS, rate);
+    let mut out = Vec::new();
+    s.send_available(ms(0), &mut out);
+    // The first 10 segments are not paced (Linux), the 11th leaves with them and sets the gap.
+    assert_eq!(out.len(), 11);
+    let mut at = s.pacing_deadline().expect("the pacer holds the 12th");
+    assert_eq!(at, Time::ZERO + gap);
+    for i in 12..=20 {
+        out.clear();
+        s.on_pacing_timer(at, &mut out);
+        assert_eq!(out.len(), 1, "segment {i} alone at {at:?}");
+        match s.pacing_deadline() {
+            Some(next) => {
+                assert_eq!(next - at, gap, "segment {i}");
+                at = next;
+            }
+            None => assert_eq!(i, 20, "cwnd (20 segments) is full only after the 20th"),
+        }
+    }
+    // A timer event before the deadline sends nothing.
+    let mut u = TcpSender::new(&c);
+    u.send_available(ms(0), &mut out);
+    out.clear();
+    u.on_pacing_timer(Time(gap.0 - 1), &mut out);
+    assert!(out.is_empty());
+}
+
+#[test]
+fn without_pacing_the_window_leaves_at_once_as_before() {
+    let c = TcpConfig { initial_cwnd_segments: 20, congestion_control: CongestionControl::Cubic, ..cfg() };
+    let mut s = TcpSender::new(&c);
+    let mut out = Vec::new();
+    s.send_available(ms(0), &mut out);
+    assert_eq!(out.len(), 20);
+    assert!(s.pacer().is_none() && s.pacing_deadline().is_none());
+}
+
+#[test]
+fn cubic_with_pacing_paces_at_linux_default_ratio_after_the_first_rtt_sample() {
+    let c = TcpConfig { initial_cwnd_segments: 20, congestion_control: CongestionControl::Cubic, pacing: true, ..cfg() };
+    let mut s = TcpSender::new(&c);
+    let mut out = Vec::new();
+    s.send_available(ms(0), &mut out);
+    assert_eq!(out.len(), 20, "unpaced before an RTT sample (Linux divides by srtt only once it has one)");
+    out.clear();
+    s.on_ack(ISS_DATA + MSS, false, ms(100), &mut out);
+    // srtt 100 ms, cwnd 21 segments in slow start: 200 % x 21,000 B / 0.1 s = 420,000 B/s.
+    assert_eq!(s.pacer().unwrap().rate(), 420_000);
 }

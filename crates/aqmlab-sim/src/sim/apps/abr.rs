@@ -82,7 +82,7 @@ pub(super) struct Abr {
 impl Abr {
     pub(super) fn new(c: &AbrConfig, setup: &AppSetup) -> Result<Abr, String> {
         c.validate()?;
-        let mut tcp = TcpConnection::new(&c.tcp);
+        let mut tcp = TcpConnection::new(&c.tcp, setup);
         tcp.tx.write_until(ISS_DATA); // nothing to send before a request
         let l = &c.ladder;
         Ok(Abr {

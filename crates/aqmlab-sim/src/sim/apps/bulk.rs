@@ -2,7 +2,7 @@
 
 use super::super::network::Network;
 use super::tcp::TcpConnection;
-use super::{Application, FlowTotals};
+use super::{AppSetup, Application, FlowTotals};
 use crate::tcp::TcpSender;
 use aqmlab_core::{Packet, Proto};
 use aqmlab_model::app::tcp_config::TcpConfig;
@@ -13,8 +13,8 @@ pub(super) struct Bulk {
 }
 
 impl Bulk {
-    pub(super) fn new(tcp: &TcpConfig) -> Bulk {
-        Bulk { tcp: TcpConnection::new(tcp) }
+    pub(super) fn new(tcp: &TcpConfig, setup: &AppSetup) -> Bulk {
+        Bulk { tcp: TcpConnection::new(tcp, setup) }
     }
 }
 

@@ -51,7 +51,7 @@ pub(crate) struct AppSetup {
 /// Builds the application a flow group asks for: the registry of applications.
 pub(crate) fn build(app: &AppConfig, setup: &AppSetup) -> Result<Box<dyn Application>, String> {
     Ok(match app {
-        AppConfig::Bulk { tcp } => Box::new(bulk::Bulk::new(tcp)),
+        AppConfig::Bulk { tcp } => Box::new(bulk::Bulk::new(tcp, setup)),
         AppConfig::Cbr { rate_bps, packet_size, ecn } => Box::new(cbr::Cbr::new(*rate_bps, *packet_size, *ecn)),
         AppConfig::Mpeg(c) => Box::new(mpeg::Mpeg::new(c, setup)?),
         AppConfig::Rtp(c) if c.gcc.is_some() => Box::new(rtc::Rtc::new(c, setup)?),

@@ -26,7 +26,7 @@ pub(super) fn build(c: &StreamingConfig, setup: &AppSetup) -> Result<Box<dyn App
             last_report: setup.start,
         }),
         StreamTransport::Tcp => {
-            let mut tcp = TcpConnection::new(&c.tcp);
+            let mut tcp = TcpConnection::new(&c.tcp, setup);
             // Nothing to send until the server writes.
             tcp.tx.write_until(ISS_DATA);
             Box::new(StreamOverTcp { tcp, server })

@@ -1,20 +1,24 @@
 //! A TCP connection's two ends in the simulation, shared by the applications that run over
 //! TCP (bulk transfer, adaptive streaming): putting the sender's segments on the wire, the
-//! receiver's ACKs with their SACK blocks, and the RTO and delayed-ACK timers.
+//! receiver's ACKs with their SACK blocks, and the RTO, delayed-ACK and pacing timers.
 
 use super::super::network::Network;
-use super::FlowTotals;
+use super::{AppSetup, FlowTotals};
 use crate::sim::TCP_HEADER;
 use crate::tcp::{AckAction, Segment, TcpReceiver, TcpSender};
 use aqmlab_core::packet::tcp_flags;
 use aqmlab_core::{Ecn, Packet, Proto, Time};
 use aqmlab_model::app::tcp_config::{EcnCodepoint, TcpConfig};
 use aqmlab_model::record::FlowSample;
+use aqmlab_model::streams;
 
 /// The connection's timers; an application over TCP numbers its own from `FIRST_APP_TIMER`.
 const RTO_TIMER: u8 = 0;
 const DELAYED_ACK: u8 = 1;
 pub(super) const FIRST_APP_TIMER: u8 = 2;
+/// The pacing timer (`TcpConfig::pacing`), numbered apart from the applications' timers so that
+/// theirs keep their numbers.
+const PACING_TIMER: u8 = u8::MAX;
 
 pub(super) struct TcpConnection {
     pub(super) tx: TcpSender,
@@ -23,15 +27,18 @@ pub(super) struct TcpConnection {
     ect: Option<Ecn>,
     /// When the pending RTO timer event fires, if one is scheduled.
     timer_at: Option<Time>,
+    /// When the pending pacing timer event fires, if one is scheduled.
+    pacing_at: Option<Time>,
 }
 
 impl TcpConnection {
-    pub(super) fn new(tcp: &TcpConfig) -> TcpConnection {
+    pub(super) fn new(tcp: &TcpConfig, setup: &AppSetup) -> TcpConnection {
         let ect = tcp.ecn.then_some(match tcp.ecn_codepoint {
             EcnCodepoint::Ect0 => Ecn::Ect0,
             EcnCodepoint::Ect1 => Ecn::Ect1,
         });
-        TcpConnection { tx: TcpSender::new(tcp), rx: TcpReceiver::new(tcp), ect, timer_at: None }
+        let tx = TcpSender::with_rng(tcp, || streams::flow_bbr(setup.seed, setup.id));
+        TcpConnection { tx, rx: TcpReceiver::new(tcp), ect, timer_at: None, pacing_at: None }
     }
 
     /// Runs `step` on the sender, puts the resulting segments on the wire and keeps one RTO
@@ -58,6 +65,24 @@ impl TcpConnection {
         }
         net.segs = segs;
         self.arm_rto_timer(f, net);
+        self.arm_pacing_timer(f, net);
+    }
+
+    fn arm_pacing_timer(&mut self, f: u32, net: &mut Network) {
+        if let Some(at) = self.tx.pacing_deadline() {
+            if self.pacing_at.is_none_or(|t| t > at) {
+                self.pacing_at = Some(at);
+                net.schedule(at, f, PACING_TIMER);
+            }
+        }
+    }
+
+    fn on_pacing_timer(&mut self, f: u32, net: &mut Network) {
+        if self.pacing_at != Some(net.now) {
+            return; // superseded by an earlier-scheduled event
+        }
+        self.pacing_at = None;
+        self.send(f, net, |tx, now, out| tx.on_pacing_timer(now, out));
     }
 
     fn arm_rto_timer(&mut self, f: u32, net: &mut Network) {
@@ -75,6 +100,7 @@ impl TcpConnection {
         match timer {
             RTO_TIMER => self.on_rto_timer(f, net),
             DELAYED_ACK => self.on_delayed_ack(f, net),
+            PACING_TIMER => self.on_pacing_timer(f, net),
             _ => return false,
         }
         true

@@ -24,6 +24,7 @@ fn receiver(delayed_ack: bool, cc: CongestionControl) -> TcpReceiver {
         limited_transmit: false,
         congestion_control: cc,
         ecn_codepoint: Default::default(),
+        pacing: false,
     })
 }
 

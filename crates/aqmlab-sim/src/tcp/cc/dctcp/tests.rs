@@ -96,6 +96,7 @@ fn dctcp_sender(n: u64) -> TcpSender {
         limited_transmit: false,
         congestion_control: CongestionControl::Dctcp,
         ecn_codepoint: Default::default(),
+        pacing: false,
     };
     let mut s = TcpSender::new(&c);
     s.cwnd = n * MSS;
