@@ -187,6 +187,12 @@ def test_the_stubs_return_types_hold_for_every_cheap_call():
         # A TCP flow whose fast retransmits and spurious timeouts were not measured.
         "replayed_flows_table": ([((0, 0, True, 0, 10, 1, 1, 4), (20, 1, None, 0, None, 14600))],),
         "replayed_media_table": ([5], [0], [1028], [10], [20]),
+        # BOLA on a 2-rung, 1-segment ladder with an empty buffer.
+        "abr_choose": (json.dumps({"algorithm": "bola", "safety_factor": 0.9, "throughput_window": 4,
+                                   "bba_reservoir_s": 1.0, "bba_cushion_s": 2.0, "bola_gamma_p": 5.0,
+                                   "bola_buffer_target_s": 10.0, "mpc_horizon": 5}),
+                       json.dumps({"segment_duration_ns": 2_000_000_000, "bitrates_bps": [1000, 2000],
+                                   "sizes_bytes": [[250], [500]]}), 0, 0.0, None, [], []),
     }
     functions = {n for n, node in stub.items() if isinstance(node, ast.FunctionDef)}
     assert functions == set(calls), "give every function of the stub a cheap call here"

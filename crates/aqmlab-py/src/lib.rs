@@ -354,6 +354,39 @@ fn monotonic_ns() -> u64 {
     aqmlab_emu::router::monotonic_ns()
 }
 
+/// The rung an ABR algorithm (aqmlab-model's `app::abr`) chooses for the next segment, given
+/// its parameters and ladder as JSON and the player's state: the decision alone, without a
+/// network, so that an outside ABR simulator's decisions can be checked against it
+/// (`benches/sabre_check.py`).
+#[pyfunction]
+#[pyo3(signature = (params_json, ladder_json, segment, buffer_s, last_rung, throughputs_bps, prediction_errors))]
+fn abr_choose(
+    params_json: &str,
+    ladder_json: &str,
+    segment: usize,
+    buffer_s: f64,
+    last_rung: Option<usize>,
+    throughputs_bps: Vec<f64>,
+    prediction_errors: Vec<f64>,
+) -> PyResult<usize> {
+    use aqmlab_model::app::abr::{ladder::Ladder, AbrParams, PlayerState};
+    let params: AbrParams = serde_json::from_str(params_json).map_err(|e| value_error(format!("abr params: {e}")))?;
+    params.validate().map_err(|e| value_error(format!("abr params: {e}")))?;
+    let ladder: Ladder = serde_json::from_str(ladder_json).map_err(|e| value_error(format!("ladder: {e}")))?;
+    ladder.validate().map_err(value_error)?;
+    if segment >= ladder.segments() {
+        return Err(value_error(format!("abr_choose: segment must be below the ladder's {} segments", ladder.segments())));
+    }
+    if last_rung.is_some_and(|r| r >= ladder.rungs()) {
+        return Err(value_error(format!("abr_choose: last_rung must be below the ladder's {} rungs", ladder.rungs())));
+    }
+    if buffer_s.is_nan() || buffer_s < 0.0 {
+        return Err(value_error("abr_choose: buffer_s must be a number >= 0"));
+    }
+    let state = PlayerState { segment, buffer_s, last_rung, throughputs_bps: &throughputs_bps, prediction_errors: &prediction_errors };
+    Ok(params.choose(&ladder, &state))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
@@ -368,6 +401,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add("Cancelled", m.py().get_type::<Cancelled>())?;
     m.add_function(wrap_pyfunction!(monotonic_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(abr_choose, m)?)?;
     m.add_function(wrap_pyfunction!(udp_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(start_offsets, m)?)?;
     m.add_function(wrap_pyfunction!(replayed_frames_table, m)?)?;
