@@ -34,6 +34,16 @@ def test_sqf_fifo_loses_video_that_sqf_keeps(tmp_path: Path) -> None:
     assert t.loc["FQ", "video_loss_pct"] > 50
     assert t["utilization_mbps"].between(9, 10.01).all(), t["utilization_mbps"]
     assert t["tcp_jain"].between(0.5, 1).all()
+    # CAKE besteffort, like FQ-CoDel, cuts the unresponsive video to a flow's fair share; in
+    # diffserv4 the AF41 video's tin is served first up to half the 10 Mbit/s, its mean rate, so
+    # it keeps most of it, and the EF audio in the voice tin loses nothing.
+    assert t.loc["CAKE", "video_loss_pct"] > 50
+    assert t.loc["CAKE diffserv4", "video_loss_pct"] < 25
+    assert t.loc["CAKE diffserv4", "audio_loss_pct"] < 1
+    # DualPI2 with Not-ECT media drops the video as PIE does; ECT(1) media in the L queue is only
+    # marked, which does not slow an open-loop source, so it loses (almost) nothing.
+    assert t.loc["DualPI2 ECT(1)", "video_loss_pct"] < 2
+    assert t.loc["DualPI2", "video_loss_pct"] > t.loc["DualPI2 ECT(1)", "video_loss_pct"] + 3
 
 
 def test_rb_rio_fifo_decodes_fewer_frames_than_rb_rio(tmp_path: Path) -> None:
@@ -42,6 +52,8 @@ def test_rb_rio_fifo_decodes_fewer_frames_than_rb_rio(tmp_path: Path) -> None:
     col = "responsive_decodable_pct"
     assert t[col].between(0, 100).all()
     assert t.loc["FIFO", col] + 10 < t.loc["Rb-RIO", col], t[col]
+    # And over what Linux ships today: DualPI2 and CAKE (one tin or, all streams AF41, diffserv4).
+    assert t.loc[["DualPI2", "CAKE", "CAKE diffserv4"], col].max() + 10 < t.loc["Rb-RIO", col], t[col]
     assert "tcp_mbps" not in t.columns  # no bulk TCP in the MPEG set: the column is left out
 
 
@@ -62,6 +74,37 @@ def test_existing_output_is_refused_and_a_bad_paper_named(tmp_path: Path) -> Non
     r = aqmlab("compare", "nope", "--quick", "--out", str(tmp_path / "x"))
     assert r.returncode == 2 and "nope" in r.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_dualpi2_and_cake_rows_carry_their_settings_and_only_theirs() -> None:
+    rows = compare.rows("sqf")
+    # The new rows follow the pre-existing ones, whose order and overrides stay as they were.
+    assert list(rows)[:6] == ["SQF", "FIFO", "FQ", "CoDel", "FQ-CoDel", "PIE"]
+    assert list(rows)[6:] == ["DualPI2", compare.DUALPI2_ECT1, "CAKE", "CAKE diffserv4"]
+    assert rows["FIFO"][1] == ('topology.bottleneck.qdisc={kind = "droptail", limit = "50p"}',)
+    by = {d: compare.scenario_of(compare.Job("sqf", d, 1, True)) for d in rows}
+    q = {d: sc.topology.bottleneck.qdisc for d, sc in by.items()}
+    assert q["DualPI2"].kind == "dualpi2" and q["DualPI2"].limit == {"packets": 50}
+    assert q["DualPI2"].target == 15_000_000 and q["DualPI2"].coupling_factor == 2  # tc-dualpi2's
+    for d, diffserv in (("CAKE", "besteffort"), ("CAKE diffserv4", "diffserv4")):
+        assert (q[d].kind, q[d].diffserv, q[d].bandwidth, q[d].memlimit) == ("cake", diffserv, 10e6, 75000)
+        assert q[d].flowmode == "triple-isolate" and q[d].rtt == 100_000_000  # tc-cake's
+    for d, sc in by.items():
+        groups = {g.name: g for g in sc.flows}
+        # DSCPs only in the diffserv4 row: AF41 video, EF audio, TCP best effort.
+        want = (34, 46) if d == "CAKE diffserv4" else (0, 0)
+        assert (groups["video"].dscp, groups["audio"].dscp, groups["tcp"].dscp) == (*want, 0), d
+        # ECT(1) media only in the DualPI2 ECT(1) row.
+        ecn = "ect1" if d == compare.DUALPI2_ECT1 else "not-ect"
+        assert (groups["video"].app.ecn, groups["audio"].app.ecn) == (ecn, ecn), d
+    # The PELS rows put CAKE inside PELS's feedback wrapper; head-to-head's shape at the TBF's rate.
+    pels = compare.scenario_of(compare.Job("pels", "CAKE diffserv4", 1, True))
+    assert pels.topology.bottleneck.qdisc.qdisc.kind == "cake"
+    assert {g.name: g.dscp for g in pels.flows} == {"tcp": 0, "pels": 34}
+    h2h = compare.scenario_of(compare.Job("head-to-head", "CAKE", 1, True))
+    assert h2h.topology.bottleneck.qdisc.bandwidth == h2h.topology.bottleneck.rate == compare.SHAPED_BPS
+    # Only SQF's media sources have an ecn field, so only SQF has the ECT(1) row.
+    assert [p for p in compare.PAPERS if compare.DUALPI2_ECT1 in compare.rows(p)] == ["sqf"]
 
 
 @pytest.mark.parametrize("paper", sorted(compare.PAPERS))

@@ -33,13 +33,26 @@ from aqmlab.scenario import QDISC_MODELS, Scenario, load
 #: 1514 B, CoDel's target and interval per queue (RFC 8290 sections 4 and 5.1); PIE target
 #: 15 ms, t_update 15 ms, alpha 0.125, beta 1.25, max_burst 150 ms (RFC 8033 section 4 and
 #: 5.1). FIFO is Drop-Tail; FQ is aqmlab's DRR with longest queue drop (quantum one MTU).
+#: DualPI2 has tc-dualpi2's defaults (RFC 9332 with Linux sch_dualpi2's values: target 15 ms,
+#: tupdate 16 ms, alpha 0.16, beta 3.2, k = 2, step 1 ms, classic_protection 10 %). CAKE has
+#: tc-cake's defaults (rtt 100 ms, triple-isolate, no ACK filter) but for its tins (besteffort,
+#: or diffserv4 with the paper's media in the tins of `Paper.dscp`), its shaper (set to the
+#: paper's bottleneck rate, `Paper.rate`) and its memory (the paper's buffer, `Paper.memlimit`:
+#: CAKE has no packet limit). docs/baselines.md says why.
 BASELINES: dict[str, dict[str, Any]] = {
     "FIFO": {"kind": "droptail"},
     "FQ": {"kind": "fq", "quantum": 1500},
     "CoDel": {"kind": "codel"},
     "FQ-CoDel": {"kind": "fq_codel"},
     "PIE": {"kind": "pie"},
+    "DualPI2": {"kind": "dualpi2"},
+    "CAKE": {"kind": "cake", "diffserv": "besteffort"},
+    "CAKE diffserv4": {"kind": "cake", "diffserv": "diffserv4"},
 }
+
+#: The extra row of a paper whose media sources have an `ecn` field (`Paper.ect1`): DualPI2 with
+#: those sources sending ECT(1), i.e. in DualPI2's L queue.
+DUALPI2_ECT1 = "DualPI2 ECT(1)"
 
 
 def available_baselines() -> dict[str, dict[str, Any]]:
@@ -68,6 +81,16 @@ class Paper:
     measure: Callable[[RunResult, float, float], dict[str, float]]
     #: Columns drawn in the figure: column -> axis label.
     figure: dict[str, str]
+    #: The bottleneck's rate, CAKE's shaper rate (`bandwidth`).
+    rate: str
+    #: The paper's buffer in bytes of the paper's packets, CAKE's `memlimit`.
+    memlimit: str
+    #: Media flow group -> DSCP, set in the CAKE diffserv4 row only: AF41 (34) for video (RFC
+    #: 4594's multimedia conferencing class, RFC 8837's for WebRTC video; diffserv4 puts every
+    #: AF2x-AF4x in its video tin) and EF (46) for audio (RFC 4594's telephony; the voice tin).
+    dscp: dict[str, int]
+    #: Media flow groups whose source has an `ecn` field: the DualPI2 ECT(1) row sets it to ect1.
+    ect1: tuple[str, ...] = ()
 
 
 def _members(flows: pd.DataFrame, group: str) -> list[int]:
@@ -153,7 +176,9 @@ PAPERS: dict[str, Paper] = {
         _measure_rb_rio,
         {"unresponsive_decodable_pct": "unresponsive decodable frames (%)",
          "responsive_decodable_pct": "responsive decodable frames (%)", "qdelay_mean_ms": "queueing delay (ms)",
-         "jain_all": "Jain's index"}),
+         "jain_all": "Jain's index"},
+        rate="25Mbps", memlimit="100KB",  # 100 packets of the streams' 1000 B
+        dscp={"responsive": 34, "unresponsive": 34}),
     "sqf": Paper(
         "SQF testbed: 5 Mbit/s VBR video + audio vs 10 TCP downloads, 10 Mbit/s, 50 packets",
         {"SQF": "sqf/testbed-sqf"}, "sqf/testbed-fifo", "topology.bottleneck.qdisc", "50p",
@@ -161,7 +186,9 @@ PAPERS: dict[str, Paper] = {
         ("flows.tcp.count=10", "duration=30s", 'metrics.periods=[["10s", "30s"]]'),
         _measure_sqf,
         {"video_loss_pct": "video loss (%)", "video_jitter_ms": "video jitter (ms)",
-         "qdelay_mean_ms": "queueing delay (ms)", "tcp_mbps": "TCP goodput (Mbit/s)"}),
+         "qdelay_mean_ms": "queueing delay (ms)", "tcp_mbps": "TCP goodput (Mbit/s)"},
+        rate="10Mbps", memlimit="75000B",  # 50 packets of 1500 B
+        dscp={"video": 34, "audio": 46}, ect1=("video", "audio")),
     "pels": Paper(
         "PELS dumbbell (gamma-7): 4 FGS video flows + 4 TCP, 4 Mbit/s; baselines inside PELS's feedback",
         {"PELS": "pels/gamma-7", "best effort": "pels/best-effort-7"}, "pels/gamma-7",
@@ -169,7 +196,9 @@ PAPERS: dict[str, Paper] = {
         ("records.packet_events=true",), ("records.packet_events=true", "duration=40s"),
         _measure_pels,
         {"utility": "utility (eq. 3)", "enhancement_loss_pct": "enhancement loss (%)",
-         "qdelay_mean_ms": "queueing delay (ms)", "tcp_mbps": "TCP goodput (Mbit/s)"}),
+         "qdelay_mean_ms": "queueing delay (ms)", "tcp_mbps": "TCP goodput (Mbit/s)"},
+        rate="4Mbps", memlimit="50500B",  # the PELS queue's 50 packets of 500 B + the Internet queue's 17 of 1500 B
+        dscp={"pels": 34}),
     "head-to-head": Paper(
         "Head-to-head pair: one UDP and one TCP stream of a clip through DSL-TBF-600",
         {"TBF": "head-to-head/pair"}, "head-to-head/pair", "topology.bottleneck.qdisc", "10KB",
@@ -177,7 +206,9 @@ PAPERS: dict[str, Paper] = {
         ("duration=60s", f"flows.udp.app.clip={_H2H_QUICK_CLIP}", f"flows.tcp.app.clip={_H2H_QUICK_CLIP}"),
         _measure_head_to_head,
         {"udp_kbps": "UDP stream (Kbit/s)", "tcp_stream_kbps": "TCP stream (Kbit/s)",
-         "qdelay_mean_ms": "queueing delay (ms)", "normalized_difference": "(TCP - UDP) / bottleneck"}),
+         "qdelay_mean_ms": "queueing delay (ms)", "normalized_difference": "(TCP - UDP) / bottleneck"},
+        rate=f"{int(SHAPED_BPS)}bps", memlimit="10KB",  # the TBF's rate and limit
+        dscp={"udp": 34, "tcp": 34}),
 }
 
 TITLE = "Modern baselines against the paper's mechanism"
@@ -193,10 +224,17 @@ def rows(paper: str) -> dict[str, tuple[str, tuple[str, ...]]]:
     p = PAPERS[paper]
     out: dict[str, tuple[str, tuple[str, ...]]] = {name: (scenario, ()) for name, scenario in p.mechanisms.items()}
     for name, q in available_baselines().items():
-        sets = [f"{p.qdisc_key}={_inline_table(q | {'limit': p.limit})}"]
+        if q["kind"] == "cake":
+            sets = [f"{p.qdisc_key}={_inline_table(q | {'bandwidth': p.rate, 'memlimit': p.memlimit})}"]
+        else:
+            sets = [f"{p.qdisc_key}={_inline_table(q | {'limit': p.limit})}"]
         if paper == "head-to-head":
             sets.append(f"topology.bottleneck.rate={int(SHAPED_BPS)}bps")  # the TBF's rate as the link's
+        if q.get("diffserv") == "diffserv4":
+            sets += [f"flows.{group}.dscp={dscp}" for group, dscp in p.dscp.items()]
         out[name] = (p.base, tuple(sets))
+        if q["kind"] == "dualpi2" and p.ect1:
+            out[DUALPI2_ECT1] = (p.base, (*sets, *(f'flows.{group}.app.ecn="ect1"' for group in p.ect1)))
     return out
 
 
@@ -268,6 +306,8 @@ def draw(t: pd.DataFrame, p: Paper, path: Path) -> None:
         ax.bar(t["discipline"], t[col], color=colours)
         ax.set_title(label, fontsize=9)
         ax.tick_params(axis="x", labelrotation=45, labelsize=8)
+        # Rotated labels end under their bar, so that long names do not run into the next one.
+        plt.setp(ax.get_xticklabels(), ha="right", rotation_mode="anchor")
     fig.suptitle(p.title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
