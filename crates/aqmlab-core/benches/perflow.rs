@@ -14,10 +14,14 @@
 //! figures are their bookkeeping cost per packet (FQ-CoDel's hash, DRR lists and per-queue CoDel
 //! state; PIE's update check), not the cost of a drop decision.
 
+use aqmlab_core::qdisc::cake::{Cake, CakeConfig};
+use aqmlab_core::qdisc::cobalt::{Cobalt, CobaltConfig};
 use aqmlab_core::qdisc::codel::{Codel, CodelConfig};
 use aqmlab_core::qdisc::droptail::{DropTail, DropTailConfig};
 use aqmlab_core::qdisc::drr::{Drr, DrrConfig};
+use aqmlab_core::qdisc::dualpi2::{Dualpi2, Dualpi2Config};
 use aqmlab_core::qdisc::fq_codel::{FqCodel, FqCodelConfig};
+use aqmlab_core::qdisc::fq_pie::{FqPie, FqPieConfig};
 use aqmlab_core::qdisc::pfq::{Pfq, PfqConfig};
 use aqmlab_core::qdisc::pie::{Pie, PieConfig};
 use aqmlab_core::qdisc::shared::flow_key::FlowKeyConfig;
@@ -30,6 +34,8 @@ use std::time::Instant;
 const FLOWS: [u32; 4] = [10, 100, 1_000, 10_000];
 const PER_FLOW: u32 = 4;
 const STEPS: u64 = 400_000;
+/// The mean of `size`'s mix: (40 + 576 + 1500 + (40 + 1500) / 2) / 4 bytes.
+const MEAN_SIZE: u64 = 722;
 
 type Make = fn(Limit) -> Box<dyn Qdisc>;
 
@@ -44,6 +50,18 @@ fn disciplines() -> Vec<(&'static str, Make)> {
         ("codel", |limit| Box::new(Codel::new(CodelConfig { limit, ..CodelConfig::default() }))),
         ("fq_codel", |limit| Box::new(FqCodel::new(FqCodelConfig { limit, ..FqCodelConfig::default() }))),
         ("pie", |limit| Box::new(Pie::new(PieConfig { limit, ..PieConfig::default() }))),
+        ("dualpi2", |limit| Box::new(Dualpi2::new(Dualpi2Config { limit, ..Dualpi2Config::default() }))),
+        ("cobalt", |limit| Box::new(Cobalt::new(CobaltConfig { limit, ..CobaltConfig::default() }))),
+        ("fq_pie", |limit| Box::new(FqPie::new(FqPieConfig { limit, ..FqPieConfig::default() }))),
+        // CAKE limits bytes only: the packet limit times the size mix's mean (about 720 B),
+        // so that its full buffer holds about as many packets as the others'. Shaper unlimited.
+        ("cake", |limit| {
+            let memlimit = match limit {
+                Limit::Packets(p) => p.saturating_mul(MEAN_SIZE),
+                Limit::Bytes(b) => b,
+            };
+            Box::new(Cake::new(CakeConfig { memlimit: Some(memlimit), ..CakeConfig::default() }))
+        }),
     ]
 }
 
