@@ -58,6 +58,10 @@ class Tcp(Strict):
                                          "Linux runs it); no effect without sack")
     limited_transmit: bool = Field(False, description="one new segment on each of the first two duplicate ACKs "
                                                       "(RFC 3042)")
+    rack: bool = Field(False, description="RACK-TLP (RFC 8985): time-based loss detection from SACK with a "
+                                          "reordering window of min_RTT/4 and its reorder timer, and tail loss "
+                                          "probes after 2 SRTT; needs sack = true; simulator only (the "
+                                          "emulated kernel runs its own RACK-TLP whenever sack is on)")
     congestion_control: Literal["newreno", "cubic", "dctcp", "bbr"] = Field(
         "newreno", description="window rules: newreno (RFC 5681), cubic (RFC 9438), dctcp (RFC 8257, "
                                "needs ecn = true; simulator only) or bbr (BBR v1 as Linux's tcp_bbr.c, "
@@ -82,7 +86,7 @@ class Tcp(Strict):
 
     @model_validator(mode="after")
     def _sane(self) -> Tcp:
-        """mss positive; min_rto <= max_rto; dctcp and ect1 need ecn; bbr needs pacing."""
+        """mss positive; min_rto <= max_rto; dctcp and ect1 need ecn; bbr needs pacing; rack needs sack."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
         if self.min_rto > self.max_rto:
@@ -94,6 +98,9 @@ class Tcp(Strict):
                              "true or unset")
         if self.ecn_codepoint == "ect1" and not self.ecn:
             raise ValueError("ecn_codepoint: ect1 needs ecn = true (without ECN segments are Not-ECT)")
+        if self.rack and not self.sack:
+            raise ValueError("rack: rack = true needs sack = true (RFC 8985 detects losses from SACK); "
+                             "allowed without sack: false")
         return self
 
 
