@@ -22,8 +22,10 @@ KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic", "bbr": "bbr"}
 #: the simulator has one fixed timer, set to the 40 ms a kernel starts from. Not set: F-RTO
 #: (Linux runs RFC 5682's SACK-enhanced variant, the simulator only the basic one), pacing (a
 #: kernel paces CUBIC only under the fq qdisc; it paces BBR by itself, and `pacing` is on for
-#: bbr whatever the profile), and what is not modelled yet (RACK-TLP, HyStart++, quick-ACK
-#: start). The profile keeps CUBIC: BBR is chosen by `congestion_control = "bbr"`.
+#: bbr whatever the profile), RACK-TLP (`rack`: a kernel runs it, but adding it here moves every
+#: linux-profile figure, not re-measured yet; docs/tcp.md), and what is not modelled yet
+#: (HyStart++, quick-ACK start). The profile keeps CUBIC: BBR is chosen by
+#: `congestion_control = "bbr"`.
 LINUX_PROFILE: dict[str, Any] = {
     "congestion_control": "cubic", "sack": True, "prr": True, "limited_transmit": True,
     "initial_cwnd": 10, "min_rto": "200ms", "delayed_ack": True, "delayed_ack_timeout": "40ms",
@@ -39,7 +41,8 @@ class Tcp(Strict):
                            "defaults below (every paper reproduction uses them); linux: a current kernel's "
                            "defaults as far as modelled: cubic, sack, prr, limited_transmit, initial_cwnd 10, "
                            "min_rto 200ms, delayed_ack with a 40ms delayed_ack_timeout (pacing stays off, as a kernel "
-                           "without fq runs cubic). Not yet modelled, so absent from linux: RACK-TLP, "
+                           "without fq runs cubic; rack stays off until the linux figures are re-measured, set it "
+                           "with the profile). Not yet modelled, so absent from linux: "
                            "HyStart++, quick-ACK start, SACK-enhanced F-RTO")
     mss: Size = Field(written("1460B"), description="payload per segment; packets are mss + 40 B")
     initial_cwnd: int = Field(2, ge=1, le=100, json_schema_extra={"unit": "segments"},
