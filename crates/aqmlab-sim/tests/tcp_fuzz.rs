@@ -21,6 +21,8 @@ fn seeded_tcp_fuzz_short_run_finds_nothing() {
         assert!(t.duplicated > 0 && t.reordered > 0 && t.ack_losses > 0, "{name}: {t:?}");
         assert!(!stack.ecn || t.ecn_reductions > 0, "{name}: {t:?}");
         assert!(!stack.frto || t.frto_spurious_timeouts > 0, "{name}: {t:?}");
+        assert!(!stack.rack || (t.tlp_probes > 0 && t.rack_reorder_timeouts > 0), "{name}: {t:?}");
+        assert!(stack.rack || (t.tlp_probes == 0 && t.rack_reorder_timeouts == 0), "{name}: {t:?}");
     }
 }
 
@@ -33,8 +35,8 @@ fn fuzzed_stacks_are_every_combination_once() {
     assert_eq!(unique.len(), names.len());
     assert_eq!(
         names.len(),
-        2 * 3 * 2 * 2 * 2 + 3 * 2 + 2 * 2 * 2,
-        "NewReno/CUBIC x (no SACK, SACK, SACK+PRR) x Limited Transmit x F-RTO x ECN, DCTCP+ECN x (no SACK, SACK, SACK+PRR) x F-RTO, and BBR x SACK x Limited Transmit x F-RTO"
+        2 * 3 * 2 * 2 * 2 + 3 * 2 + 2 * 2 * 2 + 5 * 2,
+        "NewReno/CUBIC x (no SACK, SACK, SACK+PRR) x Limited Transmit x F-RTO x ECN, DCTCP+ECN x (no SACK, SACK, SACK+PRR) x F-RTO, BBR x SACK x Limited Transmit x F-RTO, and SACK+RACK x (NewReno, NewReno+PRR, CUBIC, CUBIC+PRR, BBR) x F-RTO"
     );
 }
 

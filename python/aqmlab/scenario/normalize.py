@@ -153,6 +153,7 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         # existed.
         **({"prr": True} if t.prr else {}),
         **({"limited_transmit": True} if t.limited_transmit else {}),
+        **({"rack": True} if t.rack else {}),
         **({"pacing": True} if t.paced() else {}),
     }
 

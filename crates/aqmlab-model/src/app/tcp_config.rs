@@ -35,6 +35,9 @@ pub struct TcpConfig {
     /// Limited Transmit (RFC 3042): one new segment on each of the first two duplicate ACKs.
     #[serde(default)]
     pub limited_transmit: bool,
+    /// RACK-TLP (RFC 8985): time-based loss detection and tail loss probes; needs `sack`.
+    #[serde(default)]
+    pub rack: bool,
     /// The window rules: NewReno (RFC 5681), CUBIC (RFC 9438) or DCTCP (RFC 8257; needs `ecn`).
     #[serde(default)]
     pub congestion_control: CongestionControl,
@@ -62,6 +65,10 @@ impl TcpConfig {
         }
         if self.ecn_codepoint == EcnCodepoint::Ect1 && !self.ecn {
             return Err("ecn_codepoint: ect1 needs ecn = true (without ECN segments are Not-ECT)".into());
+        }
+        if self.rack && !self.sack {
+            // RFC 8985 section 6: RACK learns what was delivered from SACK blocks.
+            return Err("rack: rack = true needs sack = true (RFC 8985 detects losses from SACK); allowed without sack: false".into());
         }
         Ok(())
     }
@@ -112,6 +119,7 @@ mod tests {
             frto: false,
             prr: false,
             limited_transmit: false,
+            rack: false,
             congestion_control: CongestionControl::Dctcp,
             ecn_codepoint,
             pacing: false,

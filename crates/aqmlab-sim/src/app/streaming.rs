@@ -264,6 +264,7 @@ mod tests {
             frto: false,
             prr: false,
             limited_transmit: false,
+            rack: false,
             congestion_control: Default::default(),
             ecn_codepoint: Default::default(),
             pacing: false,

@@ -66,6 +66,8 @@ pub struct Stack {
     /// Proportional Rate Reduction (only with SACK: it shapes SACK-based recovery).
     pub prr: bool,
     pub limited_transmit: bool,
+    /// RACK-TLP (RFC 8985; only with SACK).
+    pub rack: bool,
 }
 
 impl Stack {
@@ -77,7 +79,14 @@ impl Stack {
             CongestionControl::Dctcp => "dctcp",
             CongestionControl::Bbr => "bbr",
         });
-        let tags = [(self.sack, "+sack"), (self.prr, "+prr"), (self.limited_transmit, "+lt"), (self.frto, "+frto"), (self.ecn, "+ecn")];
+        let tags = [
+            (self.sack, "+sack"),
+            (self.prr, "+prr"),
+            (self.limited_transmit, "+lt"),
+            (self.rack, "+rack"),
+            (self.frto, "+frto"),
+            (self.ecn, "+ecn"),
+        ];
         for (on, tag) in tags {
             if on {
                 n.push_str(tag);
@@ -97,7 +106,7 @@ pub fn stacks() -> Vec<Stack> {
             for limited_transmit in [false, true] {
                 for frto in [false, true] {
                     for ecn in [false, true] {
-                        v.push(Stack { cc, sack, frto, ecn, prr, limited_transmit });
+                        v.push(Stack { cc, sack, frto, ecn, prr, limited_transmit, rack: false });
                     }
                 }
             }
@@ -107,7 +116,7 @@ pub fn stacks() -> Vec<Stack> {
     // classic stacks keep their indices.
     for (sack, prr) in [(false, false), (true, false), (true, true)] {
         for frto in [false, true] {
-            v.push(Stack { cc: CongestionControl::Dctcp, sack, frto, ecn: true, prr, limited_transmit: false });
+            v.push(Stack { cc: CongestionControl::Dctcp, sack, frto, ecn: true, prr, limited_transmit: false, rack: false });
         }
     }
     // BBR: PRR does not apply (BBR sets the window in recovery itself, as Linux's cong_control
@@ -115,8 +124,22 @@ pub fn stacks() -> Vec<Stack> {
     for sack in [false, true] {
         for limited_transmit in [false, true] {
             for frto in [false, true] {
-                v.push(Stack { cc: CongestionControl::Bbr, sack, frto, ecn: false, prr: false, limited_transmit });
+                v.push(Stack { cc: CongestionControl::Bbr, sack, frto, ecn: false, prr: false, limited_transmit, rack: false });
             }
+        }
+    }
+    // RACK-TLP, with SACK only (the config refuses it without), on the stacks Linux runs it
+    // with: NewReno and CUBIC with and without PRR, and BBR; each with and without F-RTO.
+    // Appended, as DCTCP.
+    for (cc, prr) in [
+        (CongestionControl::NewReno, false),
+        (CongestionControl::NewReno, true),
+        (CongestionControl::Cubic, false),
+        (CongestionControl::Cubic, true),
+        (CongestionControl::Bbr, false),
+    ] {
+        for frto in [false, true] {
+            v.push(Stack { cc, sack: true, frto, ecn: false, prr, limited_transmit: false, rack: true });
         }
     }
     v
@@ -155,6 +178,8 @@ pub struct Tally {
     pub fast_retransmits: u64,
     pub ecn_reductions: u64,
     pub frto_spurious_timeouts: u64,
+    pub tlp_probes: u64,
+    pub rack_reorder_timeouts: u64,
 }
 
 impl Tally {
@@ -175,6 +200,8 @@ impl Tally {
         self.fast_retransmits += o.fast_retransmits;
         self.ecn_reductions += o.ecn_reductions;
         self.frto_spurious_timeouts += o.frto_spurious_timeouts;
+        self.tlp_probes += o.tlp_probes;
+        self.rack_reorder_timeouts += o.rack_reorder_timeouts;
     }
 }
 
@@ -243,6 +270,7 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         frto: stack.frto,
         prr: stack.prr,
         limited_transmit: stack.limited_transmit,
+        rack: stack.rack,
         congestion_control: stack.cc,
         ecn_codepoint: Default::default(),
         pacing: stack.cc == CongestionControl::Bbr,
@@ -539,17 +567,28 @@ pub fn run_episode(stack: Stack, seed: u64) -> Result<Tally, Failure> {
             }
             after_timeout = s.stats.timeouts > 0 && !s.in_recovery();
         } else {
+            let rack_before = (s.stats.tlp_probes, s.stats.rack_reorder_timeouts);
             s.on_timer(now, &mut out);
-            if s.stats.timeouts == reduced_before.1 {
+            let rack_fired = (s.stats.tlp_probes, s.stats.rack_reorder_timeouts) != rack_before;
+            if s.stats.timeouts == reduced_before.1 && !rack_fired {
                 return Err(fail(event, format!("timer due at {now:?} did not fire")));
             }
-            if out.is_empty() {
-                return Err(fail(event, format!("a timeout at {now:?} sent nothing")));
+            if rack_fired {
+                // A probe sends exactly one segment (RFC 8985 section 7.3); the reorder timer
+                // sends what recovery allows, possibly nothing.
+                if s.stats.tlp_probes != rack_before.0 && out.len() != 1 {
+                    return Err(fail(event, format!("a tail loss probe at {now:?} sent {} segments", out.len())));
+                }
+                after_timeout = s.stats.timeouts > 0 && !s.in_recovery();
+            } else {
+                if out.is_empty() {
+                    return Err(fail(event, format!("a timeout at {now:?} sent nothing")));
+                }
+                // The scoreboard is forgotten at a timeout (RFC 2018 section 8): what the
+                // sender was told by SACK before it no longer binds it.
+                w.told_sacked = RangeSet::default();
+                after_timeout = true;
             }
-            // The scoreboard is forgotten at a timeout (RFC 2018 section 8): what the sender
-            // was told by SACK before it no longer binds it.
-            w.told_sacked = RangeSet::default();
-            after_timeout = true;
         }
         if stack.cc != CongestionControl::Bbr && reductions(&s) != reduced_before && s.ssthresh != ssthresh_before {
             let bound = window_before(stack, cwnd_before, ssthresh_before, flight_before);
@@ -601,6 +640,8 @@ pub fn run_episode(stack: Stack, seed: u64) -> Result<Tally, Failure> {
     t.fast_retransmits = s.stats.fast_retransmits;
     t.ecn_reductions = s.stats.ecn_reductions;
     t.frto_spurious_timeouts = s.stats.spurious_timeouts;
+    t.tlp_probes = s.stats.tlp_probes;
+    t.rack_reorder_timeouts = s.stats.rack_reorder_timeouts;
     Ok(w.t)
 }
 

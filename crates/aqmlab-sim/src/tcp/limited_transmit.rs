@@ -58,6 +58,7 @@ mod tests {
             frto: false,
             prr: false,
             limited_transmit,
+            rack: false,
             congestion_control: Default::default(),
             ecn_codepoint: Default::default(),
             pacing: false,

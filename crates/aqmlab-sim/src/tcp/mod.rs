@@ -35,6 +35,12 @@
 //!   first two duplicate ACKs (RFC 3042, [`limited_transmit`]). Off, every rule above is
 //!   unchanged.
 //!
+//! * optional RACK-TLP (`TcpConfig::rack`, with SACK): RACK's time-based loss detection
+//!   ([`rack`], RFC 8985 section 6) marks segments lost in addition to RFC 6675's IsLost, with
+//!   its reorder timer; tail loss probes ([`tlp`], section 7) fire before the RTO. Both timers
+//!   share the retransmission timer ([`TcpSender::rto_deadline`] is the earliest). Off, every
+//!   rule above is unchanged.
+//!
 //! * optional sender pacing (`TcpConfig::pacing`, [`pacing`]): the send loops stop while the
 //!   pacing timer holds the next segment back ([`TcpSender::pacing_deadline`],
 //!   [`TcpSender::on_pacing_timer`]). Off, every rule above is unchanged.
@@ -53,9 +59,11 @@ pub mod fuzz;
 pub mod limited_transmit;
 pub mod pacing;
 pub mod prr;
+pub mod rack;
 pub mod rate_sample;
 pub mod rtt;
 pub mod sack;
+pub mod tlp;
 
 use aqmlab_core::{SackBlocks, SimRng, Time};
 use aqmlab_model::app::tcp_config::{CongestionControl, TcpConfig};
@@ -64,9 +72,11 @@ use cc::Controller;
 use ecn_feedback::DctcpEcho;
 use pacing::Pacer;
 use prr::Prr;
+use rack::Rack;
 use rate_sample::DeliveryRate;
 use rtt::RttEstimator;
 use sack::{RangeSet, SackReporter, DUP_THRESH};
+use tlp::{ProbeOutcome, Tlp};
 
 /// A segment the sender wants on the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +95,21 @@ pub struct SenderStats {
     pub ecn_reductions: u64,
     /// Timeouts F-RTO declared spurious (RFC 5682 section 2.1 step 3b).
     pub spurious_timeouts: u64,
+    /// Tail loss probes sent (RFC 8985 section 7.3).
+    pub tlp_probes: u64,
+    /// Retransmitted probes whose ACK showed they repaired a loss (section 7.4.2).
+    pub tlp_repairs: u64,
+    /// RACK reorder timer expiries (section 6.2 step 5).
+    pub rack_reorder_timeouts: u64,
+}
+
+/// The timer RACK-TLP runs in place of the retransmission timer until it fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RackTimer {
+    /// RFC 8985 section 6.2 step 5.
+    Reorder,
+    /// Section 7.2's PTO.
+    Probe,
 }
 
 /// The first byte of data (byte 0 is taken by the SYN).
@@ -151,6 +176,19 @@ pub struct TcpSender {
     newly_lost: u64,
     /// With SACK: the IsLost boundary BBR's loss count has reached.
     lost_mark: u64,
+    /// RACK (RFC 8985 section 6): Some when `TcpConfig::rack` (with SACK).
+    rack: Option<Rack>,
+    /// RACK's loss boundary: every un-SACKed byte below it that was not retransmitted in this
+    /// recovery is lost.
+    rack_lost_until: u64,
+    /// When RACK's reorder timer is due.
+    reo_at: Option<Time>,
+    /// The TLP episode (section 7), with RACK.
+    tlp: Tlp,
+    /// The RACK-TLP timer armed ahead of the RTO.
+    rack_timer: Option<(Time, RackTimer)>,
+    /// New data was sent or newly acknowledged since the PTO was last armed (section 7.2).
+    pto_restart: bool,
     pub stats: SenderStats,
 }
 
@@ -244,6 +282,12 @@ impl TcpSender {
             rate: is_bbr.then(|| DeliveryRate::new(mss, ISS_DATA)),
             newly_lost: 0,
             lost_mark: 0,
+            rack: (cfg.rack && cfg.sack).then(|| Rack::new(mss, ISS_DATA)),
+            rack_lost_until: 0,
+            reo_at: None,
+            tlp: Tlp::default(),
+            rack_timer: None,
+            pto_restart: false,
             stats: SenderStats::default(),
         }
     }
@@ -298,8 +342,26 @@ impl TcpSender {
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
     }
+    /// When [`Self::on_timer`] must run: the retransmission timer, or RACK-TLP's reorder timer
+    /// or probe timeout when it is earlier.
     pub fn rto_deadline(&self) -> Option<Time> {
-        self.rto_deadline
+        match (self.rto_deadline, self.rack_timer) {
+            (Some(r), Some((t, _))) => Some(r.min(t)),
+            (r, t) => r.or(t.map(|(t, _)| t)),
+        }
+    }
+    /// RACK's state, when `TcpConfig::rack` is on.
+    pub fn rack(&self) -> Option<&Rack> {
+        self.rack.as_ref()
+    }
+    /// The IsLost boundary: RFC 6675's from the scoreboard, or RACK's when it is higher.
+    fn lost_boundary(&self) -> u64 {
+        let b = self.board.lost_boundary(self.mss);
+        if self.rack.is_some() {
+            b.max(self.rack_lost_until)
+        } else {
+            b
+        }
     }
     pub fn rtt(&self) -> &RttEstimator {
         &self.rtt
@@ -313,7 +375,7 @@ impl TcpSender {
     }
     /// RFC 6675 IsLost(seq).
     pub fn is_lost(&self, seq: u64) -> bool {
-        self.board.is_lost(seq, self.mss)
+        self.board.is_lost(seq, self.mss) || (self.rack.is_some() && seq < self.rack_lost_until && !self.board.covers(seq, seq + 1))
     }
 
     /// RFC 6675 section 4 SetPipe(): of the un-SACKed bytes between HighACK and HighData,
@@ -321,7 +383,7 @@ impl TcpSender {
     /// HighRxt (retransmitted in this recovery). Outside recovery HighRxt is below `snd_una`.
     pub fn pipe(&self) -> u64 {
         let una = self.snd_una;
-        let lost_below = self.board.lost_boundary(self.mss).max(una);
+        let lost_below = self.lost_boundary().max(una);
         let high_rxt = if self.in_recovery { self.high_rxt.max(una) } else { una };
         self.board.uncovered_in(lost_below, self.snd_max) + self.board.uncovered_in(una, high_rxt)
     }
@@ -339,6 +401,13 @@ impl TcpSender {
 
     /// Sends as much as the windows allow.
     pub fn send_available(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.send_window(now, out);
+        if self.rack.is_some() {
+            self.arm_rack_timer(now);
+        }
+    }
+
+    fn send_window(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.pacing_blocked = false;
         if self.sack && self.in_recovery {
             self.send_in_sack_recovery(now, out);
@@ -382,6 +451,10 @@ impl TcpSender {
         if let Some(r) = self.rate.as_mut() {
             r.on_sent(seq, now, self.snd_una >= self.snd_max);
         }
+        if let Some(r) = self.rack.as_mut() {
+            r.on_sent(seq, now, retransmission);
+            self.pto_restart |= !retransmission;
+        }
         if let Some(p) = self.pacer.as_mut() {
             p.on_sent(now, self.mss);
         }
@@ -415,6 +488,12 @@ impl TcpSender {
         }
         let frto = self.frto_before_ack(ack);
         let (una_before, cwnd_before) = (self.snd_una, self.cwnd);
+        let tlp_outcome = if self.rack.is_some() {
+            self.pto_restart |= ack > self.snd_una;
+            self.tlp.on_ack(ack, ack == self.snd_una && sack.is_empty())
+        } else {
+            ProbeOutcome::Pending
+        };
         let prior_in_flight = self.rate.is_some().then(|| self.bbr_in_flight());
         if let Some(r) = self.rate.as_mut() {
             r.begin_ack();
@@ -431,15 +510,133 @@ impl TcpSender {
         if ece {
             self.on_ecn_echo(cwnd_before);
         }
+        if tlp_outcome == ProbeOutcome::Repaired {
+            self.on_tlp_repair();
+        }
         if let Some(prior) = prior_in_flight {
             self.bbr_on_ack(una_before, sack, prior, now);
         } else if self.pacer.is_some() {
             self.update_pacing_rate();
         }
         if self.frto_after_ack(frto, now, out) {
+            if self.rack.is_some() {
+                self.arm_rack_timer(now);
+            }
             return; // step 2b sent its (at most) two new segments and nothing else
         }
         self.send_available(now, out);
+    }
+
+    /// RFC 8985 section 7.4.2: a retransmitted probe repaired a loss; congestion control
+    /// reduces the window once, as for a fast recovery that ended at once (Linux's
+    /// `tcp_process_tlp_ack`: CWR entered and left). BBR sets its window itself.
+    fn on_tlp_repair(&mut self) {
+        self.stats.tlp_repairs += 1;
+        if matches!(self.cc, Controller::Bbr(_)) || self.in_recovery {
+            return;
+        }
+        self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.reduction_basis());
+        self.cwnd = self.ssthresh.min(self.cwnd).max(self.mss);
+    }
+
+    /// RACK's steps on an ACK at a SACK sender, after the scoreboard took it: the newly
+    /// delivered segments (`[una_before, snd_una)` and the blocks), then RACK_detect_loss.
+    fn rack_on_ack(&mut self, una_before: u64, blocks: &[(u64, u64)], now: Time) {
+        let (una, max) = (self.snd_una, self.snd_max);
+        let Some(r) = self.rack.as_mut() else { return };
+        r.on_delivered(una_before, una, now);
+        for &(left, right) in blocks {
+            r.on_delivered(left.max(una), right.min(max), now);
+        }
+        r.advance(una);
+        self.rack_detect(now);
+    }
+
+    /// RFC 8985 section 6.2 steps 4-5: the reordering window, the segments lost, the reorder
+    /// timer. Segments retransmitted in this recovery (below HighRxt) are RFC 6675's to judge.
+    fn rack_detect(&mut self, now: Time) {
+        let in_loss = self.in_recovery || self.snd_una <= self.recover;
+        let sacked = self.board.bytes() / self.mss;
+        let from = if self.in_recovery { self.high_rxt.max(self.snd_una) } else { self.snd_una };
+        let Some(r) = self.rack.as_ref() else { return };
+        let reo_wnd = r.reo_wnd(in_loss, sacked, self.rtt.srtt());
+        let d = r.detect_loss(from, reo_wnd, now);
+        if d.lost_until > from {
+            self.rack_lost_until = self.rack_lost_until.max(d.lost_until);
+        }
+        self.reo_at = d.timer;
+    }
+
+    /// Arms RACK-TLP's timer ahead of the RTO: the reorder timer when a segment waits for its
+    /// reordering window, else the PTO (RFC 8985 section 7.2: with data outstanding, outside
+    /// fast and RTO recovery, nothing SACKed, no probe outstanding), restarted only after new
+    /// data was sent or acknowledged.
+    fn arm_rack_timer(&mut self, now: Time) {
+        let restart = std::mem::take(&mut self.pto_restart);
+        if self.snd_una >= self.snd_max {
+            self.rack_timer = None;
+            return;
+        }
+        if let Some(at) = self.reo_at {
+            self.rack_timer = Some((at, RackTimer::Reorder));
+            return;
+        }
+        let may_probe = !self.in_recovery && self.snd_una > self.recover && self.board.is_empty() && self.tlp.end_seq.is_none();
+        if !may_probe {
+            self.rack_timer = None;
+            return;
+        }
+        if restart || !matches!(self.rack_timer, Some((_, RackTimer::Probe))) {
+            let one_segment = self.flight_size() <= self.mss;
+            let at = tlp::pto_deadline(now, self.rtt.srtt(), one_segment, self.rto_deadline);
+            self.rack_timer = Some((at, RackTimer::Probe));
+        }
+    }
+
+    /// RACK-TLP's timer fired at `now` (it was due no later than the RTO).
+    fn on_rack_timer(&mut self, kind: RackTimer, now: Time, out: &mut Vec<Segment>) {
+        self.rack_timer = None;
+        match kind {
+            RackTimer::Reorder => {
+                // Section 6.2 step 5 / 6.3: look again; enter recovery if the head is lost.
+                self.stats.rack_reorder_timeouts += 1;
+                self.reo_at = None;
+                self.rack_detect(now);
+                if !self.in_recovery && self.snd_una > self.recover && self.is_lost(self.snd_una) {
+                    let cwnd_before = self.cwnd;
+                    self.enter_sack_recovery(now, out);
+                    if self.prr.is_some() {
+                        self.prr_on_recovery_start(0, cwnd_before);
+                    }
+                }
+                self.send_available(now, out);
+            }
+            RackTimer::Probe => {
+                self.send_probe(now, out);
+                self.arm_rack_timer(now);
+            }
+        }
+    }
+
+    /// RFC 8985 section 7.3 TLP_send_probe: new data if the receiver window and the
+    /// application allow it, else the highest segment sent again; then the RTO restarts.
+    fn send_probe(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.stats.tlp_probes += 1;
+        let new_data = self.snd_nxt == self.snd_max
+            && self.snd_max + self.mss <= self.snd_una + self.rwnd
+            && self.data_end.is_none_or(|end| self.snd_max < end);
+        if new_data {
+            let seq = self.snd_max;
+            self.transmit(seq, false, now, out);
+            self.snd_max += self.mss;
+            self.snd_nxt = self.snd_max;
+        } else {
+            let seq = self.snd_max - self.mss;
+            self.transmit(seq, true, now, out);
+        }
+        self.pto_restart = false;
+        self.tlp = Tlp { end_seq: Some(self.snd_max), is_retrans: !new_data };
+        self.rto_deadline = Some(now + self.rtt.rto());
     }
 
     /// RFC 5682 section 2.1 steps 2 and 3: classify an ACK (`ack <= snd_max`) that arrives
@@ -633,6 +830,7 @@ impl TcpSender {
     fn on_sack_ack(&mut self, ack: u64, blocks: &[(u64, u64)], now: Time, out: &mut Vec<Segment>) {
         // RFC 6937's DeliveredData is measured from here (only with PRR).
         let before = self.prr.is_some().then(|| (self.snd_una, self.board.bytes()));
+        let before_una = self.snd_una;
         if ack > self.snd_una {
             self.take_rtt_sample(ack, now);
             let acked = ack - self.snd_una;
@@ -668,6 +866,9 @@ impl TcpSender {
         // (B): in recovery the new SACK information only changes the pipe, recomputed when
         // sending. Outside recovery an ACK that SACKs new data is a duplicate ACK (RFC 6675
         // section 2), whether or not it also advanced the cumulative ACK.
+        if self.rack.is_some() {
+            self.rack_on_ack(before_una, blocks, now);
+        }
         let delivered = before.map(|b| self.delivered_data(b));
         if self.in_recovery {
             if let Some(d) = delivered {
@@ -675,10 +876,14 @@ impl TcpSender {
             }
             return;
         }
-        if newly_sacked == 0 || self.snd_una >= self.snd_max {
+        // With RACK a cumulative ACK may show the new head lost without SACKing anything new.
+        let rack_loss = self.rack.is_some() && self.is_lost(self.snd_una);
+        if (newly_sacked == 0 && !rack_loss) || self.snd_una >= self.snd_max {
             return;
         }
-        self.dupacks += 1;
+        if newly_sacked > 0 {
+            self.dupacks += 1;
+        }
         // (2)/(3): DupThresh duplicates, or IsLost(HighACK + 1). Not before a timeout's
         // RecoveryPoint is acknowledged (RFC 6675 section 5.1; RFC 6582's `recover` guard).
         let loss = self.dupacks as u64 >= DUP_THRESH || self.is_lost(self.snd_una);
@@ -776,7 +981,7 @@ impl TcpSender {
         let una = self.snd_una;
         // The smallest un-SACKed sequence number above HighRxt (segments are SMSS-aligned).
         let s = self.board.next_uncovered(self.high_rxt.max(una));
-        if s < self.board.lost_boundary(self.mss) {
+        if s < self.lost_boundary() {
             return Some(NextSeg::Lost(s)); // (1.a)-(1.c); the boundary is below the SACKed top
         }
         let rwnd_allows = self.snd_max + self.mss <= una + self.rwnd;
@@ -845,6 +1050,12 @@ impl TcpSender {
     /// reduces [`Self::reduction_basis`]. Every other sender reduces FlightSize at every
     /// timeout, as before.
     pub fn on_timer(&mut self, now: Time, out: &mut Vec<Segment>) {
+        if let Some((at, kind)) = self.rack_timer {
+            if at <= now && self.rto_deadline.is_none_or(|r| at <= r) {
+                self.on_rack_timer(kind, now, out);
+                return;
+            }
+        }
         match self.rto_deadline {
             Some(d) if d <= now => {}
             _ => return,
@@ -871,6 +1082,13 @@ impl TcpSender {
         if let Some(r) = self.rate.as_mut() {
             r.on_timeout();
         }
+        if let Some(r) = self.rack.as_mut() {
+            r.on_timeout();
+            self.rack_lost_until = 0;
+            self.reo_at = None;
+            self.rack_timer = None;
+            self.tlp = Tlp::default();
+        }
         // The timeout's retransmission leaves at once, whatever the pacer says.
         self.pacing_free = 1;
         if self.frto {
@@ -882,9 +1100,12 @@ impl TcpSender {
             self.frto_phase = if in_rto_recovery { FrtoPhase::Idle } else { FrtoPhase::FirstAck };
             self.frto_recover = Some(self.snd_max - 1);
         }
-        self.send_available(now, out);
+        self.send_window(now, out);
         self.pacing_free = 0;
         self.rto_deadline = Some(now + self.rtt.rto());
+        if self.rack.is_some() {
+            self.arm_rack_timer(now);
+        }
     }
 
     /// Linux's `tcp_update_pacing_rate` after an ACK, for a paced controller other than BBR.
@@ -927,7 +1148,7 @@ impl TcpSender {
     fn take_newly_lost(&mut self) -> u64 {
         let mut lost = std::mem::take(&mut self.newly_lost);
         if self.sack && self.ca_state() != CaState::Loss {
-            let boundary = self.board.lost_boundary(self.mss).max(self.snd_una);
+            let boundary = self.lost_boundary().max(self.snd_una);
             let from = self.lost_mark.max(self.snd_una);
             if boundary > from {
                 lost = self.board.uncovered_in(from, boundary);

@@ -131,6 +131,7 @@ mod tests {
             frto: false,
             prr,
             limited_transmit: true,
+            rack: false,
             congestion_control: Default::default(),
             ecn_codepoint: Default::default(),
             pacing: false,

@@ -20,6 +20,7 @@ fn cfg() -> TcpConfig {
         frto: false,
         prr: false,
         limited_transmit: false,
+        rack: false,
         congestion_control: Default::default(),
         ecn_codepoint: Default::default(),
         pacing: false,
@@ -971,4 +972,88 @@ fn cubic_with_pacing_paces_at_linux_default_ratio_after_the_first_rtt_sample() {
     s.on_ack(ISS_DATA + MSS, false, ms(100), &mut out);
     // srtt 100 ms, cwnd 21 segments in slow start: 200 % x 21,000 B / 0.1 s = 420,000 B/s.
     assert_eq!(s.pacer().unwrap().rate(), 420_000);
+}
+
+// ---- RACK-TLP (RFC 8985) ----------------------------------------------------------------
+
+fn rack_cfg() -> TcpConfig {
+    TcpConfig { sack: true, rack: true, ..cfg() }
+}
+
+#[test]
+fn rack_reorder_timer_fires_reo_wnd_after_the_delivered_segments_rtt_and_retransmits() {
+    for rack in [false, true] {
+        let c = TcpConfig { rack, ..sack_cfg() };
+        let mut s = TcpSender::new(&c);
+        s.cwnd = 4 * MSS;
+        let mut out = Vec::new();
+        s.send_available(ms(0), &mut out);
+        assert_eq!(out.len(), 4);
+        out.clear();
+        // Segment 0 is held up; segment 1 is SACKed at 100 ms (RTT 100 ms, reo_wnd 25 ms).
+        s.on_ack_sack(seg(0), false, &[(seg(1), seg(2))], ms(100), &mut out);
+        assert!(out.is_empty() && !s.in_recovery());
+        if !rack {
+            // RFC 6675 alone waits for more duplicates or the RTO (1 s).
+            assert_eq!(s.rto_deadline(), Some(ms(1000)));
+            continue;
+        }
+        // Section 6.2 step 5: the timer is due at 0 + 100 + 25 ms.
+        assert_eq!(s.rto_deadline(), Some(ms(125)));
+        s.on_timer(ms(124), &mut out);
+        assert!(out.is_empty(), "not before it is due");
+        s.on_timer(ms(125), &mut out);
+        assert_eq!(s.stats.rack_reorder_timeouts, 1);
+        assert_eq!(s.stats.timeouts, 0);
+        assert!(s.in_recovery());
+        assert_eq!(out.first(), Some(&Segment { seq: seg(0), len: MSS as u32, retransmission: true }));
+    }
+}
+
+#[test]
+fn tlp_probe_timeout_is_two_srtt_after_an_ack() {
+    let mut s = TcpSender::new(&rack_cfg());
+    s.cwnd = 4 * MSS;
+    let mut out = Vec::new();
+    s.write_until(seg(4));
+    s.send_available(ms(0), &mut out);
+    // Before any RTT sample: 1 s, here the same as the initial RTO.
+    assert_eq!(s.rto_deadline(), Some(ms(1000)));
+    out.clear();
+    s.on_ack(seg(1), false, ms(100), &mut out); // first sample: SRTT 100 ms
+    assert_eq!(s.rtt().srtt(), Some(ms(100)));
+    assert_eq!(s.rto_deadline(), Some(ms(300)), "PTO = 2 SRTT with three segments in flight");
+    s.on_ack(seg(3), false, ms(110), &mut out);
+    // One segment in flight: plus WCDelAckT (200 ms); the RTO (110 + 300 ms) comes first.
+    assert_eq!(s.rtt().rto(), ms(300));
+    assert_eq!(s.rto_deadline(), Some(ms(410)));
+    s.on_timer(ms(410), &mut out);
+    assert_eq!((s.stats.tlp_probes, s.stats.timeouts), (1, 0), "the capped PTO fires in place of the RTO");
+    assert_eq!(out, vec![Segment { seq: seg(3), len: MSS as u32, retransmission: true }], "no new data: the last segment");
+}
+
+#[test]
+fn tlp_repairs_a_tail_loss_without_a_timeout() {
+    let total = 20 * MSS;
+    let tail = [seg(17), seg(18), seg(19)];
+    let mut done = Vec::new();
+    for rack in [false, true] {
+        let c = TcpConfig { rack, ..sack_cfg() };
+        let mut s = TcpSender::new(&c);
+        s.cwnd = 20 * MSS;
+        s.ssthresh = 20 * MSS;
+        s.write_until(ISS_DATA + total);
+        let mut r = TcpReceiver::new(&c);
+        let o = play(&mut s, &mut r, total, ms(25), ms(1), |seq, n| n == 0 && tail.contains(&seq), no_check);
+        assert!(o.done.is_some(), "rack={rack}: transfer did not finish");
+        if rack {
+            assert_eq!(s.stats.timeouts, 0, "rack: {:?}", s.stats);
+            assert_eq!(s.stats.tlp_probes, 1, "rack: {:?}", s.stats);
+            assert_eq!(s.stats.fast_retransmits, 1, "the probe's SACK starts recovery: {:?}", s.stats);
+        } else {
+            assert_eq!(s.stats.timeouts, 1, "without TLP the tail waits for the RTO: {:?}", s.stats);
+        }
+        done.push(o.done.unwrap());
+    }
+    assert!(done[1] < done[0], "with TLP {} vs without {}", done[1], done[0]);
 }

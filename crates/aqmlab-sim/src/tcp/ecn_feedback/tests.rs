@@ -22,6 +22,7 @@ fn receiver(delayed_ack: bool, cc: CongestionControl) -> TcpReceiver {
         frto: false,
         prr: false,
         limited_transmit: false,
+        rack: false,
         congestion_control: cc,
         ecn_codepoint: Default::default(),
         pacing: false,

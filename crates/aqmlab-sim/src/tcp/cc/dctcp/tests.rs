@@ -94,6 +94,7 @@ fn dctcp_sender(n: u64) -> TcpSender {
         frto: false,
         prr: false,
         limited_transmit: false,
+        rack: false,
         congestion_control: CongestionControl::Dctcp,
         ecn_codepoint: Default::default(),
         pacing: false,

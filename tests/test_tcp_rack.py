@@ -1,0 +1,33 @@
+"""`tcp.rack` (RACK-TLP, RFC 8985): off by default and left out of the engine config when off
+(every existing run byte-identical), passed to the simulator when on, not part of the linux
+profile yet, and listed as not emulated (the kernel runs its own)."""
+
+from __future__ import annotations
+
+from aqmlab.emu.run import NOT_EMULATED
+from aqmlab.scenario import load
+from aqmlab.scenario.applications import LINUX_PROFILE, Tcp
+
+BASE = ["flows.tcp.count=1", "duration=2s", 'metrics.periods=[["0s","2s"]]']
+
+
+def _engine_tcp(overrides: list[str]) -> dict:
+    sc, _ = load("sqf/testbed-fifo", BASE + overrides)
+    groups = sc.to_sim_config()["flow_groups"]
+    return next(g["app"]["tcp"] for g in groups if g["name"] == "tcp")
+
+
+def test_rack_is_off_by_default_and_absent_from_the_engine_config():
+    assert Tcp().rack is False
+    assert "rack" not in _engine_tcp([])
+    assert "rack" not in _engine_tcp(["flows.tcp.app.tcp.sack=true"])
+    assert "rack" not in LINUX_PROFILE
+
+
+def test_rack_on_reaches_the_engine():
+    engine = _engine_tcp(["flows.tcp.app.tcp.sack=true", "flows.tcp.app.tcp.rack=true"])
+    assert engine["rack"] is True and engine["sack"] is True
+
+
+def test_rack_is_listed_as_not_emulated():
+    assert any("rack" in line and "RACK-TLP whenever sack is on" in line for line in NOT_EMULATED)
