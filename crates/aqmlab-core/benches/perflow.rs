@@ -14,7 +14,7 @@
 //! figures are their bookkeeping cost per packet (FQ-CoDel's hash, DRR lists and per-queue CoDel
 //! state; PIE's update check), not the cost of a drop decision.
 
-use aqmlab_core::qdisc::cake::{Cake, CakeConfig};
+use aqmlab_core::qdisc::cake::{Cake, CakeConfig, FlowMode};
 use aqmlab_core::qdisc::cobalt::{Cobalt, CobaltConfig};
 use aqmlab_core::qdisc::codel::{Codel, CodelConfig};
 use aqmlab_core::qdisc::droptail::{DropTail, DropTailConfig};
@@ -55,14 +55,20 @@ fn disciplines() -> Vec<(&'static str, Make)> {
         ("fq_pie", |limit| Box::new(FqPie::new(FqPieConfig { limit, ..FqPieConfig::default() }))),
         // CAKE limits bytes only: the packet limit times the size mix's mean (about 720 B),
         // so that its full buffer holds about as many packets as the others'. Shaper unlimited.
-        ("cake", |limit| {
-            let memlimit = match limit {
-                Limit::Packets(p) => p.saturating_mul(MEAN_SIZE),
-                Limit::Bytes(b) => b,
-            };
-            Box::new(Cake::new(CakeConfig { memlimit: Some(memlimit), ..CakeConfig::default() }))
+        // Its default triple-isolate divides a flow's quantum by its host's flow count, and
+        // every flow here goes to one destination host; "flows" mode is plain DRR++.
+        ("cake", |limit| Box::new(Cake::new(CakeConfig { memlimit: Some(cake_memlimit(limit)), ..CakeConfig::default() }))),
+        ("cake_flows", |limit| {
+            Box::new(Cake::new(CakeConfig { memlimit: Some(cake_memlimit(limit)), flowmode: FlowMode::Flows, ..CakeConfig::default() }))
         }),
     ]
+}
+
+fn cake_memlimit(limit: Limit) -> u64 {
+    match limit {
+        Limit::Packets(p) => p.saturating_mul(MEAN_SIZE),
+        Limit::Bytes(b) => b,
+    }
 }
 
 fn size(rng: &mut SimRng) -> u32 {
@@ -123,13 +129,13 @@ fn table(title: &str, lqd: bool) {
     println!("{title}");
     print!("{:>8}", "flows");
     for (name, _) in disciplines() {
-        print!("{name:>10}");
+        print!("{name:>11}");
     }
     println!();
     for n in FLOWS {
         print!("{n:>8}");
         for (_, make) in disciplines() {
-            print!("{:>10.0}", measure(make, n, lqd));
+            print!("{:>11.0}", measure(make, n, lqd));
         }
         println!();
     }
