@@ -127,6 +127,11 @@ UNBOUNDED = {"max_th", "utilization_mbps"}
 PAIRS = {"sender_delay", "path", "class_weights", "levels", "map", "periods", "dscp_classes"}
 
 
+def _zero_is_an_outage(path: Path_) -> bool:
+    """A Markov trace state's rate may be 0 (an outage; only all-zero states are refused)."""
+    return len(path) >= 3 and path[-3] == "states" and path[-1] == "rate"
+
+
 def _unit_mutations(path: Path_, v: str) -> Iterator[tuple[str, Any]]:
     m = UNIT.match(v)
     if not m:
@@ -139,7 +144,7 @@ def _unit_mutations(path: Path_, v: str) -> Iterator[tuple[str, Any]]:
     yield "negative", f"-{num}{unit}"
     yield "huge", f"1{'0' * 30}{unit}"
     yield "not-a-number", f"nan{unit}"
-    if path[-1] in ZERO_IS_INVALID:
+    if path[-1] in ZERO_IS_INVALID and not _zero_is_an_outage(path):
         yield "zero", f"0{unit}"
 
 

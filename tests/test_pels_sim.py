@@ -153,6 +153,6 @@ def test_parking_lot_labels_come_from_the_most_congested_router_on_the_path():
 def test_a_path_outside_the_row_is_refused():
     with pytest.raises(ScenarioError) as e:
         load("pels/parking-lot", ["flows.2.path=[0, 3]"])
-    assert any("flows.long.path" in line and "routers 0..2" in line for line in e.value.lines), e.value.lines
+    assert any("flows.long.path" in line and "routers in 0..2" in line for line in e.value.lines), e.value.lines
     with pytest.raises(ScenarioError):
         load("pels/convergence", ["flows.1.path=[0, 2]"])
