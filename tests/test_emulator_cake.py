@@ -24,7 +24,10 @@ def test_ef_marked_udp_is_served_from_the_voice_tin() -> None:
             "topology": {"bottleneck": {"rate": "10Mbps", "delay": "5ms", "qdisc": qdisc}},
             "flows": [{"name": "tcp", "count": 4, "app": {"kind": "bulk", "tcp": {"sack": True}}, **zero},
                       {"name": "voice", "count": 1, "start": "1s", "dscp": 46, **zero,
-                       "app": {"kind": "cbr", "rate": "1Mbps", "packet_size": "1000B"}}]}
+                       "app": {"kind": "cbr", "rate": "1Mbps", "packet_size": "1000B"}}],
+            # The voice tin holds the CBR's packet for about a packet time every 8 ms: 10 ms
+            # samples missed it in whole runs (two full-suite runs), so sample every ms.
+            "records": {"queue_sample": "1ms"}}
     r = emulate(validate(data))
     assert r.summary["emu"]["router"]["forward"]["invariants"] is None
     p = r.tables["packets"]
