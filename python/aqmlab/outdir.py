@@ -113,3 +113,16 @@ def check_sweep_dir(target: Path, option: str = "--out") -> None:
     if any(target.iterdir()) and not is_aqmlab_output(target):
         raise OutputRefused(f"{shown} holds files aqmlab did not write (no {MARKER} file); a sweep writes "
                             "runs/ and its tables into its directory: give it a new or empty one")
+
+
+def atomic_write(path: Path, write) -> None:
+    """Writes one file through a hidden sibling and renames it into place: never a half-written
+    file. `write(tmp)` writes the sibling, whose name keeps `path`'s suffix (writers such as
+    matplotlib and pandas pick the format by it)."""
+    tmp = path.parent / f".tmp-{os.getpid()}-{path.name}"
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

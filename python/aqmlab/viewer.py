@@ -50,6 +50,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from aqmlab.outdir import atomic_write
 from aqmlab.quality import HEIGHT, PSNR_IDENTICAL, SOURCE_FILTER, WIDTH, QualityError
 
 #: Seconds of source before it loops (our choice: long enough to hold several GOPs and the
@@ -293,7 +294,7 @@ def _by_sequence(first_seq: np.ndarray, packets: np.ndarray, seqs: np.ndarray) -
     return frame[ok], (seqs - first_seq[np.maximum(frame, 0)])[ok]
 
 
-def _received_seqs(m: pd.DataFrame, first_seq: np.ndarray, packets: np.ndarray, t_ns: np.ndarray,
+def received_seqs(m: pd.DataFrame, first_seq: np.ndarray, packets: np.ndarray, t_ns: np.ndarray,
                    deadline_ns: int | None) -> np.ndarray:
     """The sequence numbers of a flow's receive log `m`; with a playout deadline, only those that
     arrived by their frame's due time plus the deadline (a real-time receiver's jitter buffer
@@ -313,7 +314,7 @@ def mpeg_flows(frames: pd.DataFrame, media: pd.DataFrame, deadline_ns: int | Non
     for flow, f in frames.sort_values(["flow", "frame_id"]).groupby("flow", sort=True):
         packets = f["packets"].to_numpy(np.int64) * f["sent"].to_numpy(np.int64)
         first_seq = np.concatenate([[0], np.cumsum(packets)[:-1]])
-        seqs = _received_seqs(media[media["flow"] == flow], first_seq, packets, f["t_ns"].to_numpy(np.int64),
+        seqs = received_seqs(media[media["flow"] == flow], first_seq, packets, f["t_ns"].to_numpy(np.int64),
                               deadline_ns)
         rx_frame, rx_frag = _by_sequence(first_seq, packets, seqs)
         gop_len = int(f["gop_position"].max()) + 1
@@ -341,7 +342,7 @@ def rtp_flows(media_frames: pd.DataFrame, media: pd.DataFrame,
         m = media[media["flow"] == flow]
         first_seq, n_packets = f["first_seq"].to_numpy(np.int64), f["packets"].to_numpy(np.int64)
         t = f["t_ns"].to_numpy(np.int64)
-        rx_frame, rx_frag = _by_sequence(first_seq, n_packets, _received_seqs(m, first_seq, n_packets, t, deadline_ns))
+        rx_frame, rx_frag = _by_sequence(first_seq, n_packets, received_seqs(m, first_seq, n_packets, t, deadline_ns))
         fps = frame_rate(t, 25.0)
         pl = (payload or {}).get(int(flow)) or int(m["size"].max() - 40 if len(m) else 1316)
         enc = rtp_encoding(fps, float(f["size"].mean()) * 8 * fps, pl)
@@ -559,7 +560,7 @@ def write_mp4(pictures: list[np.ndarray], fps: float, path: Path) -> Path:
                 out.mux(stream.encode(av.VideoFrame.from_ndarray(pic, format="yuv420p")))
             out.mux(stream.encode(None))
 
-    _atomic_write(path, write)
+    atomic_write(path, write)
     return path
 
 
@@ -631,17 +632,6 @@ def flows_of_run(tables: dict[str, pd.DataFrame], deadline_ns: int | None = None
 
 
 
-def _atomic_write(path: Path, write) -> None:
-    """Writes through a hidden sibling and renames it into place: never a half-written file."""
-    tmp = path.parent / f".tmp-{os.getpid()}-{path.name}"  # keeps the suffix: writers pick the format by it
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def score_results(run_dir: Path, flows: list[int] | None = None, videos: bool = False,
                   deadline_ns: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame, list[Path]]:
     """`aqmlab quality RUN_DIR`: scores every video flow of a results directory (or the given
@@ -668,9 +658,9 @@ def score_results(run_dir: Path, flows: list[int] | None = None, videos: bool = 
     if deadline_ns is not None:
         per_flow["deadline_ms"] = deadline_ns / 1e6  # says which scoring the files hold
     written = [run_dir / "quality.parquet", run_dir / "quality_flows.csv", run_dir / "quality.png"]
-    _atomic_write(written[0], lambda p: q.to_parquet(p, index=False))
-    _atomic_write(written[1], lambda p: per_flow.to_csv(p, index=False))
-    _atomic_write(written[2], lambda p: plot_psnr(q, f"{run_dir.name}: PSNR of the shown pictures", p))
+    atomic_write(written[0], lambda p: q.to_parquet(p, index=False))
+    atomic_write(written[1], lambda p: per_flow.to_csv(p, index=False))
+    atomic_write(written[2], lambda p: plot_psnr(q, f"{run_dir.name}: PSNR of the shown pictures", p))
     if videos:
         for ff in video:
             written += flow_videos(ff, run_dir)

@@ -24,7 +24,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from aqmlab.outdir import atomic_write
 from aqmlab.stats import NON_NEGATIVE, PERCENT, UNIT, ci_text, mean_ci
+from aqmlab.viewer import received_seqs
 
 MEASURES = ("ssim", "psnr_db", "freeze_s", "late_pct", "loss_pct", "delay_p95_ms", "tcp_goodput_mbps")
 
@@ -38,19 +40,19 @@ def call_run(path: Path, video_group: str = "video") -> dict[str, float]:
     video = flows.loc[flows["group_name"] == video_group, "flow"].tolist()
     if not video:
         raise ValueError(f"{path}: no flow group named {video_group!r}")
-    deadline_ns = float(quality["deadline_ms"].iloc[0]) * 1e6
+    deadline_ns = round(float(quality["deadline_ms"].iloc[0]) * 1e6)
     media = pd.read_parquet(path / "media.parquet")
     media = media[media["flow"].isin(video)]
     frames = pd.read_parquet(path / "media_frames.parquet")
     frames = frames[frames["flow"].isin(video)].sort_values(["flow", "frame_id"])
     sent = int(flows.loc[flows["flow"].isin(video), "packets_sent"].sum())
-    # Each received packet's frame (frames hold runs of sequence numbers), for its due time.
+    # Late: received, but not in time for the quality tool's playout (the same rule it scored by).
     late = 0
     for flow, f in frames.groupby("flow"):
         m = media[media["flow"] == flow]
-        first = f["first_seq"].to_numpy(np.int64)
-        idx = np.clip(np.searchsorted(first, m["seq"].to_numpy(np.int64), side="right") - 1, 0, len(first) - 1)
-        late += int((m["recv_ns"].to_numpy(np.int64) > f["t_ns"].to_numpy(np.int64)[idx] + deadline_ns).sum())
+        on_time = received_seqs(m, f["first_seq"].to_numpy(np.int64), f["packets"].to_numpy(np.int64),
+                                f["t_ns"].to_numpy(np.int64), deadline_ns)
+        late += len(m) - len(on_time)
     periods = pd.read_parquet(path / "flow_periods.parquet")
     first_period = periods[periods["start_s"] == periods["start_s"].min()]
     tcp = first_period[first_period["group_name"] != video_group]["goodput_mbps"].sum()
@@ -104,15 +106,13 @@ def markdown(c: pd.DataFrame) -> str:
 def figure(s: pd.DataFrame, path: Path, deadline_ms: float) -> None:
     """Two panels, one per link: the call's SSIM against its one-way delay p95, one point per
     discipline with its 95 % intervals, the deadline as a vertical line."""
-    import matplotlib  # noqa: PLC0415 - plotting only when a figure is asked for
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-    import matplotlib.ticker  # noqa: PLC0415
+    import matplotlib.ticker  # noqa: PLC0415 - plotting only when a figure is asked for
+    from matplotlib.figure import Figure  # noqa: PLC0415
 
     links = list(dict.fromkeys(s["link"]))
-    fig, axes = plt.subplots(1, len(links), figsize=(5.2 * len(links), 4.2), squeeze=False, sharex=True,
-                             sharey=True)
+    # A Figure, not pyplot: no backend is chosen or changed (as aqmlab.plots draws).
+    fig = Figure(figsize=(5.2 * len(links), 4.2))
+    axes = fig.subplots(1, len(links), squeeze=False, sharex=True, sharey=True)
     markers = dict(zip(dict.fromkeys(s["discipline"]), "osD^v<>p", strict=False))
     for ax, link in zip(axes[0], links, strict=True):
         for r in s[s["link"] == link].itertuples():
@@ -131,10 +131,7 @@ def figure(s: pd.DataFrame, path: Path, deadline_ms: float) -> None:
     axes[0][0].set_ylabel(f"call's SSIM, played {deadline_ms:g} ms after due")
     axes[0][-1].legend(title="discipline", loc="lower left", fontsize="small")
     fig.tight_layout()
-    tmp = path.parent / f".tmp-{path.name}"
-    fig.savefig(tmp, dpi=120, format="png")
-    plt.close(fig)
-    tmp.replace(path)
+    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from aqmlab.outdir import atomic_write
 from aqmlab.scenario.load import read_toml
 
 
@@ -62,13 +63,13 @@ def figure(run: Path, path: Path, start_s: float = 5.0) -> None:
     """Left: the CDF of queueing delay per queue from `start_s` on (log x). Right: each flow's
     throughput over time, coloured by group."""
     import matplotlib  # noqa: PLC0415 - plotting only when a figure is asked for
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    from matplotlib.figure import Figure  # noqa: PLC0415
 
     d = queue_delays(run, start_s)
     tp = throughput(run)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    # A Figure, not pyplot: no backend is chosen or changed (as aqmlab.plots draws).
+    fig = Figure(figsize=(11, 4.2))
+    left, right = fig.subplots(1, 2)
     for queue, g in d.groupby("queue"):
         x = np.sort(np.maximum(g["sojourn_ms"].to_numpy(), 1e-3))
         members = ", ".join(sorted(g["group"].unique()))
@@ -78,7 +79,8 @@ def figure(run: Path, path: Path, start_s: float = 5.0) -> None:
     left.set_ylabel("fraction of packets")
     left.grid(True, which="both", alpha=0.3)
     left.legend(title="DualPI2", loc="upper left", fontsize="small")
-    colours = dict(zip(dict.fromkeys(tp["group"]), plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
+    cycle = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
+    colours = dict(zip(dict.fromkeys(tp["group"]), cycle, strict=False))
     for (_flow, group), g in tp.groupby(["flow", "group"]):
         right.plot(g["t_s"], g["mbps"], color=colours[group], label=group, linewidth=1)
     handles, labels = right.get_legend_handles_labels()
@@ -89,7 +91,4 @@ def figure(run: Path, path: Path, start_s: float = 5.0) -> None:
     right.set_ylabel("throughput per flow (Mbit/s, 0.5 s bins)")
     right.grid(True, alpha=0.3)
     fig.tight_layout()
-    tmp = path.parent / f".tmp-{path.name}"
-    fig.savefig(tmp, dpi=120, format="png")
-    plt.close(fig)
-    tmp.replace(path)
+    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120))
