@@ -10,7 +10,7 @@ use crate::pcap::PcapWriter;
 use crate::tcp::Segment;
 use crate::topology::{LinkId, NodeId, Topology};
 use aqmlab_core::qdisc::pels_feedback::FeedbackLabel;
-use aqmlab_core::{Packet, SackBlocks, SimRng, Time};
+use aqmlab_core::{Packet, Proto, SackBlocks, SimRng, Time};
 use aqmlab_model::headers::{TCP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES};
 use aqmlab_model::record::QueueSamples;
 use std::collections::HashMap;
@@ -163,6 +163,18 @@ impl Network {
         let (src, dst, sport, dport) =
             if from_sender { (flow.src, flow.dst, flow.sport, flow.dport) } else { (flow.dst, flow.src, flow.dport, flow.sport) };
         Packet { uid, flow: f, src, dst, sport, dport, dscp: flow.dscp, sent_at: self.now, ..Packet::default() }
+    }
+
+    /// A UDP packet of flow `f` (its sender's direction when `from_sender`) of `size` bytes on
+    /// the wire, `header` of them the IP and UDP (and RTP) headers, numbered `seq`; the
+    /// application sets the rest (class, frame, ECN).
+    pub(crate) fn udp_packet(&mut self, f: u32, from_sender: bool, size: u32, header: u32, seq: u64) -> Packet {
+        let mut p = self.new_packet(f, from_sender);
+        p.proto = Proto::Udp;
+        p.size = size;
+        p.payload = size - header;
+        p.seq = seq;
+        p
     }
 
     /// Draws a priority class (1..=3) from the flow's weights; 0 when the flow is unclassified.

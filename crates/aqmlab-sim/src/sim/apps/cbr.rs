@@ -32,11 +32,7 @@ impl Cbr {
         self.next_seq += 1;
         let (size, seq, interval) = (self.size, self.next_seq - 1, self.interval);
         let class = net.draw_class(f);
-        let mut p = net.new_packet(f, true);
-        p.proto = Proto::Udp;
-        p.size = size;
-        p.payload = size - UDP_IP_HEADER_BYTES;
-        p.seq = seq;
+        let mut p = net.udp_packet(f, true, size, UDP_IP_HEADER_BYTES, seq);
         p.class = class;
         p.ecn = self.ecn;
         net.emit(p);

@@ -73,11 +73,7 @@ impl Mpeg {
         net.schedule(next, f, FRAME_SEND);
         let count = sizes.len() as u16;
         for (i, size) in sizes.into_iter().enumerate() {
-            let mut p = net.new_packet(f, true);
-            p.proto = Proto::Udp;
-            p.size = size;
-            p.payload = size - UDP_IP_HEADER_BYTES;
-            p.seq = first_seq + i as u64;
+            let mut p = net.udp_packet(f, true, size, UDP_IP_HEADER_BYTES, first_seq + i as u64);
             p.class = class;
             p.frame_id = frame.id;
             p.frame_type = frame.frame_type;
@@ -95,13 +91,9 @@ impl Mpeg {
             return;
         }
         net.schedule(now + interval, f, FEEDBACK);
-        let mut p = net.new_packet(f, false);
-        p.proto = Proto::Udp;
-        p.size = FEEDBACK_SIZE;
-        p.payload = FEEDBACK_SIZE - UDP_IP_HEADER_BYTES;
-        p.ack = received;
         // Encodes "nothing yet" as 0 and sequence s as s + 1.
-        p.seq = highest.map_or(0, |h| h + 1);
+        let mut p = net.udp_packet(f, false, FEEDBACK_SIZE, UDP_IP_HEADER_BYTES, highest.map_or(0, |h| h + 1));
+        p.ack = received;
         net.emit(p);
     }
 

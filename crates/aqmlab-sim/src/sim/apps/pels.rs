@@ -34,11 +34,7 @@ impl Pels {
         }
         let (e, next) = self.tx.next_packet(now);
         net.schedule(next, f, SEND);
-        let mut p = net.new_packet(f, true);
-        p.proto = Proto::Udp;
-        p.size = e.size;
-        p.payload = e.size - UDP_IP_HEADER_BYTES;
-        p.seq = e.seq;
+        let mut p = net.udp_packet(f, true, e.size, UDP_IP_HEADER_BYTES, e.seq);
         p.class = e.class;
         p.frame_id = e.frame_id;
         p.frag_index = e.index;

@@ -42,11 +42,7 @@ impl Ping {
 
     fn packet(&self, f: u32, seq: u64, from_sender: bool, net: &mut Network) -> Packet {
         let class = net.draw_class(f);
-        let mut p = net.new_packet(f, from_sender);
-        p.proto = Proto::Udp;
-        p.size = self.size;
-        p.payload = self.size - UDP_IP_HEADER_BYTES;
-        p.seq = seq;
+        let mut p = net.udp_packet(f, from_sender, self.size, UDP_IP_HEADER_BYTES, seq);
         p.class = class;
         p
     }

@@ -148,11 +148,7 @@ impl Rtc {
                 break;
             }
             self.pending.pop_front();
-            let mut p = net.new_packet(f, true);
-            p.proto = Proto::Udp;
-            p.size = size;
-            p.payload = size - RTP_UDP_IP_HEADER_BYTES;
-            p.seq = seq;
+            let mut p = net.udp_packet(f, true, size, RTP_UDP_IP_HEADER_BYTES, seq);
             p.frame_id = frame;
             p.ecn = self.ecn;
             self.gcc.on_sent(seq, size, net.now);
@@ -174,11 +170,7 @@ impl Rtc {
             net.schedule(now + Time(self.cfg.feedback_interval_ns), f, FEEDBACK);
         }
         let Some(report) = report else { return };
-        let mut p = net.new_packet(f, false);
-        p.proto = Proto::Udp;
-        p.size = report.size();
-        p.payload = p.size - UDP_IP_HEADER_BYTES;
-        p.seq = self.next_report;
+        let p = net.udp_packet(f, false, report.size(), UDP_IP_HEADER_BYTES, self.next_report);
         self.reports.insert(self.next_report, report);
         self.next_report += 1;
         self.reports_sent += 1;

@@ -66,11 +66,7 @@ impl Rtp {
         }
         for e in &due {
             let class = net.draw_class(f);
-            let mut p = net.new_packet(f, true);
-            p.proto = Proto::Udp;
-            p.size = e.size;
-            p.payload = e.size - RTP_UDP_IP_HEADER_BYTES;
-            p.seq = e.seq;
+            let mut p = net.udp_packet(f, true, e.size, RTP_UDP_IP_HEADER_BYTES, e.seq);
             p.class = class;
             p.ecn = self.ecn;
             net.emit(p);

@@ -59,11 +59,7 @@ impl StreamOverUdp {
         self.server.check_silence(now);
         let Some((size, seq, next)) = self.server.next_chunk(now) else { return };
         self.packets_sent += 1;
-        let mut p = net.new_packet(f, true);
-        p.proto = Proto::Udp;
-        p.size = size;
-        p.payload = size - RTP_UDP_IP_HEADER_BYTES;
-        p.seq = seq;
+        let p = net.udp_packet(f, true, size, RTP_UDP_IP_HEADER_BYTES, seq);
         net.emit(p);
         net.schedule(next, f, UDP_SEND);
     }
