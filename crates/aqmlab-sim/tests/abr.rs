@@ -2,10 +2,11 @@
 //! fast link and to a lower one on a narrow link, for every algorithm; stalls when even the
 //! lowest rung does not fit; several clients starting at different times; determinism.
 
-use aqmlab_model::record::{Column, Table};
-use aqmlab_sim::{config, Simulation};
+mod common;
+
+use aqmlab_sim::config;
+use common::{column, f64s, run, u32s, u64s};
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicBool, AtomicU64};
 
 const S: u64 = 1_000_000_000;
 const RUNGS_KBPS: [u64; 6] = [300, 750, 1200, 1850, 2850, 4300];
@@ -50,40 +51,6 @@ fn scenario(rate_bps: u64, secs: u64, clients: u32, jitter_ns: u64, app: Value) 
         }],
         "records": {"packet_events": false, "queue_sample_ns": 100_000_000u64, "flow_sample_ns": S, "pcap": false}
     })
-}
-
-fn run(v: Value) -> Vec<(&'static str, Table)> {
-    let cfg = config::parse(&v.to_string()).expect("valid config");
-    let mut sim = Simulation::new(cfg).unwrap();
-    sim.run(&AtomicBool::new(false), &AtomicU64::new(0)).unwrap();
-    sim.check_invariants().unwrap();
-    sim.take_records().0
-}
-
-fn column<'a>(tables: &'a [(&'static str, Table)], table: &str, name: &str) -> &'a Column {
-    let t = &tables.iter().find(|(n, _)| *n == table).unwrap_or_else(|| panic!("no table {table}")).1;
-    &t.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no column {table}.{name}")).1
-}
-
-fn u32s(c: &Column) -> Vec<u32> {
-    match c {
-        Column::U32(v) => v.clone(),
-        _ => panic!("not u32"),
-    }
-}
-
-fn u64s(c: &Column) -> Vec<u64> {
-    match c {
-        Column::U64(v) => v.clone(),
-        _ => panic!("not u64"),
-    }
-}
-
-fn f64s(c: &Column) -> Vec<f64> {
-    match c {
-        Column::F64(v) => v.clone(),
-        _ => panic!("not f64"),
-    }
 }
 
 #[test]

@@ -3,10 +3,11 @@
 //! held by 5 % random loss and cut by 20 % (the loss-based thresholds of section 6), feedback
 //! carried and lost on the reverse path, determinism.
 
-use aqmlab_model::record::{Column, Table};
-use aqmlab_sim::{config, Simulation};
+mod common;
+
+use aqmlab_model::record::Table;
+use common::{column, f64s, run, u64s, u8s};
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicBool, AtomicU64};
 
 const S: u64 = 1_000_000_000;
 const MS: u64 = 1_000_000;
@@ -43,40 +44,6 @@ fn scenario(rate_bps: u64, trace: Option<Vec<u64>>, secs: u64, path_loss: f64, a
         }],
         "records": {"packet_events": false, "queue_sample_ns": 100 * MS, "flow_sample_ns": S, "pcap": false}
     })
-}
-
-fn run(v: Value) -> Vec<(&'static str, Table)> {
-    let cfg = config::parse(&v.to_string()).expect("valid config");
-    let mut sim = Simulation::new(cfg).unwrap();
-    sim.run(&AtomicBool::new(false), &AtomicU64::new(0)).unwrap();
-    sim.check_invariants().unwrap();
-    sim.take_records().0
-}
-
-fn column<'a>(tables: &'a [(&'static str, Table)], table: &str, name: &str) -> &'a Column {
-    let t = &tables.iter().find(|(n, _)| *n == table).unwrap_or_else(|| panic!("no table {table}")).1;
-    &t.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no column {table}.{name}")).1
-}
-
-fn f64s(c: &Column) -> Vec<f64> {
-    match c {
-        Column::F64(v) => v.clone(),
-        _ => panic!("not f64"),
-    }
-}
-
-fn u64s(c: &Column) -> Vec<u64> {
-    match c {
-        Column::U64(v) => v.clone(),
-        _ => panic!("not u64"),
-    }
-}
-
-fn u8s(c: &Column) -> Vec<u8> {
-    match c {
-        Column::U8(v) => v.clone(),
-        _ => panic!("not u8"),
-    }
 }
 
 /// (t in s, target bit/s) of every report applied.
