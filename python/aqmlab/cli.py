@@ -14,7 +14,8 @@ from aqmlab.api import DISPLAY  # noqa: F401 - the name this module had before t
 from aqmlab.display import TablePrinter
 from aqmlab.outdir import OutputRefused
 from aqmlab.reproduce import PAPERS
-from aqmlab.scenario import APP_MODELS, QDISC_MODELS, ScenarioError, Tcp
+from aqmlab.scenario import ScenarioError
+from aqmlab.schema import LIST_SECTIONS
 
 
 class _LazyConsole:
@@ -564,31 +565,28 @@ def rrul(scenario: str, out_dir: Path, length_s: str, delay_s: str, step_s: str,
 
 
 @main.command(name="list")
-@click.argument("what", required=False, type=click.Choice(["scenarios"]))
-@click.option("--json", "as_json", is_flag=True, help="with scenarios: print the list as one JSON document")
+@click.argument("what", required=False, type=click.Choice(["scenarios", *LIST_SECTIONS]))
+@click.option("--json", "as_json", is_flag=True, help="print the tables as one JSON document")
 def list_components(what: str | None = None, as_json: bool = False) -> None:
-    """Show the queue disciplines and applications with their parameters, or (list scenarios)
-    every built-in scenario and sweep with its one-line description."""
+    """Show every scenario field with its unit, default and allowed values: the top-level
+    fields, then each discipline, application, the TCP table and each generated trace by kind.
+    WHAT shows one section (fields, disciplines, applications, tcp, traces), or every built-in
+    scenario and sweep with its one-line description (scenarios)."""
     if what == "scenarios":
         _list_scenarios(as_json)
         return
-    from rich.table import Table
+    import pandas as pd
 
-    from aqmlab.schema import field_docs
+    from aqmlab.schema import listed_tables
 
-    disciplines = {k: m for k, m in QDISC_MODELS.items() if k != "fq"}  # "fq" is an alias of drr
-    for title, models in (("queue disciplines (qdisc.kind)", disciplines),
-                          ("applications (flows.app.kind)", APP_MODELS),
-                          ("", {"tcp (flows.app.tcp of bulk)": Tcp})):
-        for kind, model in models.items():
-            t = Table(title=f"{title + ': ' if title else ''}[bold]{kind}[/] - {(model.__doc__ or '').strip()}",
-                      title_justify="left", header_style="bold")
-            t.add_column("parameter", no_wrap=True)  # names must stay whole to be searchable
-            for col in ("default", "unit", "allowed", "meaning"):
-                t.add_column(col)
-            for row in field_docs(model):
-                t.add_row(row.path, row.default, row.unit.split(" (e.g.")[0], row.allowed, row.description)
-            out.print(t)
+    printer = TablePrinter(as_json)
+    for section in [what] if what else LIST_SECTIONS:
+        for listed in listed_tables(section):
+            rows = [(r.path, r.default, r.unit.split(" (e.g.")[0], r.allowed, r.description) for r in listed.rows]
+            printer.table(listed.key, listed.title,
+                          pd.DataFrame(rows, columns=["parameter", "default", "unit", "allowed", "meaning"]),
+                          left_columns=("parameter", "default", "unit", "allowed", "meaning"))
+    printer.finish()
 
 
 def _list_scenarios(as_json: bool) -> None:

@@ -250,6 +250,42 @@ def kind_values(model: type[BaseModel]) -> list[str]:
     return list(typing.get_args(model.model_fields["kind"].annotation))
 
 
+#: What `aqmlab list SECTION` can show, in the order `aqmlab list` shows them all.
+LIST_SECTIONS = ("fields", "disciplines", "applications", "tcp", "traces")
+
+
+@dataclass(frozen=True)
+class ListedTable:
+    """One table of `aqmlab list`: a JSON key, the title line and the fields."""
+
+    key: str
+    title: str
+    rows: list[FieldDoc]
+
+
+def _one_line(doc: str | None) -> str:
+    """A docstring as one line (its source indentation is not part of the text)."""
+    return " ".join((doc or "").split())
+
+
+def listed_tables(section: str) -> list[ListedTable]:
+    """The tables of one `aqmlab list` section, from the same models as the reference."""
+    if section == "fields":
+        return [ListedTable("fields", "scenario fields (every table of a scenario file; `qdisc` and `app` tables "
+                            "are listed by kind below)", field_docs(sc.Scenario))]
+    if section == "tcp":
+        return [ListedTable("tcp", f"tcp (flows.app.tcp of bulk, stream and abr) - {_one_line(sc.Tcp.__doc__)}",
+                            field_docs(sc.Tcp))]
+    title, models, prefix = {
+        "disciplines": ("queue disciplines (qdisc.kind)", sc.QDISC_MODELS, "qdisc"),
+        "applications": ("applications (flows.app.kind)", sc.APP_MODELS, "app"),
+        "traces": ("generated link traces (trace.kind)", sc.TRACE_MODELS, "trace"),
+    }[section]
+    return [ListedTable(f"{prefix}/{kinds[0]}",
+                        f"{title}: {' / '.join(kinds)} - {_one_line(model.__doc__)}", field_docs(model))
+            for model, kinds in _distinct_models(models).items()]
+
+
 # ---- the reference ----------------------------------------------------------------------
 
 
