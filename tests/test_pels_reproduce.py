@@ -83,3 +83,29 @@ def test_several_seeds_give_mean_and_confidence_interval():
     assert out["ours"].tolist() == ["2.00 [0.00, 14.71] clipped", "-", "52.00 ± 12.71"]
     assert combine_seeds(tables[:1])["ours"].tolist() == ["1.00", "-", "51.00"]
     assert out["note"].tolist() == ["%", "", "ms"]
+
+
+@pytest.mark.parametrize("overrides, alone, pair, hop1_of_2, hop0_of_5", [
+    ((), 2040e3, 1040e3, 540e3, 440e3),  # the paper's values: 4 mb/s, share 0.5, alpha 20 kb/s, beta 0.5
+    (("topology.bottleneck.rate=2Mbps",), 1040e3, 540e3, 540e3, 240e3),
+    (("topology.bottleneck.qdisc.share=0.25",), 1040e3, 540e3, 540e3, 240e3),
+])
+def test_eq10_notes_follow_the_scenario_under_set(overrides, alone, pair, hop1_of_2, hop0_of_5):
+    """The eq. (10) rates written beside the convergence rows, the parking lot's max-min shares
+    and Figure 9's line are C/N + alpha/beta from the run's own scenario, not the paper's."""
+    from aqmlab.reproduce import pels
+
+    convergence, parking = ({"mkc": pels.mkc_table(pels.load_pels(name, overrides))}
+                            for name in ("convergence", "parking-lot"))
+    assert pels.stationary_rate(convergence, 1) == pytest.approx(alone)
+    assert pels.stationary_rate(convergence, 2) == pytest.approx(pair)
+    assert pels.stationary_rate(parking, 2, hop=1) == pytest.approx(hop1_of_2)
+    assert pels.stationary_rate(parking, 5, hop=0) == pytest.approx(hop0_of_5)
+
+
+def test_eq10_uses_the_gains_of_the_run():
+    from aqmlab.reproduce import pels
+
+    sc = pels.load_pels("convergence", ("flows.f1.app.alpha=40kbps", "flows.f2.app.alpha=40kbps"))
+    assert pels.pels_capacities(sc) == [2e6]
+    assert pels.stationary_rate({"mkc": pels.mkc_table(sc)}, 2) == pytest.approx(1e6 + 80e3)

@@ -37,8 +37,6 @@ QUICK_DURATION = {"convergence": "40s", "gamma-7": "40s", "gamma-14": "40s", "de
 STEADY_FROM_S = 10.0
 DRAIN_S = 5.0
 P_THR = 0.75
-C_BPS = 2e6
-ALPHA_BPS, BETA = 20e3, 0.5
 
 # ---- published values (the paper's text) ---------------------------------------------------
 PUBLISHED = {
@@ -89,7 +87,32 @@ def run_simulation(job: tuple[str, tuple[str, ...], int, bool]) -> dict[str, pd.
     out["duration_s"] = pd.DataFrame({"s": [sc.duration / 1e9]})
     app = next(g.app for g in sc.flows if g.app.kind == "pels")
     out["pels_app"] = pd.DataFrame({"fps": [app.fps], "payload_bytes": [app.packet_size - _core.UDP_IP_HEADER_BYTES]})
+    out["mkc"] = mkc_table(sc)
     return out
+
+
+def mkc_table(sc: Scenario) -> pd.DataFrame:
+    """What eq. (10) needs of a run, per hop: C (below) and the PELS flows' MKC gains."""
+    app = next(g.app for g in sc.flows if g.app.kind == "pels")
+    caps = pels_capacities(sc)
+    return pd.DataFrame({"hop": range(len(caps)), "capacity_bps": caps, "alpha_bps": float(app.alpha),
+                         "beta": app.beta})
+
+
+def pels_capacities(sc: Scenario) -> list[float]:
+    """Per hop (the bottleneck, then each chain link), the PELS capacity C = share x link rate
+    of its `pels_feedback` router (eq. 11), NaN where the hop has none: eq. (10)'s stationary
+    rate C/N + alpha/beta is computed from these, so that `--set` on a rate, a share or MKC's
+    gains moves the notes with the run."""
+    links = [sc.topology.bottleneck] + [hop.forward for hop in sc.topology.chain]
+    return [float(link.qdisc.share * link.rate) if link.qdisc.kind == "pels_feedback" and link.rate else float("nan")
+            for link in links]
+
+
+def stationary_rate(run: dict[str, pd.DataFrame], flows: int, hop: int = 0) -> float:
+    """MKC's stationary rate of eq. (10), C/N + alpha/beta, of `flows` flows at `hop` (b/s)."""
+    mkc = run["mkc"]
+    return float(mkc["capacity_bps"].iloc[hop] / flows + mkc["alpha_bps"].iloc[hop] / mkc["beta"].iloc[hop])
 
 
 # ---- tables ---------------------------------------------------------------------------------
@@ -171,9 +194,9 @@ def mechanisms_table(runs: dict[str, dict[str, pd.DataFrame]]) -> pd.DataFrame:
     both = pa.mean_rates(c["pels_frames"], 25, end)
     rows += [
         _row("convergence: F1 alone (3-10 s)", "full capacity", alone.iloc[0] / 1e3, ".0f",
-             f"kb/s; eq. (10): {(C_BPS + ALPHA_BPS / BETA) / 1e3:.0f}"),
+             f"kb/s; eq. (10): {stationary_rate(c, 1) / 1e3:.0f}"),
         _row("convergence: F1 (25 s-end)", "1 mb/s", both.iloc[0] / 1e3, ".0f",
-             f"kb/s; eq. (10): {(C_BPS / 2 + ALPHA_BPS / BETA) / 1e3:.0f}"),
+             f"kb/s; eq. (10): {stationary_rate(c, 2) / 1e3:.0f}"),
         _row("convergence: F2 (25 s-end)", "1 mb/s", both.iloc[1] / 1e3, ".0f", "kb/s"),
         _row("convergence: time to fairness after F2 joins", "13 s", fairness_time(c["pels_frames"]), ".1f",
              "s; until 2 s mean rates first within 10 %"),
@@ -224,9 +247,10 @@ def parking_lot_table(run: dict[str, pd.DataFrame]) -> pd.DataFrame:
     labels that came from router id 1 (hop 0)."""
     group = dict(zip(run["flows"]["flow"], run["flows"]["group_name"], strict=True))
     ctl = run["pels_control"].assign(group=lambda d: d["flow"].map(group))
-    a = ALPHA_BPS / BETA
-    fair = {(10, 30): {"long": 1e6 / 2 + a, "first": None, "second": 1e6 / 2 + a},
-            (40, 60): {"long": C_BPS / 5 + a, "first": C_BPS / 5 + a, "first-late": C_BPS / 5 + a, "second": None}}
+    hop1_of_2 = stationary_rate(run, 2, hop=1)  # before 30 s: long and second share hop 1
+    hop0_of_5 = stationary_rate(run, 5, hop=0)  # after: long, first and 3 first-late share hop 0
+    fair = {(10, 30): {"long": hop1_of_2, "first": None, "second": hop1_of_2},
+            (40, 60): {"long": hop0_of_5, "first": hop0_of_5, "first-late": hop0_of_5, "second": None}}
     rows = []
     for (t0, t1), shares in fair.items():
         rates = pa.mean_rates(run["pels_frames"], t0, t1)
@@ -304,7 +328,7 @@ def figures8_9(runs, folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     left.set_ylabel("one-way delay (ms)")
     for i, (_flow, r) in enumerate(rates.groupby("flow")):
         right.plot(r["t_s"], r["rate_bps"] / 1e3, color=f"C{i}", lw=1.0, label=f"F{i + 1}")
-    right.axhline((C_BPS / 2 + ALPHA_BPS / BETA) / 1e3, color="0.3", ls=":", lw=1, label="C/N + alpha/beta")
+    right.axhline(stationary_rate(runs["convergence"], 2) / 1e3, color="0.3", ls=":", lw=1, label="C/N + alpha/beta")
     right.set_xlabel("time (s)")
     right.set_ylabel("rate (kb/s)")
     right.legend(fontsize=8)
