@@ -94,15 +94,22 @@ def test_out_replaces_only_what_aqmlab_wrote(tmp_path, write_scenario):
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_bytes(b"my own words\n")
-    with pytest.raises(aqmlab.OutputRefused, match="exists; pass --force"):
+    # The refusals name the API's own argument, not the command line's --force.
+    with pytest.raises(aqmlab.OutputRefused, match=r"exists; pass force=True to replace it"):
         aqmlab.run(path, out=mine)
-    with pytest.raises(aqmlab.OutputRefused, match="not a directory aqmlab wrote"):
+    with pytest.raises(aqmlab.OutputRefused, match=r"not a directory aqmlab wrote \(no \.aqmlab-results file\) "
+                                                   r"and force=True replaces only those"):
         aqmlab.run(path, out=mine, force=True)
     assert [p.name for p in mine.iterdir()] == ["notes.txt"]
     assert (mine / "notes.txt").read_bytes() == b"my own words\n"
     first = aqmlab.run(path, out=tmp_path / "res")
     assert first.out_dir == tmp_path / "res" and (tmp_path / "res" / ".aqmlab-results").is_file()
     aqmlab.run(path, out=tmp_path / "res", force=True)  # aqmlab's own: replaced
+    with pytest.raises(aqmlab.OutputRefused, match=r"out .* exists; pass force=True"):
+        first.save(tmp_path / "res")
+    with pytest.raises(aqmlab.OutputRefused, match="force=True replaces only those"):
+        first.save(mine, force=True)
+    assert [p.name for p in mine.iterdir()] == ["notes.txt"]
 
 
 def test_figures_are_figures_and_leave_the_pyplot_backend_alone(write_scenario):

@@ -83,3 +83,32 @@ def test_axis_labels_carry_units():
     assert metric_label("jain") == "Jain's fairness index"
     assert metric_label("bulk.throughput_mbps") == "bulk throughput (Mbit/s)"
     assert metric_label("tcp.stall_s") == "tcp stall (s)"
+
+
+def test_intervals_stop_at_the_metrics_range():
+    """A t interval over few seeds can leave what a metric can be (a loss of 5 ± 20 %): the
+    table writes it clipped, as the reproductions' tables do, and the band and the error bars
+    stop at 0 (and at 100 % or at Jain's 1)."""
+    import pandas as pd
+    from matplotlib.collections import PolyCollection
+    from matplotlib.figure import Figure
+
+    from aqmlab import report
+
+    points = pd.DataFrame({"load": [1, 2], "start_s": 0.0, "end_s": 10.0, "seeds": 3,
+                           "video.loss_pct_mean": [5.0, 90.0], "video.loss_pct_ci95": [20.0, 30.0],
+                           "jain_mean": [0.9, 0.5], "jain_ci95": [0.05, 0.1]})
+    table = report.points_table(points, [{"name": "load"}], ["video.loss_pct", "jain"])
+    assert list(table["video.loss_pct"]) == ["5 [0, 25] clipped", "90 [60, 100] clipped"]
+    assert list(table["jain"]) == ["0.9 ± 0.05", "0.5 ± 0.1"]
+    for categorical in (False, True):
+        xa = report.XAxis(title="load", positions={"1": 0.0, "2": 1.0}, categorical=categorical)
+        panel = Figure().add_subplot()
+        report._draw_line(panel, points, "load", xa, "video.loss_pct", "", "C0", 0.0)
+        if categorical:
+            segments = [seg for c in panel.collections for seg in c.get_segments()]
+            ys = [y for seg in segments for _, y in seg]
+        else:
+            ys = [y for c in panel.collections if isinstance(c, PolyCollection)
+                  for path in c.get_paths() for _, y in path.vertices]
+        assert ys and min(ys) == 0.0 and max(ys) == 100.0, (categorical, min(ys), max(ys))

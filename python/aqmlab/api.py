@@ -45,6 +45,9 @@ if TYPE_CHECKING:  # the data libraries load on first use, not at `import aqmlab
     from aqmlab.sweep import Sweep
 
 #: Display names of the disciplines in the period table of `aqmlab run`.
+#: How the API's refusals spell the override (the command line says `--force`).
+FORCE = "force=True"
+
 DISPLAY = {"droptail": "Drop-Tail", "red": "RED", "rb_red": "Rb-RED", "rb_rio": "Rb-RIO", "rio": "RIO",
            "sqf": "SQF", "drr": "FQ (DRR)", "fq": "FQ (DRR)", "pfq": "PFQ", "tbf": "TBF",
            "prio": "PRIO", "wrr": "WRR", "codel": "CoDel", "fq_codel": "FQ-CoDel", "pie": "PIE",
@@ -317,9 +320,11 @@ class Results:
         """Writes the results directory (what ``aqmlab run --out`` writes), atomically. An
         existing `out` is replaced only with `force` and only if aqmlab wrote it; anything else
         raises :class:`aqmlab.outdir.OutputRefused` and is left as it was."""
+        from aqmlab.outdir import check_output
         from aqmlab.run import write_results
 
         target = Path(out)
+        check_output(target, force, option="out", force_name=FORCE)
         write_results(self._run, self.scenario.raw, target, force=force)
         if plot:
             from aqmlab.plots import plot_results
@@ -355,7 +360,7 @@ def run(scenario: LoadedScenario | str | os.PathLike[str] | Mapping[str, Any], s
     if out is not None:
         from aqmlab.outdir import check_output
 
-        check_output(Path(out), force, option="out")
+        check_output(Path(out), force, option="out", force_name=FORCE)
     if engine == "emu":
         result = _emulate(sc.model)
     else:
@@ -722,7 +727,7 @@ def reproduce(paper: str, *, quick: bool = False, seeds: int = 1, seed: int = 1,
     if target is not None:
         from aqmlab.outdir import check_output
 
-        check_output(target, force, option="out")
+        check_output(target, force, option="out", force_name=FORCE)
     reasons, warned = check_reproduction(paper, mod, seeds, records, clips, quality_flows, overrides)
     _warn(warned)
     seed_list = [seed] if quick else list(range(seed, seed + seeds))
@@ -749,7 +754,7 @@ def compare(paper: str, *, quick: bool = False, seeds: int = 1, seed: int = 1,
     if target is not None:
         from aqmlab.outdir import check_output
 
-        check_output(target, force, option="out")
+        check_output(target, force, option="out", force_name=FORCE)
     seed_list = [seed] if quick else list(range(seed, seed + seeds))
     with bars.shown(not progress), _directory(target) as tmp:
         table = cmp.compare(paper, tmp, seed_list, quick=quick, workers=workers)

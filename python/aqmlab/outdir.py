@@ -68,10 +68,12 @@ def is_aqmlab_output(folder: Path) -> bool:
     return False
 
 
-def check_output(target: Path, force: bool, option: str = "--out") -> None:
+def check_output(target: Path, force: bool, option: str = "--out", force_name: str = "--force") -> None:
     """Raises OutputRefused (one line) unless `target` may be written: it does not exist, or
     `force` is given and it is a directory aqmlab wrote (or an empty directory). Called before
-    any work starts and again just before the final rename."""
+    any work starts and again just before the final rename. `option` and `force_name` are how
+    the caller's user spells the target and the force (`--out`/`--force` on the command line,
+    `out`/`force=True` in the Python API), so that the message names what they wrote."""
     target = Path(target)
     shown = f"{option} {target}" if option else str(target)
     if target.is_symlink():
@@ -90,10 +92,10 @@ def check_output(target: Path, force: bool, option: str = "--out") -> None:
     if os.path.ismount(target):
         raise OutputRefused(f"{shown} is a mount point; aqmlab will not replace it: give a directory inside it")
     if not force:
-        raise OutputRefused(f"{shown} exists; pass --force to replace it")
+        raise OutputRefused(f"{shown} exists; pass {force_name} to replace it")
     if not any(target.iterdir()) or is_aqmlab_output(target):
         return
-    raise OutputRefused(f"{shown} is not a directory aqmlab wrote (no {MARKER} file) and --force replaces "
+    raise OutputRefused(f"{shown} is not a directory aqmlab wrote (no {MARKER} file) and {force_name} replaces "
                         f"only those: choose another path, or if it is an aqmlab result you no longer need, "
                         f"remove it yourself (rm -r {target})")
 

@@ -24,6 +24,8 @@ matplotlib.use("Agg")  # files only; never needs a display
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from aqmlab.stats import physical_range  # noqa: E402
+
 _QUANTITY = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([A-Za-z%/]*)\s*$")
 
 
@@ -118,31 +120,42 @@ def _line_label(others: list[str], key: Any) -> str:
 def _draw_line(panel: Any, line: pd.DataFrame, column: str, xa: XAxis, metric: str, label: str, color: str,
                dodge: float) -> None:
     """A line with a CI band over a numeric axis; over categories (disciplines), points with
-    error bars, dodged sideways so that lines do not hide each other."""
+    error bars, dodged sideways so that lines do not hide each other. Bands and bars stop at
+    what the metric can be (a loss never below 0 %, Jain's index never above 1)."""
     line = line.assign(_x=[xa.positions[str(v)] for v in line[column]]).sort_values("_x")
     mean, ci = line[f"{metric}_mean"], line[f"{metric}_ci95"]
+    lo, hi = physical_range(metric.rpartition(".")[2])
+    low, high = (mean - ci).clip(lower=lo), (mean + ci).clip(upper=hi)
     if xa.categorical:
-        panel.errorbar(line["_x"] + dodge, mean, yerr=ci.fillna(0), fmt="o", ms=4, capsize=3, color=color,
+        yerr = [(mean - low).fillna(0), (high - mean).fillna(0)]
+        panel.errorbar(line["_x"] + dodge, mean, yerr=yerr, fmt="o", ms=4, capsize=3, color=color,
                        label=label or None)
         return
     panel.plot(line["_x"], mean, marker="o", ms=3.5, lw=1.4, color=color, label=label or None)
     if ci.notna().any():  # one seed per point has no interval
-        panel.fill_between(line["_x"], mean - ci, mean + ci, color=color, alpha=0.2, lw=0)
+        panel.fill_between(line["_x"], low, high, color=color, alpha=0.2, lw=0)
 
 
 def points_table(points: pd.DataFrame, axes: list[dict[str, Any]], metrics: list[str]) -> pd.DataFrame:
-    """The per-point table as "mean ± half-width" per metric."""
+    """The per-point table as "mean ± half-width" per metric ("mean [low, high] clipped" where
+    the interval leaves the metric's range, as the reproductions' tables write it)."""
     cols = [a["name"] for a in axes] + ["start_s", "end_s", "seeds"]
     table = points[cols].copy()
     for m in metrics:
-        table[m] = [_mean_ci(a, b) for a, b in zip(points[f"{m}_mean"], points[f"{m}_ci95"], strict=True)]
+        bounds = physical_range(m.rpartition(".")[2])
+        table[m] = [_mean_ci(a, b, bounds) for a, b in zip(points[f"{m}_mean"], points[f"{m}_ci95"], strict=True)]
     return table
 
 
-def _mean_ci(mean: float, ci: float) -> str:
+def _mean_ci(mean: float, ci: float, bounds: tuple[float, float]) -> str:
     if mean != mean:
         return "-"
-    return f"{mean:.4g}" if ci != ci else f"{mean:.4g} ± {ci:.2g}"
+    if ci != ci:
+        return f"{mean:.4g}"
+    lo, hi = bounds
+    if mean - ci >= lo and mean + ci <= hi:
+        return f"{mean:.4g} ± {ci:.2g}"
+    return f"{mean:.4g} [{max(lo, mean - ci):.4g}, {min(hi, mean + ci):.4g}] clipped"
 
 
 _STYLE = """
