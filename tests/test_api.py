@@ -4,6 +4,7 @@ gives the command line's results and errors, and that `import aqmlab` stays ligh
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import warnings
@@ -118,6 +119,28 @@ def test_figures_are_figures_and_leave_the_pyplot_backend_alone(write_scenario):
     for fig in (res.queue_figure(), res.throughput_figure(), res.flow_figure(1)):
         assert isinstance(fig, Figure) and fig.axes
     assert ("matplotlib.pyplot" in sys.modules) == had_pyplot
+
+
+def test_no_figure_module_loads_pyplot_or_sets_a_backend():
+    """Reproductions, comparisons, the sweep report and the analyses draw on Figure objects: a
+    notebook that calls them keeps its own backend (they used to switch it to Agg)."""
+    code = """
+import sys, matplotlib
+backend = matplotlib.get_backend()
+import aqmlab.report, aqmlab.compare
+import aqmlab.reproduce.rb_rio_figures, aqmlab.reproduce.head_to_head_figures
+import aqmlab.reproduce.pels, aqmlab.reproduce.pels_quality, aqmlab.reproduce.sqf
+import aqmlab.analysis.abr, aqmlab.analysis.rtc, aqmlab.analysis.pcap, aqmlab.analysis.calls, aqmlab.analysis.l4s
+import pandas as pd
+points = pd.DataFrame({"load": [1, 2], "start_s": 0.0, "end_s": 10.0, "seeds": 2,
+                       "jain_mean": [0.9, 0.5], "jain_ci95": [0.05, 0.1]})
+axis = {"name": "load", "labels": ["1", "2"]}
+assert aqmlab.report.metric_figure(points, [axis], axis, "jain")
+assert "matplotlib.pyplot" not in sys.modules, "pyplot loaded"
+assert matplotlib.get_backend() == backend
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "svg"})
+    assert r.returncode == 0, r.stderr
 
 
 def test_seeds_and_confidence_intervals(write_scenario):

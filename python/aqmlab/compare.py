@@ -293,22 +293,20 @@ def compare(paper: str, out_dir: Path, seeds: list[int], quick: bool = False,
 
 def draw(t: pd.DataFrame, p: Paper, path: Path) -> None:
     """One bar chart per figure column, disciplines on the x axis, the paper's own in colour."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.artist import setp
+    from matplotlib.figure import Figure
 
     path.parent.mkdir(parents=True, exist_ok=True)
     cols = list(p.figure.items())
-    fig, axes = plt.subplots(1, len(cols), figsize=(3.2 * len(cols), 3.4))
+    fig = Figure(figsize=(3.2 * len(cols), 3.4))
+    axes = fig.subplots(1, len(cols))
     colours = ["tab:red" if d in p.mechanisms else "tab:gray" for d in t["discipline"]]
     for ax, (col, label) in zip(np.atleast_1d(axes), cols, strict=False):
         ax.bar(t["discipline"], t[col], color=colours)
         ax.set_title(label, fontsize=9)
         ax.tick_params(axis="x", labelrotation=45, labelsize=8)
         # Rotated labels end under their bar, so that long names do not run into the next one.
-        plt.setp(ax.get_xticklabels(), ha="right", rotation_mode="anchor")
+        setp(ax.get_xticklabels(), ha="right", rotation_mode="anchor")
     fig.suptitle(p.title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)

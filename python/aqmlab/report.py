@@ -18,13 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")  # files only; never needs a display
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from aqmlab.stats import physical_range  # noqa: E402
+from aqmlab.stats import physical_range
 
 _QUANTITY = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([A-Za-z%/]*)\s*$")
 
@@ -79,7 +76,6 @@ def metric_label(metric: str) -> str:
 def _png(fig: Any) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
-    plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode()
 
 
@@ -89,8 +85,8 @@ def metric_figure(points: pd.DataFrame, axes: list[dict[str, Any]], axis: dict[s
     xa = x_axis(axis)
     others = [a["name"] for a in axes if a["name"] != axis["name"]]
     periods = list(points.groupby(["start_s", "end_s"], sort=True).groups)
-    fig, panels = plt.subplots(1, len(periods), figsize=(4.2 * len(periods) + 1.2, 3.4), squeeze=False,
-                               sharey=True)
+    fig = Figure(figsize=(4.2 * len(periods) + 1.2, 3.4))
+    panels = fig.subplots(1, len(periods), squeeze=False, sharey=True)
     for panel, (start, end) in zip(panels[0], periods, strict=False):
         in_period = points[(points["start_s"] == start) & (points["end_s"] == end)]
         lines = list(in_period.groupby(others, sort=False)) if others else [((), in_period)]

@@ -51,12 +51,10 @@ def summary(s: pd.DataFrame) -> pd.DataFrame:
 def ssim_stall_figure(table: pd.DataFrame, path: Path) -> None:
     """SSIM (dB) against stall ratio (%), one point per discipline and algorithm with its 95 %
     intervals; the x axis inverted so that better is up and right, as in Puffer's figure."""
-    import matplotlib  # noqa: PLC0415 - plotting only when a figure is asked for
+    from matplotlib.figure import Figure  # noqa: PLC0415 - plotting only when a figure is asked for
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    fig = Figure(figsize=(6.4, 4.4))
+    ax = fig.subplots()
     markers = "os^Dv<>p"
     groups = sorted(table.index.get_level_values("group").unique())
     disciplines = sorted(table.index.get_level_values("discipline").unique())
@@ -74,4 +72,3 @@ def ssim_stall_figure(table: pd.DataFrame, path: Path) -> None:
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)

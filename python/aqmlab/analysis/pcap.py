@@ -343,10 +343,7 @@ def write_outputs(s: dict[str, Any], table: pd.DataFrame, folder: Path) -> None:
     form) and the CDF of consecutive 500 ms ratios (Figure 21)."""
     import json
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     folder.mkdir(parents=True, exist_ok=True)
     table.to_csv(folder / "summary.csv", index=False)
@@ -354,7 +351,8 @@ def write_outputs(s: dict[str, Any], table: pd.DataFrame, folder: Path) -> None:
     plain = {k: v for k, v in s.items() if not isinstance(v, (pd.DataFrame, np.ndarray))}
     (folder / "summary.json").write_text(json.dumps(plain, indent=1, sort_keys=True, default=str) + "\n")
     styles: dict[str, dict[str, Any]] = {"udp": dict(color="C3", ls="-"), "tcp": dict(color="C0", ls="--")}
-    fig, ax = plt.subplots(figsize=(6, 3.2))
+    fig = Figure(figsize=(6, 3.2))
+    ax = fig.subplots()
     for name in ("udp", "tcp"):
         bw = h2h.bandwidth_series(s[f"{name}_series"], 1.0)
         ax.plot(bw.index, bw.to_numpy() / 1e3, label=name.upper(), lw=1, **styles[name])
@@ -365,8 +363,8 @@ def write_outputs(s: dict[str, Any], table: pd.DataFrame, folder: Path) -> None:
     fig.suptitle("Head-to-head bandwidth (the paper's Figure 6 form)", fontsize=10)
     fig.tight_layout()
     fig.savefig(folder / "fig06.png", dpi=110)
-    plt.close(fig)
-    fig, ax = plt.subplots(figsize=(5, 3.2))
+    fig = Figure(figsize=(5, 3.2))
+    ax = fig.subplots()
     for name in ("udp", "tcp"):
         x, p = h2h.empirical_cdf(s[f"{name}_smoothness_ratios"])
         ax.step(x, p, where="post", label=name.upper(), **styles[name])
@@ -378,4 +376,3 @@ def write_outputs(s: dict[str, Any], table: pd.DataFrame, folder: Path) -> None:
     fig.suptitle("Smoothness (the paper's Figure 21 form)", fontsize=10)
     fig.tight_layout()
     fig.savefig(folder / "fig21.png", dpi=110)
-    plt.close(fig)

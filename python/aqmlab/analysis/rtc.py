@@ -33,12 +33,10 @@ def rate_delay_figure(runs: Iterable[tuple[str, Path]], path: Path, flow: int = 
     """Two panels against time: the call's target rate (Mbit/s) at each feedback report, and
     each frame's delay from capture to its last packet (ms; lost frames left out), one colour
     per run; the deadline as a dashed line."""
-    import matplotlib  # noqa: PLC0415 - plotting only when a figure is asked for
+    from matplotlib.figure import Figure  # noqa: PLC0415 - plotting only when a figure is asked for
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7.0, 5.6), sharex=True)
+    fig = Figure(figsize=(7.0, 5.6))
+    (top, bottom) = fig.subplots(2, 1, sharex=True)
     for i, (label, p) in enumerate(runs):
         rate = pd.read_parquet(p / "gcc_rate.parquet")
         rate = rate[rate["flow"] == flow]
@@ -58,4 +56,3 @@ def rate_delay_figure(runs: Iterable[tuple[str, Path]], path: Path, flow: int = 
     bottom.set_ylim(bottom=0)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)

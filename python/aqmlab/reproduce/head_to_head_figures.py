@@ -6,11 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import numpy as np
+from matplotlib.figure import Figure
 
 from aqmlab.analysis.head_to_head import empirical_cdf  # noqa: E402
 from aqmlab.reproduce.head_to_head_model import Clip  # noqa: E402
@@ -22,7 +19,6 @@ def _save(fig, path: Path, title: str) -> None:
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def _cdf(ax, values, **kw) -> None:
@@ -41,18 +37,21 @@ def _per_bottleneck(pop: dict[str, Any]):
 
 
 def _grid(n: int):
-    fig, axes = plt.subplots(2, 2, figsize=(8, 6), squeeze=False)
+    fig = Figure(figsize=(8, 6))
+    axes = fig.subplots(2, 2, squeeze=False)
     return fig, axes.ravel()[:n]
 
 
 def fig02_04(results, clips: list[Clip], folder: Path) -> None:
-    fig, ax = plt.subplots(figsize=(5, 3.2))
+    fig = Figure(figsize=(5, 3.2))
+    ax = fig.subplots()
     _cdf(ax, [c.length_s / 60 for c in clips], color="k")
     ax.set_xscale("log")
     ax.set_xlabel("clip length (min)")
     _save(fig, folder / "fig02.png", "Figure 2: clip playout lengths (population)")
     for key, label, name, num in (("rtt_s", "RTT (ms)", "fig03.png", 3), ("loss", "loss (%)", "fig04.png", 4)):
-        fig, ax = plt.subplots(figsize=(5, 3.2))
+        fig = Figure(figsize=(5, 3.2))
+        ax = fig.subplots()
         for i, bw in enumerate(sorted({r["bottleneck_bps"] for r in results if r["kind"] == "pair"}, reverse=True)):
             v = [r["pair"][key] * (1e3 if key == "rtt_s" else 100) for r in results
                  if r["kind"] == "pair" and r["bottleneck_bps"] == bw]
@@ -69,7 +68,8 @@ def fig06(results, folder: Path) -> None:
     panels = [(bw, label) for bw, label in ((600_000, "FairPlayer"), (75_000, "FoulPlayer")) if bw in pairs]
     if not panels:
         return
-    fig, axes = plt.subplots(len(panels), 1, figsize=(6, 2.6 * len(panels)), squeeze=False)
+    fig = Figure(figsize=(6, 2.6 * len(panels)))
+    axes = fig.subplots(len(panels), 1, squeeze=False)
     for ax, (bw, label) in zip(axes.ravel(), panels, strict=False):
         r = pairs[bw]
         for name in ("udp", "tcp"):
@@ -98,7 +98,8 @@ def fig07(pop, folder: Path) -> None:
 
 
 def fig08(pop, folder: Path) -> None:
-    fig, ax = plt.subplots(figsize=(5, 5))
+    fig = Figure(figsize=(5, 5))
+    ax = fig.subplots()
     top = 0.0
     for i, (kbps, g) in enumerate(_per_bottleneck(pop)):
         s = g["scatter"]
@@ -113,7 +114,8 @@ def fig08(pop, folder: Path) -> None:
 
 
 def fig09(pop, folder: Path) -> None:
-    fig, ax = plt.subplots(figsize=(5.5, 3.5))
+    fig = Figure(figsize=(5.5, 3.5))
+    ax = fig.subplots()
     for i, (kbps, g) in enumerate(_per_bottleneck(pop)):
         x, p = g["normalized_difference_cdf"]
         ax.step(x, p, where="post", color=f"C{i}", label=f"{kbps} Kbps")
@@ -145,7 +147,8 @@ def fig10_13(pop, folder: Path) -> None:
             ("difference_vs_rtt", "fit_difference_vs_rtt", 1e3, "RTT (ms)", 10, 11),
             ("difference_vs_loss", "fit_difference_vs_loss", 100, "loss (%)", 12, 13)):
         xkey = "rtt_s" if "rtt" in key else "loss"
-        fig, ax = plt.subplots(figsize=(5, 3.5))
+        fig = Figure(figsize=(5, 3.5))
+        ax = fig.subplots()
         _diff_panel(ax, pop["all"][key], xkey, pop["all"][fitkey], scale, xlabel)
         _save(fig, folder / f"fig{n_all}.png", f"Figure {n_all}: (TCP - UDP) vs {xlabel.split()[0]}, all bottlenecks")
         fig, axes = _grid(4)
@@ -156,7 +159,8 @@ def fig10_13(pop, folder: Path) -> None:
 
 
 def fig14_15(pop, results, folder: Path) -> None:
-    fig, ax = plt.subplots(figsize=(5, 3.5))
+    fig = Figure(figsize=(5, 3.5))
+    ax = fig.subplots()
     b = pop["all"]["buffering"]
     for name in ("udp", "tcp"):
         d = b[b["transport"] == name]
@@ -167,7 +171,8 @@ def fig14_15(pop, results, folder: Path) -> None:
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     _save(fig, folder / "fig14.png", "Figure 14: buffering rate ratio vs steady rate (DSL-TBF)")
-    fig, ax = plt.subplots(figsize=(5, 3.2))
+    fig = Figure(figsize=(5, 3.2))
+    ax = fig.subplots()
     lan = [r["pair"] for r in results if r["kind"] == "lan"]
     for name in ("udp", "tcp"):
         _cdf(ax, [p[f"{name}_buffering_ratio"] for p in lan], label=name.upper(), **STYLE[name])
@@ -177,11 +182,13 @@ def fig14_15(pop, results, folder: Path) -> None:
 
 
 def fig16_17(clips: list[Clip], folder: Path) -> None:
-    fig, ax = plt.subplots(figsize=(5, 3.2))
+    fig = Figure(figsize=(5, 3.2))
+    ax = fig.subplots()
     _cdf(ax, [len(c.levels_bps) for c in clips], color="k")
     ax.set_xlabel("number of levels")
     _save(fig, folder / "fig16.png", "Figure 16: media scale levels per clip")
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig = Figure(figsize=(6, 3.5))
+    ax = fig.subplots()
     order = sorted(clips, key=lambda c: (len(c.levels_bps), c.levels_bps[0]))
     for i, c in enumerate(order):
         ax.scatter([i] * len(c.levels_bps), np.array(c.levels_bps) / 1e3, s=6, color="k")
@@ -196,7 +203,8 @@ def fig18_20(results, clips: list[Clip], folder: Path) -> None:
     if not sc["udp"]:
         return
     many = sorted(clips, key=lambda c: -len(c.levels_bps))[:2]
-    fig, axes = plt.subplots(len(many), 1, figsize=(6, 2.6 * len(many)), squeeze=False)
+    fig = Figure(figsize=(6, 2.6 * len(many)))
+    axes = fig.subplots(len(many), 1, squeeze=False)
     for ax, c in zip(axes[:, 0], many, strict=False):
         for name in ("udp", "tcp"):
             tr = sc[name][c.clip_id]["level_trace"]
@@ -210,7 +218,8 @@ def fig18_20(results, clips: list[Clip], folder: Path) -> None:
     _save(fig, folder / "fig18.png", "Figure 18: media scaling at 35 Kbps")
     for key, xlabel, name, num in (("scale_changes", "scale changes", "fig19.png", 19),
                                    ("time_to_adapt_s", "time to adapt below 35 Kbps (s)", "fig20.png", 20)):
-        fig, ax = plt.subplots(figsize=(5, 3.2))
+        fig = Figure(figsize=(5, 3.2))
+        ax = fig.subplots()
         for t in ("udp", "tcp"):
             _cdf(ax, [r[key] for r in sc[t].values()], label=t.upper(), **STYLE[t])
         ax.set_xlabel(xlabel)

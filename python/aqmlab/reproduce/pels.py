@@ -267,24 +267,17 @@ def parking_lot_table(run: dict[str, pd.DataFrame]) -> pd.DataFrame:
 # ---- figures --------------------------------------------------------------------------------
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def _until(frames: pd.DataFrame, end_s: float) -> pd.DataFrame:
     return frames[frames["t_ns"] < end_s * 1e9]
 
 
 def figure7(runs, folder: Path) -> pd.DataFrame:
-    plt = _plt()
+    from matplotlib.figure import Figure  # loaded only when figures are drawn
+
     data = pd.concat([pa.gamma_red_series(_until(runs[n]["pels_frames"], measured_end(runs[n])), 1.0).assign(scenario=n)
                       for n in ("gamma-7", "gamma-14")])
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig = Figure(figsize=(10, 3.6))
+    (left, right) = fig.subplots(1, 2)
     for i, (name, g) in enumerate(data.groupby("scenario", sort=False)):
         left.plot(g["t_s"], g["gamma"], color=f"C{i}", lw=1.2, label=name)
         right.plot(g["t_s"], g["red_loss"], color=f"C{i}", lw=1.2, label=name)
@@ -299,15 +292,16 @@ def figure7(runs, folder: Path) -> pd.DataFrame:
     fig.suptitle("Figure 7: gamma (left) and red loss (right), sigma = 0.5")
     fig.tight_layout()
     fig.savefig(folder / "fig7.png", dpi=130)
-    plt.close(fig)
     return data
 
 
 def figures8_9(runs, folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    plt = _plt()
+    from matplotlib.figure import Figure  # loaded only when figures are drawn
+
     d = runs["delay"]["pels_packets"]
     delays = pa.delay_series(d[d["sent_ns"] < measured_end(runs["delay"]) * 1e9], 1.0)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig = Figure(figsize=(10, 3.6))
+    axes = fig.subplots(1, 2)
     for ax, colour in zip(axes, ("green", "yellow"), strict=False):
         g = delays[delays["colour"] == colour]
         ax.plot(g["t_s"], g["delay_ms"], color="C2" if colour == "green" else "C1", lw=1.0)
@@ -318,9 +312,9 @@ def figures8_9(runs, folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     fig.suptitle("Figure 8: green (left) and yellow (right) delays, two flows join every 50 s")
     fig.tight_layout()
     fig.savefig(folder / "fig8.png", dpi=130)
-    plt.close(fig)
     rates = pa.rate_series(runs["convergence"]["pels_frames"], 0.5)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig = Figure(figsize=(10, 3.6))
+    (left, right) = fig.subplots(1, 2)
     g = delays[delays["colour"] == "red"]
     left.plot(g["t_s"], g["delay_ms"], color="C3", lw=1.0)
     left.set_title("red packets", fontsize=9)
@@ -337,7 +331,6 @@ def figures8_9(runs, folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     fig.suptitle("Figure 9: red delays (left), MKC convergence of two flows (right)")
     fig.tight_layout()
     fig.savefig(folder / "fig9.png", dpi=130)
-    plt.close(fig)
     return delays, rates
 
 

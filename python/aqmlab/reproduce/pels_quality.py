@@ -50,12 +50,10 @@ def quality_table(runs: dict, curve: pd.DataFrame) -> tuple[pd.DataFrame, dict[s
 
 
 def figure10(per_frame: dict[str, pd.DataFrame], path: Path) -> pd.DataFrame:
-    import matplotlib
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
+    fig = Figure(figsize=(10, 3.6))
+    axes = fig.subplots(1, 2, sharey=True)
     data = []
     for ax, (pels_run, be_run, published_loss, _, _) in zip(axes, PAIRS, strict=False):
         for name, label, colour in ((pels_run, "PELS", "C0"), (be_run, "best effort", "C3")):
@@ -75,7 +73,6 @@ def figure10(per_frame: dict[str, pd.DataFrame], path: Path) -> pd.DataFrame:
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(path, dpi=130)
-    plt.close(fig)
     return pd.concat(data, ignore_index=True)
 
 

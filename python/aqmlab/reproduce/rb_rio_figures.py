@@ -5,11 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import numpy as np
+from matplotlib.figure import Figure
 
 from aqmlab.reproduce.rb_rio import DISPLAY, PERIODS_S, mean_of  # noqa: E402
 from aqmlab.stats import mean_ci  # noqa: E402
@@ -22,7 +19,8 @@ def _first(results, experiment, d, key):
 def fig4(results, discs, path: Path) -> None:
     """Queue statistics under RED (top) and Rb-RIO (bottom) with the TCP flows."""
     shown = [d for d in ("red", "rb-rio", "rb-red", "rio") if d in discs]
-    fig, axes = plt.subplots(len(shown), 1, figsize=(7, 2.4 * len(shown)), sharex=True, squeeze=False)
+    fig = Figure(figsize=(7, 2.4 * len(shown)))
+    axes = fig.subplots(len(shown), 1, sharex=True, squeeze=False)
     for ax, d in zip(axes[:, 0], shown, strict=False):
         q = _first(results, "tcp", d, "queue")
         if q is None:
@@ -38,7 +36,6 @@ def fig4(results, discs, path: Path) -> None:
     fig.suptitle("Figure 4: queue statistics with 60 TCP flows")
     fig.tight_layout()
     fig.savefig(path, dpi=130)
-    plt.close(fig)
 
 
 def _jain_panel(ax, results, experiment, discs) -> None:
@@ -56,7 +53,8 @@ def _jain_panel(ax, results, experiment, discs) -> None:
 
 def fig6(results, discs, path: Path) -> None:
     """Average per-flow throughput by class (10-20 s) and Jain's index, MPEG streams."""
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6))
+    fig = Figure(figsize=(7, 6))
+    (top, bottom) = fig.subplots(2, 1)
     labels, x = [], 0
     for d in discs:
         for group in ("responsive", "unresponsive"):
@@ -77,13 +75,13 @@ def fig6(results, discs, path: Path) -> None:
     fig.suptitle("Figure 6: MPEG streams")
     fig.tight_layout()
     fig.savefig(path, dpi=130)
-    plt.close(fig)
 
 
 def fig7(results, discs, path: Path) -> None:
     """Decoded frames of three sampled responsive (0-30 s) and unresponsive (10-20 s) streams."""
     shown = [d for d in ("droptail", "red", "rb-rio") if d in discs]
-    fig, axes = plt.subplots(2, 1, figsize=(7, 6))
+    fig = Figure(figsize=(7, 6))
+    axes = fig.subplots(2, 1)
     for ax, group, span in ((axes[0], "responsive", (0, 30)), (axes[1], "unresponsive", (10, 20))):
         row = 0
         ticks, names = [], []
@@ -103,12 +101,12 @@ def fig7(results, discs, path: Path) -> None:
     fig.suptitle("Figure 7: user-perceived frames")
     fig.tight_layout()
     fig.savefig(path, dpi=130)
-    plt.close(fig)
 
 
 def fig8(results, discs, path: Path) -> None:
     """Aggregate throughput of TCP, responsive and unresponsive MPEG per period, and Jain."""
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6))
+    fig = Figure(figsize=(8, 6))
+    (top, bottom) = fig.subplots(2, 1)
     groups = ("tcp", "responsive", "unresponsive")
     x: float = 0
     labels = []
@@ -133,7 +131,6 @@ def fig8(results, discs, path: Path) -> None:
     fig.suptitle("Figure 8: aggregate class throughput, TCP and MPEG mix")
     fig.tight_layout()
     fig.savefig(path, dpi=130)
-    plt.close(fig)
 
 
 def draw_all(results, discs, folder: Path) -> None:
