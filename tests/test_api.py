@@ -139,7 +139,8 @@ assert aqmlab.report.metric_figure(points, [axis], axis, "jain")
 assert "matplotlib.pyplot" not in sys.modules, "pyplot loaded"
 assert matplotlib.get_backend() == backend
 """
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "svg"})
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "MPLBACKEND": "svg"})
     assert r.returncode == 0, r.stderr
 
 
