@@ -56,7 +56,18 @@ use crate::units::{Limit, Rate, Time};
 pub const LINK_RATE: Rate = Rate(10_000_000);
 
 fn red(limit: Limit, mode: RedMode, gentle: bool, ecn: bool) -> QdiscConfig {
-    QdiscConfig::Red(RedConfig { limit, min_th: 3.0, max_th: 9.0, w_q: 0.2, max_p: 0.3, gentle, mode, ecn, mean_pkt_size: 500 })
+    QdiscConfig::Red(RedConfig {
+        limit,
+        min_th: 3.0,
+        max_th: 9.0,
+        w_q: 0.2,
+        max_p: 0.3,
+        gentle,
+        mode,
+        ecn,
+        mean_pkt_size: 500,
+        wait: false,
+    })
 }
 
 fn droptail(limit: Limit) -> QdiscConfig {
@@ -93,6 +104,10 @@ pub fn disciplines() -> Vec<(&'static str, QdiscConfig)> {
         ("red/packets-gentle-ecn", red(p12, RedMode::Packets, true, true)),
         ("red/bytes-gentle", red(b9k, RedMode::Bytes, true, false)),
         ("red/bytes-ecn", red(b9k, RedMode::Bytes, false, true)),
+        ("red/packets-gentle-wait", {
+            let QdiscConfig::Red(c) = red(p12, RedMode::Packets, true, false) else { unreachable!() };
+            QdiscConfig::Red(RedConfig { wait: true, ..c })
+        }),
         // Rate-based: a 2 ms time constant and w_q 0.2 so that short runs reach every stage.
         (
             "rb_red/packets",

@@ -259,6 +259,7 @@ fn named_stats_say_what_they_are() {
         mode: RedMode::Packets,
         ecn: false,
         mean_pkt_size: 1000,
+        wait: false,
     };
     let mut q = build_qdisc(&QdiscConfig::Red(red), LINK).unwrap();
     let mut rng = SimRng::stream(1, "t");

@@ -36,6 +36,9 @@ class Red(Strict):
     ecn: bool = Field(False, description="mark ECN-capable packets instead of dropping")
     mean_pkt_size: Size = Field(written("1000B"), ge=1,
                                 description="typical packet size: byte-mode unit and idle decay")
+    wait: bool = Field(False, description="wait between drops as ns-2's wait_ and ns-3's RedQueueDisc Wait do "
+                                          "(on by default there; off here, as the papers' runs had it): no early "
+                                          "drop until count * p_b reaches 1, then p_b / (2 - count * p_b)")
 
     @model_validator(mode="after")
     def _thresholds_ordered(self) -> Red:

@@ -9,6 +9,10 @@
 //! * between `min_th` and `max_th`: `p_b = max_p (avg - min_th) / (max_th - min_th)`, spread
 //!   uniformly by the count of packets since the last drop, `p_a = p_b / (1 - count p_b)`
 //!   (F&J section 7, "method 2");
+//! * `wait` (ns-2's `wait_`, ns-3's RedQueueDisc `Wait`, on by default in both; Floyd's
+//!   "RED: Discussions of Setting Parameters", 1997): no early drop while `count p_b < 1`,
+//!   then `p_a = p_b / (2 - count p_b)`, so that the gap between drops is uniform on
+//!   `[1/p_b, 2/p_b)` instead of `[1, 1/p_b)`: drops are never closer than `1/p_b` packets;
 //! * gentle mode (Floyd, "Optimum functioning of RED in the gentle mode", 2000): between
 //!   `max_th` and `2 max_th`, `p_b = max_p + (1 - max_p)(avg - max_th)/max_th`, and only above
 //!   `2 max_th` every arrival is dropped;
@@ -58,6 +62,10 @@ pub struct RedConfig {
     pub ecn: bool,
     /// Typical packet size in bytes: the byte-mode unit and the idle-decay packet time.
     pub mean_pkt_size: u32,
+    /// Wait between drops (ns-2 and ns-3's default): see the module docs. Off by default here,
+    /// as every scenario and reproduction before it ran.
+    #[serde(default)]
+    pub wait: bool,
 }
 
 impl RedConfig {
@@ -147,9 +155,7 @@ impl Red {
             p_b *= size as f64 / self.cfg.mean_pkt_size as f64;
         }
         self.count += 1;
-        // F&J section 7: p_a = p_b / (1 - count p_b) spaces drops uniformly.
-        let denom = 1.0 - self.count as f64 * p_b;
-        let p_a = if denom <= 0.0 { 1.0 } else { (p_b / denom).min(1.0) };
+        let p_a = spread(p_b, self.count as f64, self.cfg.wait);
         if rng.bernoulli(p_a) {
             self.count = 0;
             Decision::Early
@@ -161,6 +167,27 @@ impl Red {
     fn push(&mut self, pkt: Packet) {
         self.q.push(pkt);
         self.avg.set_busy();
+    }
+}
+
+/// The probability of this arrival's early drop from p_b and the packets since the last one.
+/// F&J section 7: `p_a = p_b / (1 - count p_b)` spaces drops uniformly on `[1, 1/p_b)`; with
+/// `wait` (ns-2 red.cc `modify_p`, ns-3 `RedQueueDisc::ModifyP`), nothing while `count p_b < 1`,
+/// then `p_b / (2 - count p_b)`, uniform on `[1/p_b, 2/p_b)`.
+fn spread(p_b: f64, count: f64, wait: bool) -> f64 {
+    let x = count * p_b;
+    if wait {
+        if x < 1.0 {
+            0.0
+        } else if x < 2.0 {
+            (p_b / (2.0 - x)).min(1.0)
+        } else {
+            1.0
+        }
+    } else if x < 1.0 {
+        (p_b / (1.0 - x)).min(1.0)
+    } else {
+        1.0
     }
 }
 
@@ -227,6 +254,7 @@ mod tests {
             mode: RedMode::Packets,
             ecn: false,
             mean_pkt_size: 1000,
+            wait: false,
         }
     }
 
@@ -316,6 +344,54 @@ mod tests {
         assert!(gaps.iter().all(|g| *g <= 19), "max gap {}", gaps.iter().max().unwrap());
         let mean = gaps.iter().sum::<usize>() as f64 / gaps.len() as f64;
         assert!((mean - 10.0).abs() < 0.3, "mean gap {mean}");
+    }
+
+    /// Gaps (arrivals per early drop, the dropped one included) at a fixed p_b.
+    fn drop_gaps(c: RedConfig, avg: f64, arrivals: u64, seed: u64) -> Vec<usize> {
+        let mut rng = SimRng::stream(seed, "t");
+        let mut r = red_with_avg(RedConfig { w_q: 1e-9, ..c }, avg);
+        let (mut gaps, mut since, mut ev) = (Vec::new(), 0, Vec::new());
+        for i in 0..arrivals {
+            since += 1;
+            if let Verdict::Dropped(DropReason::Early) = r.enqueue(pkt(i, 0, 1000), Time::ZERO, &mut rng, &mut ev) {
+                gaps.push(since);
+                since = 0;
+            }
+            r.pop_packet(Time::ZERO);
+            r.avg.force(avg);
+        }
+        gaps
+    }
+
+    #[test]
+    fn wait_spaces_drops_at_least_one_over_p_b_apart() {
+        // p_b = 0.05: without wait the gap is uniform on 1..=19 (mean 10, F&J section 7); with
+        // wait (ns-2 `modify_p`), no drop before count reaches 1/p_b = 20, then
+        // p_b / (2 - count p_b), so the gap is uniform on 20..=39: mean 29.5, never below 20.
+        // (avg a hair above 10 keeps p_b at least 0.05 against the average's 1e-9 drift, so that
+        // count 20 reaches count p_b = 1 as the formula means.)
+        let gaps = drop_gaps(RedConfig { wait: true, ..cfg() }, 10.000_001, 40_000, 3);
+        assert!(gaps.iter().all(|g| (20..=39).contains(g)), "{:?}", (gaps.iter().min(), gaps.iter().max()));
+        let mean = gaps.iter().sum::<usize>() as f64 / gaps.len() as f64;
+        assert!((mean - 29.5).abs() < 0.4, "mean gap {mean}");
+        // Every value of the range occurs: the spread is uniform, not a fixed period.
+        for g in 20..=39 {
+            assert!(gaps.contains(&g), "gap {g} never seen");
+        }
+        let plain = drop_gaps(cfg(), 10.0, 40_000, 3);
+        assert!(plain.iter().all(|g| *g <= 19) && plain.iter().any(|g| *g < 20 / 2));
+    }
+
+    #[test]
+    fn spread_matches_both_formulas_at_their_edges() {
+        // ns-3 RedQueueDisc::ModifyP, both branches.
+        assert_eq!(spread(0.1, 5.0, false), 0.1 / (1.0 - 0.5));
+        assert_eq!(spread(0.1, 10.0, false), 1.0);
+        assert_eq!(spread(0.1, 9.0, true), 0.0);
+        assert_eq!(spread(0.1, 15.0, true), 0.1 / (2.0 - 1.5));
+        assert_eq!(spread(0.1, 20.0, true), 1.0);
+        assert_eq!(spread(0.4, 3.0, true), 0.4 / (2.0 - 3.0 * 0.4));
+        assert_eq!(spread(0.9, 2.0, true), 1.0); // p_b / (2 - 1.8) = 4.5, a probability of 1
     }
 
     #[test]

@@ -190,6 +190,7 @@ mod tests {
             mode: RedMode::Packets,
             ecn: false,
             mean_pkt_size: 500,
+            wait: false,
         });
         let drr = QdiscConfig::Drr(DrrConfig {
             limit: Limit::Packets(3),

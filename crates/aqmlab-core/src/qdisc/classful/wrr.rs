@@ -464,6 +464,7 @@ mod tests {
             mode: RedMode::Packets,
             ecn: false,
             mean_pkt_size: 500,
+            wait: false,
         });
         let mut q = wrr(vec![band(1500, dt(1)), band(1500, red)], two_way());
         let mut rng = SimRng::stream(1, "t");
