@@ -172,6 +172,23 @@ def test_a_sweep_in_memory_leaves_no_directory(tmp_path, monkeypatch):
         aqmlab.sweep(path, quick=True, seeds=3)
 
 
+def test_a_sweep_on_a_local_dask_cluster_gives_the_pools_tables(tmp_path):
+    pytest.importorskip("distributed")
+    path = write_sweep(tmp_path, seeds=2)
+    pool = aqmlab.sweep(path, quick=True, workers=1)
+    dask = aqmlab.sweep(path, quick=True, workers=2, dask="local")
+    assert dask.ran_now == 4
+    pd.testing.assert_frame_equal(dask.points, pool.points)
+    pd.testing.assert_frame_equal(dask.runs, pool.runs)
+
+
+def test_a_dask_sweep_without_dask_says_what_to_install(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    with pytest.raises(aqmlab.AqmlabError,
+                       match=r"^dask: dask.distributed is not installed; pip install 'aqmlab\[sweep\]'"):
+        aqmlab.sweep(write_sweep(tmp_path, seeds=2), quick=True, dask="local")
+
+
 def test_reproduce_refuses_what_the_command_line_refuses(tmp_path):
     with pytest.raises(aqmlab.AqmlabError, match="paper 'rbrio': allowed: head-to-head, pels, rb-rio, sqf"):
         aqmlab.reproduce("rbrio")

@@ -524,21 +524,33 @@ def plan_sweep(sweep_file: str | os.PathLike[str], seeds: int | None = None, ove
 
 def sweep(sweep_file: str | os.PathLike[str], *, seeds: int | None = None, set: Sequence[str] = (),
           quick: bool = False, out: str | os.PathLike[str] | None = None, workers: int | None = None,
-          progress: bool = False, **fields: Any) -> SweepResults:
+          dask: str | None = None, progress: bool = False, **fields: Any) -> SweepResults:
     """Runs every point of a sweep (a file or a built-in name such as ``sweeps/rb-rio-buffer``)
     and returns its tables. `seeds`, `set` (and keyword fields, as in :func:`load`) and `quick`
     are ``aqmlab sweep``'s ``--seeds``, ``--set`` and ``--quick``. With `out` the sweep directory
     is kept there (resumable: finished runs are reused); without, the runs go to a temporary
     directory that is removed afterwards. `workers` local processes (default: one per core; 1
-    runs in this process)."""
+    runs in this process). `dask` is ``--dask``: a Dask scheduler's address, or ``"local"`` for
+    a LocalCluster of `workers` processes (needs ``pip install 'aqmlab[sweep]'``); the tables are
+    the same bytes as the local pool's."""
     overrides = [*([set] if isinstance(set, str) else set), *(as_override(k, v) for k, v in fields.items())]
     swp = plan_sweep(sweep_file, seeds, overrides, quick)
+    if dask is not None and not _has_dask():
+        raise AqmlabError("dask: dask.distributed is not installed; pip install 'aqmlab[sweep]'")
     if out is not None:
-        return _sweep_into(swp, Path(out), workers, None, progress)
+        return _sweep_into(swp, Path(out), workers, dask, progress)
     with tempfile.TemporaryDirectory(prefix="aqmlab-sweep-") as tmp:
-        res = _sweep_into(swp, Path(tmp) / "sweep", workers, None, progress)
+        res = _sweep_into(swp, Path(tmp) / "sweep", workers, dask, progress)
     res.out = None
     return res
+
+
+def _has_dask() -> bool:
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _sweep_into(swp: Sweep, out_dir: Path, workers: int | None, dask_address: str | None,
@@ -550,11 +562,8 @@ def _sweep_into(swp: Sweep, out_dir: Path, workers: int | None, dask_address: st
     check_sweep_dir(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_marker(out_dir)
-    if dask_address is not None:
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
-            raise AqmlabError("--dask: dask.distributed is not installed; pip install 'aqmlab[sweep]'") from None
+    if dask_address is not None and not _has_dask():
+        raise AqmlabError("--dask: dask.distributed is not installed; pip install 'aqmlab[sweep]'")
     before = {t.run_id for t in swp.tasks if is_done(out_dir, t)}
     pending = list({t.run_id: t for t in swp.tasks if t.run_id not in before}.values())
     counts = counts if counts is not None else {}
