@@ -60,15 +60,17 @@ def _error_lines(stderr: str) -> list[str]:
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"ecn_codepoint": "ect1"}}),
          ["flows.0.app.tcp", "ecn_codepoint: ect1 needs ecn = true"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"profile": "bsd"}}),
-         ["flows.0.app.tcp.profile", "'rfc' or 'linux'"]),
+         ["flows.0.app.tcp.profile", "'rfc', 'linux' or 'ns3'"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"rack": True}}),
          ["flows.0.app.tcp", "rack: rack = true needs sack = true", "without sack: false"]),
+        (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "bbr", "hystart": True}}),
+         ["flows.0.app.tcp", "hystart: bbr has its own startup", "allowed with bbr: false"]),
     ],
     ids=["unknown-discipline", "negative-rate", "min_th>=max_th", "unknown-key", "unit-typo",
          "zero-flows", "unknown-app", "class-weights", "gop-letter", "gop-start", "frame>buffer",
          "negative-AP", "codel-target>=interval", "fq_codel-zero-buckets", "fq_codel-zero-quantum",
          "pie-negative-target", "pie-zero-t_update", "pie-estimator", "congestion-control", "bbr-without-pacing",
-         "dctcp-without-ecn", "ect1-without-ecn", "tcp-profile", "rack-without-sack"],
+         "dctcp-without-ecn", "ect1-without-ecn", "tcp-profile", "rack-without-sack", "hystart-with-bbr"],
 )
 def test_bad_scenario_is_one_clear_line_exit_2_no_output(tmp_path, write_scenario, mutate, expect):
     s = small_scenario()

@@ -1,12 +1,13 @@
 """`tcp.profile`: "rfc" (the default) changes nothing; "linux" sets a current kernel's
-defaults for every field the scenario leaves unset, and a field set explicitly wins."""
+defaults and "ns3" ns-3 3.44's for every field the scenario leaves unset, and a field set
+explicitly wins; an unknown profile is refused naming the allowed values."""
 
 from __future__ import annotations
 
 import pytest
 
-from aqmlab.scenario import load
-from aqmlab.scenario.applications import LINUX_PROFILE, Tcp
+from aqmlab.scenario import ScenarioError, load
+from aqmlab.scenario.applications import LINUX_PROFILE, NS3_PROFILE, Tcp
 
 BASE = ["flows.tcp.count=1", "duration=2s", 'metrics.periods=[["0s","2s"]]']
 
@@ -53,3 +54,61 @@ def test_an_explicit_field_wins_over_the_profile(field, value, read):
     for other in LINUX_PROFILE:
         if other != field:
             assert getattr(tcp, other) == getattr(linux, other), other
+
+
+def _ns3_engine_tcp(overrides: list[str]) -> dict:
+    """links/wifi-call-fifo's TCP group (it sets only `profile`) with profile ns3."""
+    sc, _ = load("links/wifi-call-fifo", ["duration=2s", 'metrics.periods=[["0s","2s"]]',
+                                          "flows.tcp.app.tcp.profile=ns3", *overrides])
+    groups = sc.to_sim_config()["flow_groups"]
+    return next(g["app"]["tcp"] for g in groups if g["name"] == "tcp")
+
+
+def test_ns3_profile_sets_ns3_344_defaults():
+    t = Tcp.model_validate({"profile": "ns3"})
+    assert (t.congestion_control, t.sack, t.prr, t.limited_transmit) == ("cubic", True, True, True)
+    assert t.initial_cwnd == 10 and t.delayed_ack is True and t.delayed_ack_timeout == 200_000_000
+    assert t.min_rto == 1_000_000_000 and t.initial_rto == 1_000_000_000 and t.max_rto == 60_000_000_000
+    assert t.clock_granularity == 1_000_000 and t.mss == 536 and t.rwnd == 131072
+    # What ns-3 3.44 has not, or has off by default, stays off.
+    assert not (t.ecn or t.frto or t.rack or t.hystart or t.paced())
+    engine = _ns3_engine_tcp([])
+    assert engine["congestion_control"] == "cubic" and engine["sack"] is True
+    assert engine["prr"] is True and engine["limited_transmit"] is True
+    assert engine["initial_cwnd_segments"] == 10 and engine["mss"] == 536 and engine["rwnd"] == 131072
+    assert engine["delayed_ack"] is True and engine["delayed_ack_timeout_ns"] == 200_000_000
+    assert engine["min_rto_ns"] == 1_000_000_000 and engine["initial_rto_ns"] == 1_000_000_000
+    assert "rack" not in engine and "hystart" not in engine and "pacing" not in engine
+    # sqf/testbed-fifo writes mss, initial_cwnd, min_rto and rwnd itself: those win.
+    own = _engine_tcp(["flows.tcp.app.tcp.profile=ns3"])
+    assert (own["mss"], own["rwnd"], own["min_rto_ns"]) == (1460, 4_000_000, 200_000_000)
+    assert own["delayed_ack_timeout_ns"] == 200_000_000 and own["prr"] is True
+    # Every field the profile names differs from the rfc default or is one ns-3 states itself.
+    rfc = Tcp()
+    assert {f for f in NS3_PROFILE if getattr(t, f) != getattr(rfc, f)} == {
+        "congestion_control", "sack", "prr", "limited_transmit", "initial_cwnd", "delayed_ack", "mss", "rwnd"}
+
+
+@pytest.mark.parametrize("field, value, read", [
+    ("congestion_control", "newreno", "newreno"),
+    ("mss", "1460B", 1460),
+    ("rwnd", "4MiB", 4 * 1024 * 1024),
+    ("delayed_ack", "false", False),
+    ("min_rto", "200ms", 200_000_000),
+])
+def test_an_explicit_field_wins_over_the_ns3_profile(field, value, read):
+    sc, _ = load("links/wifi-call-fifo", ["flows.tcp.app.tcp.profile=ns3", f"flows.tcp.app.tcp.{field}={value}"])
+    tcp = next(g.app.tcp for g in sc.flows if g.name == "tcp")
+    assert getattr(tcp, field) == read
+    ns3 = Tcp.model_validate({"profile": "ns3"})
+    for other in NS3_PROFILE:
+        if other != field:
+            assert getattr(tcp, other) == getattr(ns3, other), other
+
+
+def test_an_unknown_profile_is_refused_naming_the_allowed_values():
+    with pytest.raises(ScenarioError) as e:
+        load("sqf/testbed-fifo", BASE + ["flows.tcp.app.tcp.profile=bsd"])
+    text = str(e.value)
+    assert len(text.strip().splitlines()) == 1, text
+    assert "profile" in text and "'rfc', 'linux' or 'ns3'" in text, text

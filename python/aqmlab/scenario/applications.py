@@ -23,27 +23,76 @@ KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic", "bbr": "bbr"}
 #: (Linux runs RFC 5682's SACK-enhanced variant, the simulator only the basic one), pacing (a
 #: kernel paces CUBIC only under the fq qdisc; it paces BBR by itself, and `pacing` is on for
 #: bbr whatever the profile), RACK-TLP (`rack`: a kernel runs it, but adding it here moves every
-#: linux-profile figure, not re-measured yet; docs/tcp.md), and what is not modelled yet
-#: (HyStart++, quick-ACK start). The profile keeps CUBIC: BBR is chosen by
+#: linux-profile figure, not re-measured yet; docs/tcp.md), HyStart++ (`hystart`: RFC 9406; a
+#: kernel's cubic runs the older HyStart of tcp_cubic.c, which the simulator does not have, and
+#: adding HyStart++ here would move the linux figures too; docs/tcp.md measures what it changes),
+#: and what is not modelled yet (quick-ACK start). The profile keeps CUBIC: BBR is chosen by
 #: `congestion_control = "bbr"`.
 LINUX_PROFILE: dict[str, Any] = {
     "congestion_control": "cubic", "sack": True, "prr": True, "limited_transmit": True,
     "initial_cwnd": 10, "min_rto": "200ms", "delayed_ack": True, "delayed_ack_timeout": "40ms",
 }
 
+#: What `tcp.profile = "ns3"` sets: ns-3 3.44's defaults (nsnam/ns-3-dev-git, tag ns-3.44,
+#: src/internet/model/), so that a scenario can be cross-checked against an ns-3 run left at its
+#: defaults (a field the scenario writes itself wins):
+#: - congestion_control cubic: TcpL4Protocol::SocketType = TcpCubic (tcp-l4-protocol.cc);
+#: - sack: TcpSocketBase::Sack = true (tcp-socket-base.cc);
+#: - limited_transmit: TcpSocketBase::LimitedTransmit = true (tcp-socket-base.cc);
+#: - prr: TcpL4Protocol::RecoveryType = TcpPrrRecovery (tcp-l4-protocol.cc). ns-3's
+#:   TcpPrrRecovery::DoRecovery (tcp-prr-recovery.cc) bounds the catch-up below ssthresh by
+#:   PRR-CRB and adds one segment (SSRB) only on an ACK that cumulatively acknowledges a
+#:   retransmission; the simulator's prr is PRR-SSRB as Linux runs it. Not expressible: kept as
+#:   prr = true;
+#: - initial_cwnd 10: TcpSocket::InitialCwnd = 10 (tcp-socket.cc);
+#: - delayed_ack with a 200 ms timeout: TcpSocket::DelAckCount = 2 (ACK every second segment) and
+#:   TcpSocket::DelAckTimeout = 0.2 s (tcp-socket.cc);
+#: - min_rto 1 s: TcpSocketBase::MinRto = 1 s (tcp-socket-base.cc);
+#: - initial_rto 1 s: ns-3 computes the RTO before any sample as RttEstimator::InitialEstimation
+#:   (1 s, rtt-estimator.cc) + max(ClockGranularity, 4 x variation 0), floored by MinRto, so 1.001
+#:   s; but its data segments are timed after the handshake's RTT sample (RTO = max(3 RTT, 1 s)),
+#:   which the simulator, without a handshake, cannot take: 1 s is what ns-3's first data
+#:   segments get on any path under 333 ms;
+#: - clock_granularity 1 ms: TcpSocketBase::ClockGranularity (tcp-socket-base.cc); max_rto 60 s:
+#:   ReTxTimeout doubles the RTO up to 60 s (tcp-socket-base.cc); both as the rfc defaults;
+#: - mss 536: TcpSocket::SegmentSize = 536 (tcp-socket.cc), payload bytes as aqmlab's mss (ns-3
+#:   does not derive it from the device MTU; a script that sets SegmentSize should set mss);
+#: - rwnd 131072 B: TcpSocket::RcvBufSize = 131072 (tcp-socket.cc) bounds the advertised window
+#:   (TcpSocket::SndBufSize, also 131072, bounds the sender's unacknowledged data the same way).
+#: Left at the rfc values because ns-3 does the same: ecn off (TcpSocketBase::UseEcn = Off), no
+#: pacing (TcpSocketState::EnablePacing = false), no F-RTO and no RACK-TLP (ns-3 3.44 has
+#: neither), no HyStart++. Not expressible, so not set: TcpCubic's own HyStart (the classic ACK
+#: train and delay heuristics, TcpCubic::HyStart = true, HyStartDetect = both, from 16 segments,
+#: delay bounds 4 ms to 1 s: tcp-cubic.cc) and its Linux-style cnt arithmetic (TcpCubic follows
+#: tcp_cubic.c, the simulator RFC 9438); the timestamps option (TcpSocketBase::Timestamp = true:
+#: 12 more header bytes per segment and an RTT sample from every ACK; the simulator's headers are
+#: 40 bytes and it times one segment per RTT); window scaling; the three-way handshake
+#: (ConnTimeout 3 s, ConnCount 6) and DataRetries = 6 (ns-3 gives up, the simulator never does).
+NS3_PROFILE: dict[str, Any] = {
+    "congestion_control": "cubic", "sack": True, "prr": True, "limited_transmit": True,
+    "initial_cwnd": 10, "delayed_ack": True, "delayed_ack_timeout": "200ms", "min_rto": "1s",
+    "initial_rto": "1s", "clock_granularity": "1ms", "max_rto": "60s", "mss": "536B", "rwnd": "131072B",
+}
+
+#: The profiles besides "rfc" (which sets nothing: the field defaults below are its values).
+PROFILES: dict[str, dict[str, Any]] = {"linux": LINUX_PROFILE, "ns3": NS3_PROFILE}
+
 
 class Tcp(Strict):
     """TCP with NewReno, CUBIC, DCTCP or BBR window rules (RFC 5681, RFC 6582, RFC 6298; RFC 9438;
     RFC 8257; Linux tcp_bbr.c)."""
 
-    profile: Literal["rfc", "linux"] = Field(
+    profile: Literal["rfc", "linux", "ns3"] = Field(
         "rfc", description="a whole stack at once; a field set here too wins over it. rfc: the RFC textbook "
                            "defaults below (every paper reproduction uses them); linux: a current kernel's "
                            "defaults as far as modelled: cubic, sack, prr, limited_transmit, initial_cwnd 10, "
                            "min_rto 200ms, delayed_ack with a 40ms delayed_ack_timeout (pacing stays off, as a kernel "
                            "without fq runs cubic; rack stays off until the linux figures are re-measured, set it "
                            "with the profile). Not yet modelled, so absent from linux: "
-                           "HyStart++, quick-ACK start, SACK-enhanced F-RTO")
+                           "quick-ACK start, SACK-enhanced F-RTO; hystart stays off (the kernel's cubic runs "
+                           "the older HyStart). ns3: ns-3 3.44's defaults: cubic, sack, prr, limited_transmit, "
+                           "initial_cwnd 10, delayed_ack with a 200ms timeout, min_rto 1s, initial_rto 1s, "
+                           "mss 536B, rwnd 131072B (docs/tcp.md lists what ns-3 does that aqmlab cannot)")
     mss: Size = Field(written("1460B"), description="payload per segment; packets are mss + 40 B")
     initial_cwnd: int = Field(2, ge=1, le=100, json_schema_extra={"unit": "segments"},
                               description="initial congestion window")
@@ -65,6 +114,11 @@ class Tcp(Strict):
                                           "reordering window of min_RTT/4 and its reorder timer, and tail loss "
                                           "probes after 2 SRTT; needs sack = true; simulator only (the "
                                           "emulated kernel runs its own RACK-TLP whenever sack is on)")
+    hystart: bool = Field(False, description="HyStart++ (RFC 9406) in the initial slow start: leaves exponential "
+                                             "growth when the RTT rises, for five rounds of Conservative Slow "
+                                             "Start at a quarter of the growth, then congestion avoidance; not "
+                                             "with bbr; simulator only (the emulated kernel's cubic runs its "
+                                             "own HyStart)")
     congestion_control: Literal["newreno", "cubic", "dctcp", "bbr"] = Field(
         "newreno", description="window rules: newreno (RFC 5681), cubic (RFC 9438), dctcp (RFC 8257, "
                                "needs ecn = true; simulator only) or bbr (BBR v1 as Linux's tcp_bbr.c, "
@@ -83,13 +137,14 @@ class Tcp(Strict):
     def _apply_profile(cls, data: Any) -> Any:
         """Fill the fields the scenario leaves unset from the profile (an unknown profile is left
         for the field's own check, which names the allowed values)."""
-        if isinstance(data, dict) and data.get("profile") == "linux":
-            return {**LINUX_PROFILE, **data}
+        if isinstance(data, dict) and isinstance(data.get("profile"), str) and data["profile"] in PROFILES:
+            return {**PROFILES[data["profile"]], **data}
         return data
 
     @model_validator(mode="after")
     def _sane(self) -> Tcp:
-        """mss positive; min_rto <= max_rto; dctcp and ect1 need ecn; bbr needs pacing; rack needs sack."""
+        """mss positive; min_rto <= max_rto; dctcp and ect1 need ecn; bbr needs pacing; rack needs sack;
+        hystart not with bbr."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
         if self.min_rto > self.max_rto:
@@ -104,6 +159,9 @@ class Tcp(Strict):
         if self.rack and not self.sack:
             raise ValueError("rack: rack = true needs sack = true (RFC 8985 detects losses from SACK); "
                              "allowed without sack: false")
+        if self.hystart and self.congestion_control == "bbr":
+            raise ValueError("hystart: bbr has its own startup and no slow start for HyStart++ to change; "
+                             "allowed with bbr: false")
         return self
 
 

@@ -154,6 +154,7 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         **({"prr": True} if t.prr else {}),
         **({"limited_transmit": True} if t.limited_transmit else {}),
         **({"rack": True} if t.rack else {}),
+        **({"hystart": True} if t.hystart else {}),
         **({"pacing": True} if t.paced() else {}),
     }
 

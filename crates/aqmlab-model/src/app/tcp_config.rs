@@ -38,6 +38,10 @@ pub struct TcpConfig {
     /// RACK-TLP (RFC 8985): time-based loss detection and tail loss probes; needs `sack`.
     #[serde(default)]
     pub rack: bool,
+    /// HyStart++ (RFC 9406) in the initial slow start (`aqmlab_sim::tcp::hystart`); not with
+    /// BBR, which has its own startup.
+    #[serde(default)]
+    pub hystart: bool,
     /// The window rules: NewReno (RFC 5681), CUBIC (RFC 9438) or DCTCP (RFC 8257; needs `ecn`).
     #[serde(default)]
     pub congestion_control: CongestionControl,
@@ -69,6 +73,10 @@ impl TcpConfig {
         if self.rack && !self.sack {
             // RFC 8985 section 6: RACK learns what was delivered from SACK blocks.
             return Err("rack: rack = true needs sack = true (RFC 8985 detects losses from SACK); allowed without sack: false".into());
+        }
+        if self.hystart && self.congestion_control == CongestionControl::Bbr {
+            // BBR sets cwnd itself on every ACK (its STARTUP replaces slow start).
+            return Err("hystart: bbr has its own startup and no slow start for HyStart++ to change; allowed with bbr: false".into());
         }
         Ok(())
     }
@@ -120,6 +128,7 @@ mod tests {
             prr: false,
             limited_transmit: false,
             rack: false,
+            hystart: false,
             congestion_control: CongestionControl::Dctcp,
             ecn_codepoint,
             pacing: false,
@@ -141,5 +150,14 @@ mod tests {
         let err = bbr.clone().validate().unwrap_err();
         assert!(err.starts_with("pacing: bbr needs pacing = true"), "{err}");
         assert_eq!(TcpConfig { pacing: true, ..bbr }.validate(), Ok(()));
+    }
+
+    #[test]
+    fn hystart_is_refused_with_bbr_and_the_refusal_names_the_field() {
+        let bbr = TcpConfig { congestion_control: CongestionControl::Bbr, pacing: true, hystart: true, ..dctcp(false, EcnCodepoint::Ect0) };
+        let err = bbr.validate().unwrap_err();
+        assert!(err.starts_with("hystart: bbr has its own startup"), "{err}");
+        let cubic = TcpConfig { congestion_control: CongestionControl::Cubic, hystart: true, ..dctcp(false, EcnCodepoint::Ect0) };
+        assert_eq!(cubic.validate(), Ok(()));
     }
 }

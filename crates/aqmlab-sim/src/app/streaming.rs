@@ -265,6 +265,7 @@ mod tests {
             prr: false,
             limited_transmit: false,
             rack: false,
+            hystart: false,
             congestion_control: Default::default(),
             ecn_codepoint: Default::default(),
             pacing: false,

@@ -59,6 +59,7 @@ mod tests {
             prr: false,
             limited_transmit,
             rack: false,
+            hystart: false,
             congestion_control: Default::default(),
             ecn_codepoint: Default::default(),
             pacing: false,

@@ -41,6 +41,12 @@
 //!   share the retransmission timer ([`TcpSender::rto_deadline`] is the earliest). Off, every
 //!   rule above is unchanged.
 //!
+//! * optional HyStart++ (`TcpConfig::hystart`, not with BBR): in the initial slow start,
+//!   [`hystart`] (RFC 9406) takes the place of the controller's slow-start rule, leaving it for
+//!   Conservative Slow Start when the RTT rises and for congestion avoidance (ssthresh = cwnd)
+//!   after CSS_ROUNDS rounds of it; any loss, timeout or ECN-Echo ends it. Off, every rule
+//!   above is unchanged.
+//!
 //! * optional sender pacing (`TcpConfig::pacing`, [`pacing`]): the send loops stop while the
 //!   pacing timer holds the next segment back ([`TcpSender::pacing_deadline`],
 //!   [`TcpSender::on_pacing_timer`]). Off, every rule above is unchanged.
@@ -56,6 +62,7 @@
 pub mod cc;
 pub mod ecn_feedback;
 pub mod fuzz;
+pub mod hystart;
 pub mod limited_transmit;
 pub mod pacing;
 pub mod prr;
@@ -70,6 +77,7 @@ use aqmlab_model::app::tcp_config::{CongestionControl, TcpConfig};
 use cc::bbr::{AckInput, Bbr, CaState};
 use cc::Controller;
 use ecn_feedback::DctcpEcho;
+use hystart::HyStart;
 use pacing::Pacer;
 use prr::Prr;
 use rack::Rack;
@@ -189,6 +197,9 @@ pub struct TcpSender {
     rack_timer: Option<(Time, RackTimer)>,
     /// New data was sent or newly acknowledged since the PTO was last armed (section 7.2).
     pto_restart: bool,
+    /// HyStart++ (RFC 9406): Some when `TcpConfig::hystart`, until the end of the connection
+    /// (it stays, inactive, after its initial slow start).
+    hystart: Option<HyStart>,
     pub stats: SenderStats,
 }
 
@@ -288,6 +299,7 @@ impl TcpSender {
             tlp: Tlp::default(),
             rack_timer: None,
             pto_restart: false,
+            hystart: (cfg.hystart && !is_bbr).then(|| HyStart::new(mss, cfg.pacing, ISS_DATA)),
             stats: SenderStats::default(),
         }
     }
@@ -297,6 +309,20 @@ impl TcpSender {
         match &self.cc {
             Controller::Bbr(b) => Some(b),
             _ => None,
+        }
+    }
+
+    /// HyStart++'s state, when `TcpConfig::hystart` is on.
+    pub fn hystart(&self) -> Option<&HyStart> {
+        self.hystart.as_ref()
+    }
+
+    /// A congestion signal (fast retransmit, timeout, ECN-Echo reaction, a loss a tail loss
+    /// probe repaired): HyStart++ is over (RFC 9406 section 4.2's loss rule, section 4.3's
+    /// initial slow start only).
+    fn end_hystart(&mut self) {
+        if let Some(h) = self.hystart.as_mut() {
+            h.end();
         }
     }
 
@@ -444,8 +470,13 @@ impl TcpSender {
             self.stats.retransmissions += 1;
             // Karn: a retransmitted segment must not give an RTT sample.
             self.timing = None;
-        } else if self.timing.is_none() {
-            self.timing = Some((seq + self.mss, now));
+        } else {
+            if self.timing.is_none() {
+                self.timing = Some((seq + self.mss, now));
+            }
+            if let Some(h) = self.hystart.as_mut() {
+                h.on_sent(seq + self.mss, now);
+            }
         }
         self.stats.segments_sent += 1;
         if let Some(r) = self.rate.as_mut() {
@@ -532,6 +563,7 @@ impl TcpSender {
     /// `tcp_process_tlp_ack`: CWR entered and left). BBR sets its window itself.
     fn on_tlp_repair(&mut self) {
         self.stats.tlp_repairs += 1;
+        self.end_hystart();
         if matches!(self.cc, Controller::Bbr(_)) || self.in_recovery {
             return;
         }
@@ -753,7 +785,19 @@ impl TcpSender {
 
     /// Slow start or congestion avoidance by the controller ([`cc`]), capped by the receiver
     /// window.
+    /// In the initial slow start with HyStart++ on, [`hystart`] grows cwnd instead of the
+    /// controller, and sets ssthresh = cwnd when its Conservative Slow Start ends.
     fn grow_window(&mut self, acked: u64, now: Time) {
+        let slow_start = self.cwnd < self.ssthresh;
+        if let Some(h) = self.hystart.as_mut().filter(|h| slow_start && h.active()) {
+            let step = h.on_ack(self.snd_una, acked, self.snd_max, now);
+            self.cwnd = (self.cwnd + step.increase).min(self.rwnd.max(self.mss));
+            if step.enter_congestion_avoidance {
+                // RFC 9406 section 4.2: ssthresh = cwnd.
+                self.ssthresh = self.cwnd;
+            }
+            return;
+        }
         self.cwnd = self.cc.on_ack(self.cwnd, self.ssthresh, acked, self.rtt.srtt(), now);
         self.cwnd = self.cwnd.min(self.rwnd.max(self.mss));
     }
@@ -816,6 +860,7 @@ impl TcpSender {
     /// RFC 5681 section 3.2 steps 2-3 with RFC 6582's `recover`.
     fn enter_fast_recovery(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.stats.fast_retransmits += 1;
+        self.end_hystart();
         self.newly_lost += self.mss;
         self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.flight_size());
         self.recover = self.snd_max - 1;
@@ -934,6 +979,7 @@ impl TcpSender {
     /// HighRxt and RescueRxt to its end. Step (C) follows in `send_available`.
     fn enter_sack_recovery(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.stats.fast_retransmits += 1;
+        self.end_hystart();
         self.recover = self.snd_max - 1;
         self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.reduction_basis());
         self.cwnd = self.ssthresh;
@@ -1006,6 +1052,7 @@ impl TcpSender {
             return;
         }
         self.stats.ecn_reductions += 1;
+        self.end_hystart();
         self.ssthresh = self.cc.on_ecn_echo(self.cwnd, cwnd_before, self.reduction_basis());
         // The section's response "halves the congestion window": it never raises it. After a
         // timeout (cwnd of one segment, FlightSize still the go-back-N's) the reduced
@@ -1061,6 +1108,7 @@ impl TcpSender {
             _ => return,
         }
         self.stats.timeouts += 1;
+        self.end_hystart();
         // The controller hears of every timeout (CUBIC's next stage starts with K = 0).
         let reduced = self.cc.on_timeout(self.reduction_basis());
         let reduction_made = self.reduces_window_in_use() && self.snd_una <= self.recover;

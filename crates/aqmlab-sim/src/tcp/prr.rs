@@ -132,6 +132,7 @@ mod tests {
             prr,
             limited_transmit: true,
             rack: false,
+            hystart: false,
             congestion_control: Default::default(),
             ecn_codepoint: Default::default(),
             pacing: false,

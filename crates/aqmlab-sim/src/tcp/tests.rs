@@ -21,6 +21,7 @@ fn cfg() -> TcpConfig {
         prr: false,
         limited_transmit: false,
         rack: false,
+        hystart: false,
         congestion_control: Default::default(),
         ecn_codepoint: Default::default(),
         pacing: false,

@@ -23,6 +23,7 @@ fn receiver(delayed_ack: bool, cc: CongestionControl) -> TcpReceiver {
         prr: false,
         limited_transmit: false,
         rack: false,
+        hystart: false,
         congestion_control: cc,
         ecn_codepoint: Default::default(),
         pacing: false,

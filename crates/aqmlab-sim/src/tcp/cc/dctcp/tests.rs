@@ -95,6 +95,7 @@ fn dctcp_sender(n: u64) -> TcpSender {
         prr: false,
         limited_transmit: false,
         rack: false,
+        hystart: false,
         congestion_control: CongestionControl::Dctcp,
         ecn_codepoint: Default::default(),
         pacing: false,
