@@ -25,6 +25,7 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import tempfile
 from fractions import Fraction
 from pathlib import Path
@@ -76,8 +77,9 @@ def _encoder(kbps: int, gop: int) -> Any:
     return ctx
 
 
-def encode_segment(frames: np.ndarray, kbps: int) -> tuple[int, float, float]:
-    """One segment's (bytes, SSIM dB, PSNR dB) at `kbps`, decoded by a fresh decoder."""
+def _encoded_packets(frames: np.ndarray, kbps: int) -> list[bytes]:
+    """One segment's encoded pictures at `kbps`, in decode order (an H.264 Annex B stream
+    when concatenated)."""
     av = viewer._av()
     enc = _encoder(kbps, len(frames))
     packets = []
@@ -86,18 +88,91 @@ def encode_segment(frames: np.ndarray, kbps: int) -> tuple[int, float, float]:
         frame.pts = i
         packets += enc.encode(frame)
     packets += enc.encode(None)
+    return [bytes(p) for p in packets]
+
+
+def _scores(frames: np.ndarray, decoded: list[np.ndarray], what: str) -> tuple[float, float]:
+    """(SSIM dB, PSNR dB) of `decoded` against the source `frames`, means over the frames."""
+    if len(decoded) != len(frames):
+        raise LadderError(f"{what}: {len(decoded)} pictures decoded of {len(frames)}")
+    ssim = float(np.mean([viewer.ssim(a, b) for a, b in zip(frames, decoded, strict=True)]))
+    psnr = float(np.mean([viewer.psnr(a, b) for a, b in zip(frames, decoded, strict=True)]))
+    return -10 * math.log10(max(1 - ssim, 1e-10)), psnr
+
+
+def encode_segment(frames: np.ndarray, kbps: int) -> tuple[int, float, float]:
+    """One segment's (bytes, SSIM dB, PSNR dB) at `kbps`, decoded by a fresh decoder."""
+    av = viewer._av()
+    packets = _encoded_packets(frames, kbps)
     dec = av.CodecContext.create("h264", "r")
     dec.options = {"threads": "1"}
     decoded = []
     for p in packets:
-        decoded += [f.to_ndarray() for f in dec.decode(av.Packet(bytes(p)))]
+        decoded += [f.to_ndarray() for f in dec.decode(av.Packet(p))]
     decoded += [f.to_ndarray() for f in dec.decode(None)]
-    if len(decoded) != len(frames):
-        raise LadderError(f"libx264 at {kbps} kbit/s: {len(decoded)} pictures decoded of {len(frames)}")
-    ssim = float(np.mean([viewer.ssim(a, b) for a, b in zip(frames, decoded, strict=True)]))
-    psnr = float(np.mean([viewer.psnr(a, b) for a, b in zip(frames, decoded, strict=True)]))
-    ssim_db = -10 * math.log10(max(1 - ssim, 1e-10))
-    return sum(p.size for p in packets), ssim_db, psnr
+    ssim_db, psnr = _scores(frames, decoded, f"libx264 at {kbps} kbit/s")
+    return sum(len(p) for p in packets), ssim_db, psnr
+
+
+def score_segment_bytes(data: bytes, frames: np.ndarray) -> tuple[float, float]:
+    """(SSIM dB, PSNR dB) of a segment file as it arrived (an H.264 Annex B stream, split into
+    pictures by libavcodec's parser and decoded by a fresh decoder) against the source
+    `frames` of that segment. Pictures missing from the decode are an error."""
+    av = viewer._av()
+    dec = av.CodecContext.create("h264", "r")
+    dec.options = {"threads": "1"}
+    decoded = []
+    for p in dec.parse(data):
+        decoded += [f.to_ndarray() for f in dec.decode(p)]
+    for p in dec.parse(None):
+        decoded += [f.to_ndarray() for f in dec.decode(p)]
+    decoded += [f.to_ndarray() for f in dec.decode(None)]
+    return _scores(frames, decoded, "received segment")
+
+
+def segment_files(segment_duration_ns: int) -> Path:
+    """The encoded ladder's segment files, what an emulated ABR server serves:
+    `<rung>/<k>.h264` for each clip segment k, each the concatenated pictures of
+    :func:`_encoded_packets` (the same encoder and settings as the ladder's CSV, so each file has
+    the CSV's `size_bytes`; checked). Cached beside the CSV, the directory made as a hidden
+    sibling and renamed into place."""
+    seg_frames = _segment_frames(segment_duration_ns)
+    csv_path = ladder_csv(segment_duration_ns)
+    root = csv_path.with_name(f"segments-{_key(seg_frames)}")
+    if root.exists():
+        return root
+    table = _read_sizes(csv_path)
+    source = viewer.source_clip(FPS)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}-", dir=root.parent))
+    try:
+        for k in range(len(source) // seg_frames):
+            frames = source[k * seg_frames:(k + 1) * seg_frames]
+            for rung, kbps in enumerate(SYNTHETIC_RUNGS_KBPS):
+                data = b"".join(_encoded_packets(frames, kbps))
+                if len(data) != table[(k, rung)]:
+                    raise LadderError(f"segment {k} rung {rung}: encoded {len(data)} bytes, the cached "
+                                      f"ladder says {table[(k, rung)]} (a different libx264?)")
+                (tmp / str(rung)).mkdir(exist_ok=True)
+                (tmp / str(rung) / f"{k}.h264").write_bytes(data)
+        os.rename(tmp, root)
+    except OSError:
+        if not root.exists():
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return root
+
+
+def source_segment(segment_duration_ns: int, segment: int, source: np.ndarray) -> np.ndarray:
+    """The source frames of (looped) segment `segment` of the clip `source`."""
+    n = _segment_frames(segment_duration_ns)
+    k = segment % (len(source) // n)
+    return source[k * n:(k + 1) * n]
+
+
+def _read_sizes(path: Path) -> dict[tuple[int, int], int]:
+    with path.open(newline="") as fh:
+        return {(int(r["segment"]), int(r["rung"])): int(r["size_bytes"]) for r in csv.DictReader(fh)}
 
 
 def ladder_csv(segment_duration_ns: int) -> Path:

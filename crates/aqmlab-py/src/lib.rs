@@ -8,7 +8,7 @@ use aqmlab_model::config_error::ConfigError as EngineConfigError;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -387,6 +387,80 @@ fn abr_choose(
     Ok(params.choose(&ladder, &state))
 }
 
+/// One ABR client's decisions, playback buffer and results (aqmlab-model's
+/// `app::abr::client::Client`, which the simulator's `abr` app also drives), for the
+/// emulator's HTTP client (`aqmlab.emu.abr`). Built from an `abr` flow's engine config (the
+/// `app` of a normalized flow group, as JSON), its session starting at `start_ns`.
+#[pyclass(module = "aqmlab._core")]
+struct AbrClient {
+    inner: aqmlab_model::app::abr::client::Client,
+}
+
+#[pymethods]
+impl AbrClient {
+    #[new]
+    fn new(config_json: &str, start_ns: u64) -> PyResult<AbrClient> {
+        let cfg: aqmlab_model::app::abr_config::AbrConfig =
+            serde_json::from_str(config_json).map_err(|e| value_error(format!("abr config: {e}")))?;
+        cfg.validate().map_err(|e| value_error(format!("abr config: {e}")))?;
+        Ok(AbrClient { inner: aqmlab_model::app::abr::client::Client::new(&cfg, start_ns) })
+    }
+
+    /// What to do at `now_ns`: ("done",), ("busy",), ("wait", ns) or ("fetch", segment, rung,
+    /// size_bytes); on "fetch" the segment counts as requested at `now_ns`.
+    fn next<'py>(&mut self, py: Python<'py>, now_ns: u64) -> PyResult<Bound<'py, PyTuple>> {
+        use aqmlab_model::app::abr::client::Next;
+        match self.inner.next(now_ns) {
+            Next::Done => PyTuple::new(py, ["done"]),
+            Next::Busy => PyTuple::new(py, ["busy"]),
+            Next::Wait(ns) => ("wait", ns).into_pyobject(py),
+            Next::Fetch { segment, rung, size } => ("fetch", segment, rung, size).into_pyobject(py),
+        }
+    }
+
+    /// The pending segment's last byte arrived at `now_ns`, its request sent `requests` times.
+    fn complete(&mut self, now_ns: u64, requests: u32) -> PyResult<()> {
+        match self.inner.pending() {
+            Some((_, _, at)) if now_ns >= at => {
+                self.inner.complete(now_ns, requests);
+                Ok(())
+            }
+            Some(_) => Err(value_error("AbrClient.complete: now_ns is before the request")),
+            None => Err(value_error("AbrClient.complete: no segment is being fetched")),
+        }
+    }
+
+    /// Media buffered at `now_ns`, ns.
+    fn buffer_at(&mut self, now_ns: u64) -> u64 {
+        self.inner.buffer_at(now_ns)
+    }
+
+    /// {"abr_segments": columns, "abr_sessions": columns} of client `flow` whose session ends
+    /// at `end_ns`, scored with `ladder_json` when given (scores measured on what arrived),
+    /// else with the configured ladder.
+    #[pyo3(signature = (flow, end_ns, ladder_json=None))]
+    fn tables<'py>(&self, py: Python<'py>, flow: u32, end_ns: u64, ladder_json: Option<&str>) -> PyResult<Bound<'py, PyDict>> {
+        use aqmlab_model::app::abr::ladder::Ladder;
+        let ladder = match ladder_json {
+            Some(j) => {
+                let l: Ladder = serde_json::from_str(j).map_err(|e| value_error(format!("ladder: {e}")))?;
+                l.validate().map_err(value_error)?;
+                let own = &self.inner.config().ladder;
+                if l.rungs() != own.rungs() || l.segments() != own.segments() || l.bitrates_bps != own.bitrates_bps {
+                    return Err(value_error("ladder: must have the configured ladder's rungs and segments"));
+                }
+                l
+            }
+            None => self.inner.config().ladder.clone(),
+        };
+        let out = PyDict::new(py);
+        for (name, table) in self.inner.tables(flow, end_ns, &ladder) {
+            out.set_item(name, table_to_py(py, table)?)?;
+        }
+        Ok(out)
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
@@ -398,6 +472,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_sim_config, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<Router>()?;
+    m.add_class::<AbrClient>()?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add("Cancelled", m.py().get_type::<Cancelled>())?;
     m.add_function(wrap_pyfunction!(monotonic_ns, m)?)?;

@@ -32,6 +32,7 @@ import struct
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +47,16 @@ IP_UDP_HEADERS = _core.UDP_IP_HEADER_BYTES
 #: Bytes of struct tcp_info asked for: up to tcpi_total_rto_time (Linux 6.7); older kernels return less.
 TCP_INFO_LEN = 248
 CHUNK = 256 * 1024
+#: Socket timeout between checks for the end of the run, s.
+POLL_S = 0.2
 #: Linux SO_TIMESTAMPNS (asm-generic/socket.h; also the control message type): Python's socket
 #: module does not export it.
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 
 stopping = threading.Event()
+#: The receiver learns the epoch on stdin (``epoch N``) after it has started (ABR clients wait for it).
+epoch_known = threading.Event()
+_epoch = [0]
 
 
 def now_ns(epoch: int) -> int:
@@ -95,10 +101,8 @@ class TcpSender(threading.Thread):
         if not sleep_until(epoch, f["start_ns"]):
             return
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, f["cc"].encode())
-        if f.get("mss"):
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, f["mss"])
-        sock.settimeout(0.2)
+        _tcp_options(f)(sock)
+        sock.settimeout(POLL_S)
         try:
             sock.bind(("", f["sport"]))
             sock.connect((self.spec["receiver_ip"], f["port"]))
@@ -130,7 +134,7 @@ def _ssthresh_bytes(segments: int, mss: int) -> int:
     return SSTHRESH_UNSET if segments >= TCP_INFINITE_SSTHRESH else segments * mss
 
 
-def sample_tcp(senders: list[TcpSender], spec: dict[str, Any], rows: list[tuple]) -> None:
+def sample_tcp(senders: list[Any], spec: dict[str, Any], rows: list[tuple]) -> None:
     """Samples every connected sender's TCP_INFO on a grid of `flow_sample_ns`."""
     epoch, every = spec["epoch_ns"], spec["flow_sample_ns"]
     k = 0
@@ -218,14 +222,38 @@ class UdpSender(threading.Thread):
         sock.close()
 
 
+def _tcp_options(flow: dict[str, Any]) -> Callable[[socket.socket], None]:
+    """Sets a flow's congestion control and MSS on a socket (before connect or listen)."""
+    def apply(sock: socket.socket) -> None:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, flow["cc"].encode())
+        if flow.get("mss"):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, flow["mss"])
+    return apply
+
+
+def abr_servers(spec: dict[str, Any]) -> list[Any]:
+    """The HTTP server of every ABR flow, listening on the flow's sender port
+    (:mod:`aqmlab.emu.abr`)."""
+    from aqmlab.emu.abr import SegmentServer  # noqa: PLC0415 - only runs with ABR flows load it
+
+    servers = []
+    for f in spec["flows"]:
+        if f["kind"] == "abr":
+            server = SegmentServer(f, (spec["sender_ip"], f["sport"]), _tcp_options(f))
+            threading.Thread(target=server.serve_forever, args=(POLL_S,), daemon=True).start()
+            servers.append(server)
+    return servers
+
+
 def run_sender(spec: dict[str, Any], out: Path) -> None:
-    tcp = [TcpSender(f, spec) for f in spec["flows"] if f["proto"] == "tcp"]
+    tcp: list[Any] = [TcpSender(f, spec) for f in spec["flows"] if f["proto"] == "tcp" and f["kind"] != "abr"]
+    servers = abr_servers(spec)
     udp = [UdpSender(f, spec) for f in spec["flows"] if f["proto"] == "udp"]
     for f in spec["flows"]:
         if f["proto"] == "udp" and "schedule_file" in f:
             f["schedule"] = dict(np.load(f["schedule_file"]))
     rows: list[tuple] = []
-    sampler = threading.Thread(target=sample_tcp, args=(tcp, spec, rows), daemon=True)
+    sampler = threading.Thread(target=sample_tcp, args=([*tcp, *servers], spec, rows), daemon=True)
     print("ready", flush=True)
     for t in [*tcp, *udp, sampler]:
         t.start()
@@ -234,9 +262,14 @@ def run_sender(spec: dict[str, Any], out: Path) -> None:
     stopping.set()
     for t in [*tcp, *udp]:
         t.join(2.0)
+    for server in servers:
+        with contextlib.suppress(OSError):
+            server.final = tcp_info(server.sock) if server.sock is not None else None
+        server.shutdown()
+        server.server_close()
     samples = np.array(rows, dtype=np.int64).reshape(-1, 8)
     totals = []
-    for s in tcp:
+    for s in [*tcp, *servers]:
         i = s.final or {}
         totals.append((s.flow["flow"], i.get("segs_out", 0), i.get("total_retrans", 0), i.get("min_rtt_us", 0) * 1000,
                        i.get("total_rto", -1)))
@@ -294,8 +327,15 @@ def run_receiver(spec: dict[str, Any], out: Path) -> None:
     threads: list[threading.Thread] = []
     counts: dict[int, int] = {}
     log: list[tuple] = []
+    abr = []
     for f in spec["flows"]:
-        if f["proto"] == "tcp":
+        if f["kind"] == "abr":
+            from aqmlab.emu.abr import AbrClientThread  # noqa: PLC0415 - only runs with ABR flows load it
+
+            counts[f["flow"]] = 0
+            abr.append(AbrClientThread(f, ip, spec["sender_ip"], epoch_known, lambda: _epoch[0], stopping, counts))
+            threads.append(abr[-1])
+        elif f["proto"] == "tcp":
             ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             ls.bind((ip, f["port"]))
@@ -317,14 +357,52 @@ def run_receiver(spec: dict[str, Any], out: Path) -> None:
         t.join(1.0)
     media = np.array(log, dtype=np.int64).reshape(-1, 6)
     tcp_bytes = np.array(sorted(counts.items()), dtype=np.int64).reshape(-1, 2)
-    np.savez(out, media=media, tcp_bytes=tcp_bytes)
+    arrays: dict[str, Any] = {"media": media, "tcp_bytes": tcp_bytes, **abr_records(abr)}
+    np.savez(out, **arrays)
+
+
+def abr_records(clients: list[Any]) -> dict[str, np.ndarray]:
+    """Each ABR client's tables as `abr/<flow>/<table>/<column>` arrays. For the encoded ladder
+    the SSIM and PSNR of each segment fetched are measured on the bytes that arrived (decoded
+    and scored against the source, :func:`aqmlab.abr_encoded_ladder.score_segment_bytes`),
+    replacing the ladder's scores of those segments in the tables."""
+    out: dict[str, np.ndarray] = {}
+    for c in clients:
+        if c.error:
+            print(f"receiver: {c.error}", file=sys.stderr)
+        ladder_json = measured_ladder(c) if c.bodies else None
+        for table, cols in c.tables(ladder_json).items():
+            for col, values in cols.items():
+                out[f"abr/{c.flow['flow']}/{table}/{col}"] = values
+    return out
+
+
+def measured_ladder(client: Any) -> str:
+    """The client's ladder with the scores of the segments it fetched measured on their bytes
+    (one decode per distinct body)."""
+    from aqmlab import abr_encoded_ladder, viewer  # noqa: PLC0415 - PyAV only for the encoded ladder
+
+    cfg = json.loads(client.config_json)
+    ladder, seg_ns = cfg["ladder"], cfg["ladder"]["segment_duration_ns"]
+    source = viewer.source_clip(abr_encoded_ladder.FPS)
+    scored: dict[bytes, tuple[float, float]] = {}
+    for rung, segment, body in client.bodies:
+        if body not in scored:
+            frames = abr_encoded_ladder.source_segment(seg_ns, segment, source)
+            scored[body] = abr_encoded_ladder.score_segment_bytes(body, frames)
+        ladder["ssim_db"][rung][segment], ladder["psnr_db"][rung][segment] = scored[body]
+    return json.dumps(ladder)
 
 
 def _stop_on_stdin() -> None:
-    """`stop` on stdin, or stdin closing (the orchestrator gone), stops the process."""
+    """`stop` on stdin, or stdin closing (the orchestrator gone), stops the process; `epoch N`
+    tells it the run's epoch (CLOCK_MONOTONIC ns of t = 0)."""
     for line in sys.stdin:
         if line.strip() == "stop":
             break
+        if line.startswith("epoch "):
+            _epoch[0] = int(line.split()[1])
+            epoch_known.set()
     stopping.set()
 
 

@@ -36,7 +36,7 @@ from aqmlab.emu.netns import EmulationUnavailable, Testbed
 from aqmlab.metrics import flow_period_metrics, period_metrics
 from aqmlab.records import DROP_REASONS, EVENT_NAMES, name_packet_events, null_unset_ssthresh, to_frame
 from aqmlab.run import RunResult
-from aqmlab.scenario import KERNEL_CONGESTION_CONTROL, Bulk, Cbr, Scenario, ScenarioError
+from aqmlab.scenario import KERNEL_CONGESTION_CONTROL, Abr, Bulk, Cbr, Scenario, ScenarioError
 from aqmlab.video import annotate_frames
 
 #: Most flows one run may have (each is a socket and a thread in an endpoint process).
@@ -67,6 +67,8 @@ NOT_EMULATED = [
     "topology.access_qdisc (no access-link queues)",
     "flows.*.class_weights (classes come from DSCP marks)",
     "records.pcap",
+    "flows.*.app.request_size, request_timeout (abr: the request is a real HTTP GET, carried and "
+    "retransmitted by kernel TCP)",
 ]
 
 
@@ -90,9 +92,9 @@ def emulation_problems(sc: Scenario) -> list[str]:
         elif getattr(g.app, "congestion_control", "none") == "gcc":
             problems.append(f"flows.{g.name}.app.congestion_control: gcc needs receiver feedback during the run, "
                             f"which the emulator's senders do not have (simulator only); allowed: none")
-        elif not isinstance(g.app, (Bulk, Cbr)) and not schedule.supports(g.app):
+        elif not isinstance(g.app, (Bulk, Cbr, Abr)) and not schedule.supports(g.app):
             problems.append(f"flows.{g.name}.app.kind: {g.app.kind!r} cannot be emulated; allowed: "
-                            f"bulk, cbr, {', '.join(schedule.KINDS)}")
+                            f"bulk, cbr, abr, {', '.join(schedule.KINDS)}")
         if g.path is not None and g.path[0] > g.path[1]:
             problems.append(f"flows.{g.name}.path: {list(g.path)} runs toward R1 (an upload), which the "
                             f"emulator's endpoints do not do yet; allowed when emulated: enter < exit")
@@ -100,7 +102,7 @@ def emulation_problems(sc: Scenario) -> list[str]:
             problems.append(f"flows.{g.name}.app.packet_size: {g.app.packet_size} B; emulated UDP packets "
                             f"carry a {MIN_UDP_PACKET - UDP_IP_HEADER}-byte application header, "
                             f"so at least {MIN_UDP_PACKET} B")
-    tcp = [g.app.tcp for g in sc.flows if isinstance(g.app, Bulk)]
+    tcp = [g.app.tcp for g in sc.flows if isinstance(g.app, (Bulk, Abr))]
     for field in ("sack", "ecn"):
         if len({getattr(t, field) for t in tcp}) > 1:
             problems.append(f"flows.*.app.tcp.{field}: must be the same for every TCP group when "
@@ -121,7 +123,7 @@ def emulation_problems(sc: Scenario) -> list[str]:
         if name != "default" and name not in {g.name for g in sc.flows}:
             problems.append(f"emulation.congestion_control.{name}: no flow group of that name")
     for g in sc.flows:
-        if isinstance(g.app, Bulk) and g.name in cc and _tcp_key_set(g.app) \
+        if isinstance(g.app, (Bulk, Abr)) and g.name in cc and _tcp_key_set(g.app) \
                 and g.app.tcp.congestion_control in KERNEL_CONGESTION_CONTROL \
                 and cc[g.name] != KERNEL_CONGESTION_CONTROL[g.app.tcp.congestion_control]:
             problems.append(f"flows.{g.name}.app.tcp.congestion_control: {g.app.tcp.congestion_control!r} "
@@ -130,7 +132,7 @@ def emulation_problems(sc: Scenario) -> list[str]:
     return problems
 
 
-def _tcp_key_set(app: Bulk) -> bool:
+def _tcp_key_set(app: Bulk | Abr) -> bool:
     return "congestion_control" in app.tcp.model_fields_set
 
 
@@ -150,9 +152,12 @@ def kernel_congestion_control(sc: Scenario, g: Any) -> str:
 # ---- plan -----------------------------------------------------------------------------------
 
 
-def plan_flows(sc: Scenario) -> list[dict[str, Any]]:
-    """One entry per flow, numbered as the simulator numbers them (groups in order)."""
+def plan_flows(sc: Scenario, work: Path | None = None) -> list[dict[str, Any]]:
+    """One entry per flow, numbered as the simulator numbers them (groups in order). An ABR
+    group's engine config (the simulator's, with its ladder) is written to `work` for its
+    server and clients, with the encoded ladder's segment files."""
     flows: list[dict[str, Any]] = []
+    abr_files: dict[int, str] = {}
     for gi, g in enumerate(sc.flows):
         lo, hi = g.sender_delay_range()
         stop = sc.duration if g.stop is None else min(g.stop, sc.duration)
@@ -172,6 +177,11 @@ def plan_flows(sc: Scenario) -> list[dict[str, Any]]:
             if isinstance(g.app, Bulk):
                 f.update(proto="tcp", kind="bulk", cc=kernel_congestion_control(sc, g),
                          mss=None if g.app.tcp.mss == 1460 else g.app.tcp.mss)
+            elif isinstance(g.app, Abr):
+                f.update(proto="tcp", kind="abr", cc=kernel_congestion_control(sc, g),
+                         mss=None if g.app.tcp.mss == 1460 else g.app.tcp.mss)
+                if work is not None:
+                    f.update(_abr_files(sc, gi, g.app, work, abr_files))
             elif isinstance(g.app, Cbr):
                 f.update(proto="udp", kind="cbr", rate_bps=g.app.rate, packet_size=g.app.packet_size)
             else:
@@ -182,6 +192,24 @@ def plan_flows(sc: Scenario) -> list[dict[str, Any]]:
                 f["ecn_bits"] = {"ect1": 1, "ect0": 2}[ecn]
             flows.append(f)
     return flows
+
+
+def _abr_files(sc: Scenario, gi: int, app: Abr, work: Path, made: dict[int, str]) -> dict[str, str]:
+    """An ABR group's engine config file (written once per group) and, for the encoded ladder,
+    the directory of its segment files (made once per segment duration)."""
+    config = work / f"abr{gi}.json"
+    if not config.exists():
+        # The simulator's AbrConfig (the app's engine config without its `kind` tag).
+        app_config = {k: v for k, v in sc.to_sim_config()["flow_groups"][gi]["app"].items() if k != "kind"}
+        config.write_text(json.dumps(app_config))
+    out = {"abr_config": str(config)}
+    if app.ladder == "encoded":
+        from aqmlab import abr_encoded_ladder  # noqa: PLC0415 - PyAV only for the encoded ladder
+
+        if app.segment_duration not in made:
+            made[app.segment_duration] = str(abr_encoded_ladder.segment_files(app.segment_duration))
+        out["abr_files"] = made[app.segment_duration]
+    return out
 
 
 def router_config(sc: Scenario, tb: Testbed, flows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -213,7 +241,7 @@ def router_config(sc: Scenario, tb: Testbed, flows: list[dict[str, Any]]) -> dic
 
 def namespace_sysctls(sc: Scenario) -> dict[str, str]:
     """Kernel TCP settings of the endpoint namespaces, from the scenario's TCP options."""
-    tcp = [g.app.tcp for g in sc.flows if isinstance(g.app, Bulk)]
+    tcp = [g.app.tcp for g in sc.flows if isinstance(g.app, (Bulk, Abr))]
     if not tcp:
         return {}
     return {"net.ipv4.tcp_sack": str(int(tcp[0].sack)), "net.ipv4.tcp_ecn": str(int(tcp[0].ecn))}
@@ -351,8 +379,8 @@ def emulate(sc: Scenario, progress: bool = False, testbed: Testbed | None = None
 
 
 def _run(sc: Scenario, tb: Testbed, work: Path, procs: list[Process]) -> dict[str, Any]:
-    flows = plan_flows(sc)
-    spec: dict[str, Any] = {"receiver_ip": netns.RECEIVER_IP, "flows": flows,
+    flows = plan_flows(sc, work)
+    spec: dict[str, Any] = {"receiver_ip": netns.RECEIVER_IP, "sender_ip": netns.SENDER_IP, "flows": flows,
                             "flow_sample_ns": sc.records.flow_sample, "duration_ns": sc.duration}
     for f in flows:
         if f["proto"] == "udp" and f["kind"] != "cbr":
@@ -373,6 +401,7 @@ def _run(sc: Scenario, tb: Testbed, work: Path, procs: list[Process]) -> dict[st
         probe.fail("failed")
     epoch = time.monotonic_ns() + LEAD_NS
     router.tell(f"epoch {epoch}")
+    receiver.tell(f"epoch {epoch}")  # the ABR clients' t = 0
     spec["epoch_ns"] = epoch
     (work / "spec.json").write_text(json.dumps(spec))
     sender = Process("sender", tb, tb.sender_ns,
@@ -388,7 +417,8 @@ def _run(sc: Scenario, tb: Testbed, work: Path, procs: list[Process]) -> dict[st
         time.sleep(min(0.2, max(0.0, (end - time.monotonic_ns()) / 1e9)))
     sender.proc.wait(timeout=15)
     sender.finish()
-    receiver.finish()
+    # Scoring an encoded ladder's segments as they arrived takes the receiver a while after the run.
+    receiver.finish(timeout=600.0 if any("abr_files" in f for f in flows) else 10.0)
     router.finish()
     return {
         "epoch": epoch,
@@ -431,6 +461,7 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
         tables["frames"] = annotate_frames(_frames_table(sc, mpeg, raw["schedules"], received))
     if len(media) or any(f["proto"] == "udp" for f in flows_plan):
         tables["media"] = media
+    tables.update(_abr_tables(raw["receiver"], flows_plan))
     video = [schedule.media_frames(raw["schedules"][f["flow"]]) for f in flows_plan if f["kind"] == "video"]
     if video:
         tables["media_frames"] = pd.concat(video, ignore_index=True)
@@ -460,6 +491,22 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
         "drop_reasons": DROP_REASONS,
     }
     return RunResult(sc, None, tables, per, flow_per, summary, None, wall)
+
+
+def _abr_tables(receiver: dict[str, np.ndarray], flows: list[dict]) -> dict[str, pd.DataFrame]:
+    """The simulator's `abr_segments` and `abr_sessions` tables, from the rows each client's
+    `_core.AbrClient` (the simulator's client code) wrote in the receiver."""
+    out: dict[str, pd.DataFrame] = {}
+    for table in ("abr_segments", "abr_sessions"):
+        parts = []
+        for f in flows:
+            prefix = f"abr/{f['flow']}/{table}/"
+            cols = {k[len(prefix):]: v for k, v in receiver.items() if k.startswith(prefix)}
+            if cols:
+                parts.append(pd.DataFrame(cols))
+        if parts:
+            out[table] = pd.concat(parts, ignore_index=True)
+    return out
 
 
 def _frames_table(sc: Scenario, flows: list[dict], schedules: dict[int, dict], received: pd.DataFrame) -> pd.DataFrame:

@@ -14,6 +14,7 @@
 
 pub mod bba;
 pub mod bola;
+pub mod client;
 pub mod ladder;
 pub mod mpc;
 pub mod player;

@@ -31,9 +31,7 @@ use crate::sim::TCP_HEADER;
 use crate::tcp::{TcpSender, ISS_DATA};
 use aqmlab_core::packet::tcp_flags;
 use aqmlab_core::{Packet, Proto, Time};
-use aqmlab_model::app::abr::player::Player;
-use aqmlab_model::app::abr::session::{SegmentRow, SessionLog};
-use aqmlab_model::app::abr::{mpc, PlayerState};
+use aqmlab_model::app::abr::client::{Client, Next};
 use aqmlab_model::app::abr_config::AbrConfig;
 use aqmlab_model::record::{FlowSample, Table};
 
@@ -42,37 +40,29 @@ const REQUEST_TIMEOUT: u8 = FIRST_APP_TIMER;
 /// The buffer has room for the next segment.
 const NEXT_REQUEST: u8 = FIRST_APP_TIMER + 1;
 
-/// The segment being fetched.
+/// The request being fetched: the transport's side of it (the decision's side is in the
+/// model's `Client`).
 struct InFlight {
     segment: usize,
     rung: usize,
     /// Stream sequence at which its response ends (exclusive).
     end_seq: u64,
-    first_request: Time,
-    buffer_ns: u64,
     requests: u32,
     /// When the request is sent again, if no response has begun.
     timeout_at: Time,
     timeout_ns: u64,
-    /// The throughput MPC would have predicted for it (RobustMPC's error bound).
-    prediction_bps: Option<f64>,
 }
 
 pub(super) struct Abr {
     cfg: AbrConfig,
     tcp: TcpConnection,
-    player: Player,
+    /// Client: decisions, playback buffer and results (shared with the emulator's client).
+    client: Client,
     end: Time,
     running: bool,
-    /// Client: the next segment to request, and the one being fetched.
-    next_segment: usize,
     in_flight: Option<InFlight>,
     /// Client: where the next response begins in the stream.
     stream_end: u64,
-    throughputs_bps: Vec<f64>,
-    prediction_errors: Vec<f64>,
-    last_rung: Option<usize>,
-    log: SessionLog,
     /// Server: the next segment it has not yet answered, and where its written data ends.
     served: usize,
     written_end: u64,
@@ -84,20 +74,14 @@ impl Abr {
         c.validate()?;
         let mut tcp = TcpConnection::new(&c.tcp, setup);
         tcp.tx.write_until(ISS_DATA); // nothing to send before a request
-        let l = &c.ladder;
         Ok(Abr {
-            player: Player::new(l.segment_duration_ns, c.startup_ns, l.segments(), setup.start.as_nanos()),
+            client: Client::new(c, setup.start.as_nanos()),
             cfg: c.clone(),
             tcp,
             end: setup.end,
             running: false,
-            next_segment: 0,
             in_flight: None,
             stream_end: ISS_DATA,
-            throughputs_bps: Vec::new(),
-            prediction_errors: Vec::new(),
-            last_rung: None,
-            log: SessionLog::default(),
             served: 0,
             written_end: ISS_DATA,
             requests_sent: 0,
@@ -113,39 +97,19 @@ impl Abr {
     /// Client: chooses the next segment's rung and sends its request, or waits for room.
     fn request_next(&mut self, f: u32, net: &mut Network) {
         let now = net.now;
-        if !self.running || self.in_flight.is_some() || self.next_segment >= self.cfg.ladder.segments() {
+        if !self.running {
             return;
         }
-        let wait = self.player.wait_for_room(now.as_nanos(), self.cfg.max_buffer_ns);
-        if wait > 0 {
-            net.schedule(now + Time(wait), f, NEXT_REQUEST);
-            return;
+        match self.client.next(now.as_nanos()) {
+            Next::Done | Next::Busy => {}
+            Next::Wait(wait) => net.schedule(now + Time(wait), f, NEXT_REQUEST),
+            Next::Fetch { segment, rung, size } => {
+                self.stream_end += self.stream_bytes(size);
+                let timeout_ns = self.cfg.request_timeout_ns;
+                self.in_flight = Some(InFlight { segment, rung, end_seq: self.stream_end, requests: 0, timeout_at: now, timeout_ns });
+                self.send_request(f, net);
+            }
         }
-        let buffer_ns = self.player.buffer_at(now.as_nanos());
-        let state = PlayerState {
-            segment: self.next_segment,
-            buffer_s: buffer_ns as f64 * 1e-9,
-            last_rung: self.last_rung,
-            throughputs_bps: &self.throughputs_bps,
-            prediction_errors: &self.prediction_errors,
-        };
-        let rung = self.cfg.abr.choose(&self.cfg.ladder, &state);
-        let size = self.cfg.ladder.size(rung, self.next_segment);
-        self.stream_end += self.stream_bytes(size);
-        let timeout_ns = self.cfg.request_timeout_ns;
-        self.in_flight = Some(InFlight {
-            segment: self.next_segment,
-            rung,
-            end_seq: self.stream_end,
-            first_request: now,
-            buffer_ns,
-            requests: 0,
-            timeout_at: now,
-            timeout_ns,
-            prediction_bps: mpc::predict(&self.throughputs_bps),
-        });
-        self.next_segment += 1;
-        self.send_request(f, net);
     }
 
     /// Client: (re)sends the pending request and arms its timeout.
@@ -201,25 +165,8 @@ impl Abr {
         if self.tcp.rx.rcv_nxt() < req.end_seq {
             return;
         }
-        let now = net.now;
         let req = self.in_flight.take().unwrap();
-        let download_ns = (now - req.first_request).as_nanos();
-        let size = self.cfg.ladder.size(req.rung, req.segment);
-        let measured = size as f64 * 8.0 / (download_ns.max(1) as f64 * 1e-9);
-        if let Some(predicted) = req.prediction_bps {
-            self.prediction_errors.push((predicted - measured).abs() / measured);
-        }
-        self.throughputs_bps.push(measured);
-        self.last_rung = Some(req.rung);
-        self.player.on_segment(now.as_nanos());
-        self.log.rows.push(SegmentRow {
-            segment: req.segment as u32,
-            rung: req.rung as u32,
-            request_ns: req.first_request.as_nanos(),
-            download_ns,
-            buffer_ns: req.buffer_ns,
-            requests: req.requests,
-        });
+        self.client.complete(net.now.as_nanos(), req.requests);
         self.request_next(f, net);
     }
 }
@@ -264,14 +211,11 @@ impl Application for Abr {
     }
 
     fn sample(&self) -> FlowSample {
-        self.tcp.sample(self.last_rung.unwrap_or(0) as u32)
+        self.tcp.sample(self.client.last_rung().unwrap_or(0) as u32)
     }
 
     fn tables(&self, f: u32) -> Vec<(&'static str, Table)> {
-        let mut player = self.player.clone();
-        let seen = player.finish(self.end.as_nanos());
-        let l = &self.cfg.ladder;
-        vec![("abr_segments", self.log.segments_table(f, l)), ("abr_sessions", self.log.session_table(f, self.cfg.abr.algorithm, l, &seen))]
+        self.client.tables(f, self.end.as_nanos(), &self.cfg.ladder)
     }
 
     fn tcp_sender(&self) -> Option<&TcpSender> {
