@@ -18,6 +18,11 @@
 //! (`trace.rs`); the discipline, the delay line and the records are the same. A link with
 //! netem's impairments (`impaired.rs`) loses, duplicates or jitters what leaves it on its way
 //! into the delay line, with the simulator's model (`aqmlab_core::link::impairments`).
+//!
+//! A link with a rate and delay schedule (`aqmlab_core::link::schedule`, the simulator's
+//! semantics): the pacer takes the rate in force when a packet starts and does not start one
+//! during an outage (`free_at` moves to its end), and a packet gets the delay in force when it
+//! finishes, held behind the packet ahead so that a delay decrease never reorders.
 
 pub mod impaired;
 mod trace;
@@ -25,7 +30,7 @@ mod trace;
 use crate::config::LinkConfig;
 use crate::parse::{parse_frame, set_ce, IpInfo, Parsed};
 use aqmlab_core::link::impairments::{ImpairmentStreams, Impairments};
-use aqmlab_core::link::TraceServer;
+use aqmlab_core::link::{Schedule, TraceServer};
 use aqmlab_core::{build_qdisc, DropReason, Packet, Queue, Rate, SimRng, Time, Verdict};
 use aqmlab_model::record::{event, PacketEvents, QueueSamples};
 use std::cmp::Reverse;
@@ -78,6 +83,10 @@ pub struct Link {
     trace: Option<TraceServer>,
     /// netem's loss, duplication and jitter on the wire, when the link has any.
     impairments: Option<Impairments>,
+    /// The rate and delay schedule, when the link has one; it starts with the run's epoch.
+    schedule: Option<Schedule>,
+    /// When the last packet the schedule put on the delay line arrives (none before it may).
+    last_due: Time,
 }
 
 impl Link {
@@ -94,6 +103,10 @@ impl Link {
         // trace link's discipline gets the trace's mean rate, as in the simulator.
         let nominal = if cfg.trace.is_some() { cfg.nominal_rate() } else { rate.unwrap_or(Rate(10_000_000_000)) };
         let queue = build_qdisc(&cfg.qdisc, nominal)?;
+        let schedule = match &cfg.schedule {
+            Some(s) => Some(Schedule::new(s, Time::ZERO).map_err(|e| format!("schedule.{e}"))?),
+            None => None,
+        };
         Ok(Link {
             queue,
             rng,
@@ -108,6 +121,8 @@ impl Link {
             record_origin: Time::ZERO,
             trace: cfg.trace.as_ref().map(|t| TraceServer::new(t, Time::ZERO)),
             impairments,
+            schedule,
+            last_due: Time::ZERO,
         })
     }
 
@@ -175,7 +190,8 @@ impl Link {
     pub fn bypass(&mut self, now: Time, uid: u64, frame: Vec<u8>) {
         self.stats.bypassed_frames += 1;
         self.store.insert(uid, Stored { bytes: frame, extra_delay: Time::ZERO });
-        self.delay_line.push(Reverse((now + self.delay, uid)));
+        let delay = self.schedule.as_ref().map_or(self.delay, |s| s.delay_at(now));
+        self.delay_line.push(Reverse((now + delay, uid)));
         self.note_peak();
     }
 
@@ -217,6 +233,14 @@ impl Link {
 
     fn release_from_queue(&mut self, now: Time) {
         while self.queue.len_packets() > 0 && self.free_at <= now {
+            if let Some(s) = &self.schedule {
+                // An outage: nothing starts before it ends (`next_due` wakes the router then).
+                let from = s.sending_from(self.free_at);
+                if from > self.free_at {
+                    self.free_at = from;
+                    continue;
+                }
+            }
             // A shaper (tbf) may hold packets back; it says when to ask again.
             let out = self.queue.dequeue(now);
             let (packet, marked) = (out.packet, out.marked);
@@ -226,11 +250,14 @@ impl Link {
             }
             let Some(pkt) = packet else { break };
             let start = self.free_at.max(pkt.enqueued_at);
+            // A head that arrived after `free_at` (the router woke late) may find an outage.
+            let start = self.schedule.as_ref().map_or(start, |s| s.sending_from(start));
             let marked = marked && self.mark_stored(pkt.uid);
             self.log(start, event::DEQUEUE, &pkt, None, marked);
-            let finish = match self.rate {
-                Some(rate) => start + rate.tx_time(pkt.size as u64),
-                None => start,
+            let finish = match (&self.schedule, self.rate) {
+                (Some(s), _) => s.finish(start, pkt.size as u64),
+                (None, Some(rate)) => start + rate.tx_time(pkt.size as u64),
+                (None, None) => start,
             };
             self.free_at = finish;
             self.put_on_delay_line(finish, pkt.uid);
@@ -297,7 +324,7 @@ mod tests {
 
     fn fifo_link(rate_bps: u64, delay_ns: u64, limit_packets: u64) -> Link {
         let qdisc: QdiscConfig = serde_json::from_str(&format!(r#"{{"kind":"droptail","limit":{{"packets":{limit_packets}}}}}"#)).unwrap();
-        let cfg = LinkConfig { rate_bps, delay_ns, qdisc, trace: None, impairments: None };
+        let cfg = LinkConfig { rate_bps, delay_ns, qdisc, trace: None, impairments: None, schedule: None };
         Link::new(&cfg, SimRng::stream(1, "test"), impaired::streams(1, "test"), true).unwrap()
     }
 
@@ -439,7 +466,7 @@ mod tests {
             r#"{"kind":"red","limit":{"packets":100},"min_th":0.0,"max_th":40.0,"w_q":1.0,"max_p":1.0,"gentle":false,"mode":"packets","ecn":true,"mean_pkt_size":1000}"#,
         )
         .expect("red config");
-        let cfg = LinkConfig { rate_bps: 1_000_000, delay_ns: 0, qdisc, trace: None, impairments: None };
+        let cfg = LinkConfig { rate_bps: 1_000_000, delay_ns: 0, qdisc, trace: None, impairments: None, schedule: None };
         let mut link = Link::new(&cfg, SimRng::stream(1, "t"), impaired::streams(1, "t"), true).unwrap();
         let mut cls = Classifier::new(&ClassifyConfig::default(), &[]);
         for uid in 0..30 {
