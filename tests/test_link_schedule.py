@@ -218,24 +218,36 @@ MISSING = netns.missing_requirement()
 
 @pytest.mark.skipif(MISSING is not None, reason=f"emulation unavailable: {MISSING}")
 def test_the_emulator_follows_the_schedule_in_every_100ms_window():
-    """At saturation, what the receiver gets per 100 ms window is the rate of the step then."""
+    """At saturation, what the router's link sends per 100 ms window is the rate of the step
+    then, and so is what the receiver gets."""
     from aqmlab.emu.run import emulate
 
     s = _scenario([{"at": "0s", "rate": "24Mbps"}, {"at": "200ms", "rate": "6Mbps"}], delay="5ms",
                   duration="4s", schedule_period="400ms")
     s["topology"]["bottleneck"]["qdisc"] = {"kind": "droptail", "limit": "1000p"}
-    media = emulate(validate(s)).tables["media"]
-    # Step phase k is the packets that finished in (k * 100, (k + 1) * 100] ms of the run; they
-    # reach the receiver 5 ms later, plus the router's and the receiver's lateness (usually well
-    # under 0.5 ms), as in the trace test of test_trace_links.py.
-    shift = 5.5e6
-    errors, got, want = [], 0.0, 0.0
+    s["records"] = {"packet_events": True}
+    run = emulate(validate(s))
+    packets, media = run.tables["packets"], run.tables["media"]
+    sent = packets[packets.event == "dequeue"]
+    # Step phase k is (k * 100, (k + 1) * 100] ms of the run. The router's link starts its
+    # packets on its own clock (`free_at`), so what it starts in a window is the rate then,
+    # within one packet, however late the router woke.
+    router, receiver, got, want = [], [], 0.0, 0.0
     for k in range(5, 36):
-        window = media[(media.recv_ns > k * 100e6 + shift) & (media.recv_ns <= (k + 1) * 100e6 + shift)]
-        mbps = window["size"].sum() * 8 / 0.1 / 1e6
         expected = 24.0 if k % 4 in (0, 1) else 6.0
-        errors.append(abs(mbps / expected - 1))
+        window = sent[(sent.t_ns >= k * 100e6) & (sent.t_ns < (k + 1) * 100e6)]
+        router.append(abs(window["size"].sum() - expected * 1e6 * 0.1 / 8) / PACKET)
+        # At the receiver, 5 ms later plus the router's and the receiver's lateness (usually
+        # well under 0.5 ms), as in the trace test of test_trace_links.py.
+        window = media[(media.recv_ns > k * 100e6 + 5.5e6) & (media.recv_ns <= (k + 1) * 100e6 + 5.5e6)]
+        mbps = window["size"].sum() * 8 / 0.1 / 1e6
+        receiver.append(abs(mbps / expected - 1))
         got, want = got + mbps, want + expected
-    # IP bytes in the media table, the rate on IP bytes as in the simulator: within 5 % per window.
-    assert max(errors) < 0.05, [(k, round(e, 3)) for k, e in zip(range(5, 36), errors)]
+    assert max(router) <= 1, router
+    # On this shared 2-core machine a late wake-up of the receiver moves a packet or two
+    # across a window boundary (2 % of a 6 Mbit/s window each; seen: 6 %): most windows are
+    # within 5 %, none beyond 10 %, and the run as a whole delivers the schedule's bytes.
+    within = sum(e < 0.05 for e in receiver) / len(receiver)
+    assert within >= 0.9 and max(receiver) < 0.10, [(k, round(e, 3)) for k, e in zip(range(5, 36), receiver,
+                                                                                       strict=True)]
     assert got == pytest.approx(want, rel=0.01)

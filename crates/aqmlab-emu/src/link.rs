@@ -365,6 +365,64 @@ mod tests {
         assert!(out.iter().all(|(_, len)| *len == 1514));
     }
 
+    fn scheduled_link(steps: &[(u64, u64, u64)]) -> Link {
+        use aqmlab_core::link::schedule::{ScheduleConfig, ScheduleStep};
+        let qdisc: QdiscConfig = serde_json::from_str(r#"{"kind":"droptail","limit":{"packets":1000}}"#).unwrap();
+        let steps: Vec<ScheduleStep> =
+            steps.iter().map(|&(at_ns, rate_bps, delay_ns)| ScheduleStep { at_ns, rate_bps, delay_ns }).collect();
+        let (rate_bps, delay_ns) = (steps[0].rate_bps, steps[0].delay_ns);
+        let cfg = LinkConfig {
+            rate_bps,
+            delay_ns,
+            qdisc,
+            trace: None,
+            impairments: None,
+            schedule: Some(ScheduleConfig { steps, period_ns: None }),
+        };
+        Link::new(&cfg, SimRng::stream(1, "test"), impaired::streams(1, "test"), true).unwrap()
+    }
+
+    #[test]
+    fn a_scheduled_link_sends_at_the_rate_of_the_step_a_packet_starts_in() {
+        // 12 Mbit/s (1 ms per 1500-byte packet) until 2.5 ms, then 1.2 Mbit/s (10 ms): the
+        // packet started at 2 ms finishes at 3 ms at the old rate, the next ones 10 ms apart.
+        let mut link = scheduled_link(&[(0, 12_000_000, 0), (2_500_000, 1_200_000, 0)]);
+        let mut cls = Classifier::new(&ClassifyConfig::default(), &[]);
+        for uid in 0..5 {
+            offer(&mut link, &mut cls, uid, Time::ZERO, 1500, 9);
+        }
+        let ms: Vec<u64> = drain(&mut link, Time::ZERO).iter().map(|(t, _)| t.as_nanos() / 1_000_000).collect();
+        assert_eq!(ms, vec![1, 2, 3, 13, 23]);
+    }
+
+    #[test]
+    fn a_delay_decrease_holds_packets_behind_the_one_ahead() {
+        // 80 ms of delay until 1.5 ms, then 10 ms: the packets finishing at 2, 3 ms would be due
+        // at 12, 13 ms, before the first (81 ms); they leave right behind it, in order.
+        let mut link = scheduled_link(&[(0, 12_000_000, 80_000_000), (1_500_000, 12_000_000, 10_000_000)]);
+        let mut cls = Classifier::new(&ClassifyConfig::default(), &[]);
+        for uid in 0..3 {
+            offer(&mut link, &mut cls, uid, Time::ZERO, 1500 + uid as usize, 9);
+        }
+        let out = drain(&mut link, Time::ZERO);
+        assert_eq!(out.iter().map(|(t, _)| t.as_nanos() / 1_000_000).collect::<Vec<_>>(), vec![81, 81, 81]);
+        assert_eq!(out.iter().map(|(_, len)| *len).collect::<Vec<_>>(), vec![1514, 1515, 1516], "in order");
+        // Once the line has drained, a new packet gets the new delay alone.
+        offer(&mut link, &mut cls, 3, Time::from_millis(100), 1500, 9);
+        assert_eq!(drain(&mut link, Time::from_millis(100))[0].0, Time::from_millis(111));
+    }
+
+    #[test]
+    fn an_outage_starts_nothing_until_it_ends() {
+        let mut link = scheduled_link(&[(0, 12_000_000, 0), (1_500_000, 0, 0), (50_000_000, 12_000_000, 0)]);
+        let mut cls = Classifier::new(&ClassifyConfig::default(), &[]);
+        for uid in 0..3 {
+            offer(&mut link, &mut cls, uid, Time::ZERO, 1500, 9);
+        }
+        let ms: Vec<u64> = drain(&mut link, Time::ZERO).iter().map(|(t, _)| t.as_nanos() / 1_000_000).collect();
+        assert_eq!(ms, vec![1, 2, 51], "the packet started at 1 ms finishes; the next waits for 50 ms");
+    }
+
     #[test]
     fn late_wakeups_do_not_lower_the_rate() {
         // The router wakes 300 us late every time; the absolute clock still sends 100 packets

@@ -99,7 +99,7 @@ def read_schedule_csv(path: str) -> list[tuple[int, int | None, int | None]]:
         if len(row) != len(names):
             raise ScheduleError(f"{path} line {n}: {len(row)} cells, the header names {len(names)}")
         values: dict[str, int | None] = {}
-        for name, cell in zip(names, row):
+        for name, cell in zip(names, row, strict=True):
             cell = cell.strip()
             if cell == "" and name != "time":
                 values[name] = None

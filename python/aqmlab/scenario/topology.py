@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -57,7 +57,7 @@ class Link(Strict):
             self.engine_schedule()  # refuses steps out of order, a never-ending outage, a short period
         return self
 
-    def engine_schedule(self, steps: list[tuple[int, int | None, int | None]] | None = None) -> dict[str, object]:
+    def engine_schedule(self, steps: list[tuple[int, int | None, int | None]] | None = None) -> dict[str, Any]:
         """The schedule as the engines take it (`aqmlab-core link/schedule.rs`), from the
         scenario's steps or from `steps` read from the schedule's file."""
         if steps is None:

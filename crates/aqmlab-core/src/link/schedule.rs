@@ -7,11 +7,13 @@
 //! delay schedule", choices) is the same in both engines:
 //!
 //! * a packet is serialized at the rate in force when it starts, and finishes at that rate
-//!   even if a step falls during it (a packet is never split; netem computes a packet's rate
-//!   delay once, when it takes it, and a `tc qdisc change` leaves packets already timed alone);
+//!   even if a step falls during it (a packet is never split; Linux `sch_netem.c`'s
+//!   `netem_enqueue` adds a packet's serialization time at the rate of the moment it takes the
+//!   packet, and `netem_change` leaves packets already timed alone);
 //! * a packet takes the delay in force when its last bit leaves (its finish time), but never
 //!   arrives before the packet ahead of it on the link: after a delay decrease it is held
-//!   until that one has arrived, so a schedule never reorders the link's packets;
+//!   until that one has arrived, so a schedule never reorders the link's packets (netem with a
+//!   rate times each packet from the last queued one's send time, never before it);
 //! * a rate of 0 is an outage: no packet starts until a step with a positive rate (a packet
 //!   already being sent finishes, as above); the discipline keeps its queue meanwhile.
 //!
