@@ -93,6 +93,10 @@ def test_a_delay_step_shows_in_the_one_way_delay_at_the_step_time():
 
 
 def test_a_delay_decrease_never_reorders_the_link():
+    # The simulator's delay line is a FIFO, so this holds by construction there (the explicit
+    # hold in `Network::on_tx_done` keeps the head's arrival event from falling in the past;
+    # without it this test still passes). The emulator's line is a heap on due time, where the
+    # hold is what keeps the order: aqmlab-emu's `a_delay_decrease_holds_packets_behind_the_one_ahead`.
     m = _one_way_ms(_scenario([{"at": "5s", "delay": "10ms"}], delay="80ms", app=PROBE, duration="8s"))
     by_arrival = m.sort_values("recv_ns", kind="stable")
     assert (by_arrival.seq.diff().dropna() > 0).all(), "a packet overtook the one before it"
