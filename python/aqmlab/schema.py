@@ -230,8 +230,11 @@ def field_docs(model: type[BaseModel], prefix: str = "") -> list[FieldDoc]:
                              _allowed_text(f), f.description or ""))
         nested, item = _model_of(f.annotation), ""
         inner = _strip_annotated(_strip_optional(f.annotation)[0])
-        if nested is None and typing.get_origin(inner) is list:
-            nested, item = _model_of(typing.get_args(inner)[0]), "[]"
+        # A list of tables, alone or beside another form (`schedule`: steps or a file name).
+        forms = typing.get_args(inner) if typing.get_origin(inner) in (typing.Union, types.UnionType) else (inner,)
+        lists = [a for a in forms if typing.get_origin(a) is list]
+        if nested is None and lists:
+            nested, item = _model_of(typing.get_args(lists[0])[0]), "[]"
         if nested is not None and nested is not sc.Tcp:
             rows.extend(field_docs(nested, f"{path}{item}."))
     return rows

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from aqmlab import _core
+from aqmlab.scenario.link_schedule import ScheduleError, read_schedule_csv
 from aqmlab.scenario.link_traces import ConstantTrace, MarkovTrace, SquareTrace, SyntheticTrace
 
 
@@ -41,6 +42,19 @@ def read_delivery_trace(path: str, field: str) -> list[int]:
     try:
         return _core.parse_delivery_trace(text, path)
     except ValueError as e:
+        raise TraceFileError(field, str(e)) from None
+
+
+def read_link_schedule(path: str, field: str) -> list[tuple[int, int | None, int | None]]:
+    """The steps (at, rate, delay; None unchanged) of the schedule CSV file at `path`, named by
+    scenario field `field` (`aqmlab.scenario.link_schedule.read_schedule_csv`)."""
+    try:
+        return read_schedule_csv(path)
+    except FileNotFoundError:
+        raise TraceFileError(field, f"no such schedule file: {path}") from None
+    except OSError as e:
+        raise TraceFileError(field, f"{path}: {e.strerror}") from None
+    except ScheduleError as e:
         raise TraceFileError(field, str(e)) from None
 
 

@@ -18,6 +18,11 @@
 //! (`trace.rs`); the discipline, the delay line and the records are the same. A link with
 //! netem's impairments (`impaired.rs`) loses, duplicates or jitters what leaves it on its way
 //! into the delay line, with the simulator's model (`aqmlab_core::link::impairments`).
+//!
+//! A link with a rate and delay schedule (`aqmlab_core::link::schedule`, the simulator's
+//! semantics): the pacer takes the rate in force when a packet starts and does not start one
+//! during an outage (`free_at` moves to its end), and a packet gets the delay in force when it
+//! finishes, held behind the packet ahead so that a delay decrease never reorders.
 
 pub mod impaired;
 mod trace;
@@ -25,7 +30,7 @@ mod trace;
 use crate::config::LinkConfig;
 use crate::parse::{parse_frame, set_ce, IpInfo, Parsed};
 use aqmlab_core::link::impairments::{ImpairmentStreams, Impairments};
-use aqmlab_core::link::TraceServer;
+use aqmlab_core::link::{Schedule, TraceServer};
 use aqmlab_core::{build_qdisc, DropReason, Packet, Queue, Rate, SimRng, Time, Verdict};
 use aqmlab_model::record::{event, PacketEvents, QueueSamples};
 use std::cmp::Reverse;
@@ -78,6 +83,10 @@ pub struct Link {
     trace: Option<TraceServer>,
     /// netem's loss, duplication and jitter on the wire, when the link has any.
     impairments: Option<Impairments>,
+    /// The rate and delay schedule, when the link has one; it starts with the run's epoch.
+    schedule: Option<Schedule>,
+    /// When the last packet the schedule put on the delay line arrives (none before it may).
+    last_due: Time,
 }
 
 impl Link {
@@ -94,6 +103,10 @@ impl Link {
         // trace link's discipline gets the trace's mean rate, as in the simulator.
         let nominal = if cfg.trace.is_some() { cfg.nominal_rate() } else { rate.unwrap_or(Rate(10_000_000_000)) };
         let queue = build_qdisc(&cfg.qdisc, nominal)?;
+        let schedule = match &cfg.schedule {
+            Some(s) => Some(Schedule::new(s, Time::ZERO).map_err(|e| format!("schedule.{e}"))?),
+            None => None,
+        };
         Ok(Link {
             queue,
             rng,
@@ -108,6 +121,8 @@ impl Link {
             record_origin: Time::ZERO,
             trace: cfg.trace.as_ref().map(|t| TraceServer::new(t, Time::ZERO)),
             impairments,
+            schedule,
+            last_due: Time::ZERO,
         })
     }
 
@@ -175,7 +190,8 @@ impl Link {
     pub fn bypass(&mut self, now: Time, uid: u64, frame: Vec<u8>) {
         self.stats.bypassed_frames += 1;
         self.store.insert(uid, Stored { bytes: frame, extra_delay: Time::ZERO });
-        self.delay_line.push(Reverse((now + self.delay, uid)));
+        let delay = self.schedule.as_ref().map_or(self.delay, |s| s.delay_at(now));
+        self.delay_line.push(Reverse((now + delay, uid)));
         self.note_peak();
     }
 
@@ -217,6 +233,14 @@ impl Link {
 
     fn release_from_queue(&mut self, now: Time) {
         while self.queue.len_packets() > 0 && self.free_at <= now {
+            if let Some(s) = &self.schedule {
+                // An outage: nothing starts before it ends (`next_due` wakes the router then).
+                let from = s.sending_from(self.free_at);
+                if from > self.free_at {
+                    self.free_at = from;
+                    continue;
+                }
+            }
             // A shaper (tbf) may hold packets back; it says when to ask again.
             let out = self.queue.dequeue(now);
             let (packet, marked) = (out.packet, out.marked);
@@ -226,11 +250,14 @@ impl Link {
             }
             let Some(pkt) = packet else { break };
             let start = self.free_at.max(pkt.enqueued_at);
+            // A head that arrived after `free_at` (the router woke late) may find an outage.
+            let start = self.schedule.as_ref().map_or(start, |s| s.sending_from(start));
             let marked = marked && self.mark_stored(pkt.uid);
             self.log(start, event::DEQUEUE, &pkt, None, marked);
-            let finish = match self.rate {
-                Some(rate) => start + rate.tx_time(pkt.size as u64),
-                None => start,
+            let finish = match (&self.schedule, self.rate) {
+                (Some(s), _) => s.finish(start, pkt.size as u64),
+                (None, Some(rate)) => start + rate.tx_time(pkt.size as u64),
+                (None, None) => start,
             };
             self.free_at = finish;
             self.put_on_delay_line(finish, pkt.uid);
@@ -297,7 +324,7 @@ mod tests {
 
     fn fifo_link(rate_bps: u64, delay_ns: u64, limit_packets: u64) -> Link {
         let qdisc: QdiscConfig = serde_json::from_str(&format!(r#"{{"kind":"droptail","limit":{{"packets":{limit_packets}}}}}"#)).unwrap();
-        let cfg = LinkConfig { rate_bps, delay_ns, qdisc, trace: None, impairments: None };
+        let cfg = LinkConfig { rate_bps, delay_ns, qdisc, trace: None, impairments: None, schedule: None };
         Link::new(&cfg, SimRng::stream(1, "test"), impaired::streams(1, "test"), true).unwrap()
     }
 
@@ -336,6 +363,64 @@ mod tests {
         let times: Vec<u64> = out.iter().map(|(t, _)| t.as_nanos()).collect();
         assert_eq!(times, vec![6_000_000, 7_000_000, 8_000_000, 9_000_000, 10_000_000]);
         assert!(out.iter().all(|(_, len)| *len == 1514));
+    }
+
+    fn scheduled_link(steps: &[(u64, u64, u64)]) -> Link {
+        use aqmlab_core::link::schedule::{ScheduleConfig, ScheduleStep};
+        let qdisc: QdiscConfig = serde_json::from_str(r#"{"kind":"droptail","limit":{"packets":1000}}"#).unwrap();
+        let steps: Vec<ScheduleStep> =
+            steps.iter().map(|&(at_ns, rate_bps, delay_ns)| ScheduleStep { at_ns, rate_bps, delay_ns }).collect();
+        let (rate_bps, delay_ns) = (steps[0].rate_bps, steps[0].delay_ns);
+        let cfg = LinkConfig {
+            rate_bps,
+            delay_ns,
+            qdisc,
+            trace: None,
+            impairments: None,
+            schedule: Some(ScheduleConfig { steps, period_ns: None }),
+        };
+        Link::new(&cfg, SimRng::stream(1, "test"), impaired::streams(1, "test"), true).unwrap()
+    }
+
+    #[test]
+    fn a_scheduled_link_sends_at_the_rate_of_the_step_a_packet_starts_in() {
+        // 12 Mbit/s (1 ms per 1500-byte packet) until 2.5 ms, then 1.2 Mbit/s (10 ms): the
+        // packet started at 2 ms finishes at 3 ms at the old rate, the next ones 10 ms apart.
+        let mut link = scheduled_link(&[(0, 12_000_000, 0), (2_500_000, 1_200_000, 0)]);
+        let mut cls = Classifier::new(&ClassifyConfig::default(), &[]);
+        for uid in 0..5 {
+            offer(&mut link, &mut cls, uid, Time::ZERO, 1500, 9);
+        }
+        let ms: Vec<u64> = drain(&mut link, Time::ZERO).iter().map(|(t, _)| t.as_nanos() / 1_000_000).collect();
+        assert_eq!(ms, vec![1, 2, 3, 13, 23]);
+    }
+
+    #[test]
+    fn a_delay_decrease_holds_packets_behind_the_one_ahead() {
+        // 80 ms of delay until 1.5 ms, then 10 ms: the packets finishing at 2, 3 ms would be due
+        // at 12, 13 ms, before the first (81 ms); they leave right behind it, in order.
+        let mut link = scheduled_link(&[(0, 12_000_000, 80_000_000), (1_500_000, 12_000_000, 10_000_000)]);
+        let mut cls = Classifier::new(&ClassifyConfig::default(), &[]);
+        for uid in 0..3 {
+            offer(&mut link, &mut cls, uid, Time::ZERO, 1500 + uid as usize, 9);
+        }
+        let out = drain(&mut link, Time::ZERO);
+        assert_eq!(out.iter().map(|(t, _)| t.as_nanos() / 1_000_000).collect::<Vec<_>>(), vec![81, 81, 81]);
+        assert_eq!(out.iter().map(|(_, len)| *len).collect::<Vec<_>>(), vec![1514, 1515, 1516], "in order");
+        // Once the line has drained, a new packet gets the new delay alone.
+        offer(&mut link, &mut cls, 3, Time::from_millis(100), 1500, 9);
+        assert_eq!(drain(&mut link, Time::from_millis(100))[0].0, Time::from_millis(111));
+    }
+
+    #[test]
+    fn an_outage_starts_nothing_until_it_ends() {
+        let mut link = scheduled_link(&[(0, 12_000_000, 0), (1_500_000, 0, 0), (50_000_000, 12_000_000, 0)]);
+        let mut cls = Classifier::new(&ClassifyConfig::default(), &[]);
+        for uid in 0..3 {
+            offer(&mut link, &mut cls, uid, Time::ZERO, 1500, 9);
+        }
+        let ms: Vec<u64> = drain(&mut link, Time::ZERO).iter().map(|(t, _)| t.as_nanos() / 1_000_000).collect();
+        assert_eq!(ms, vec![1, 2, 51], "the packet started at 1 ms finishes; the next waits for 50 ms");
     }
 
     #[test]
@@ -439,7 +524,7 @@ mod tests {
             r#"{"kind":"red","limit":{"packets":100},"min_th":0.0,"max_th":40.0,"w_q":1.0,"max_p":1.0,"gentle":false,"mode":"packets","ecn":true,"mean_pkt_size":1000}"#,
         )
         .expect("red config");
-        let cfg = LinkConfig { rate_bps: 1_000_000, delay_ns: 0, qdisc, trace: None, impairments: None };
+        let cfg = LinkConfig { rate_bps: 1_000_000, delay_ns: 0, qdisc, trace: None, impairments: None, schedule: None };
         let mut link = Link::new(&cfg, SimRng::stream(1, "t"), impaired::streams(1, "t"), true).unwrap();
         let mut cls = Classifier::new(&ClassifyConfig::default(), &[]);
         for uid in 0..30 {

@@ -11,6 +11,12 @@
 //!
 //! A link driven by a delivery trace sends at the trace's opportunities instead of at a rate
 //! (`trace.rs`); only the way packets leave the discipline differs, the delay line is the same.
+//!
+//! A link with a rate and delay schedule (`aqmlab_core::link::schedule`) reads its rate when
+//! a packet starts (`transmit`), its delay when the packet finishes (`on_tx_done`, held behind
+//! the packet ahead in the delay line so that a delay decrease never reorders), and starts
+//! nothing during an outage (`start_tx_if_idle` retries when it ends). Its transmissions all
+//! end with an event, as an impaired link's do.
 
 mod impaired;
 mod trace;
@@ -19,7 +25,7 @@ use crate::sim::network::Network;
 use crate::sim::Event;
 use crate::topology::{LinkId, NodeId};
 use aqmlab_core::link::impairments::Impairments;
-use aqmlab_core::link::TraceServer;
+use aqmlab_core::link::{Schedule, TraceServer};
 use aqmlab_core::qdisc::pels_feedback::FeedbackLabel;
 use aqmlab_core::qdisc::DequeueOutcome;
 use aqmlab_core::{Packet, Queue, Rate, SimRng, Time, Verdict};
@@ -56,6 +62,9 @@ pub struct Link {
     /// netem's impairments on the wire, when the link has any (`impaired.rs`): then every
     /// transmission ends with an event and the delay line is kept ordered by due time.
     pub impairments: Option<Box<Impairments>>,
+    /// The rate and delay schedule, when the link has one (then `rate` and `delay` are only
+    /// its first step's, which the discipline was built for).
+    pub schedule: Option<Box<Schedule>>,
 }
 
 /// The end of a transmission that was not scheduled: when it would have been handled, at
@@ -87,6 +96,7 @@ impl Link {
             trace: None,
             wake_at: None,
             impairments: None,
+            schedule: None,
         }
     }
 }
@@ -171,7 +181,7 @@ impl Network {
     /// memory that is not in cache). Not on a link whose packets are recorded, whose records
     /// hold the queue length at enqueue. Gives `p` back otherwise.
     fn pass_through_if_idle(&mut self, l: LinkId, p: Packet) -> Result<(), Packet> {
-        if !self.pass_through || self.records_packets_of(l) || !self.is_idle(l) {
+        if !self.pass_through || self.records_packets_of(l) || self.scheduled(l) || !self.is_idle(l) {
             return Err(p);
         }
         let sent = self.topo.links[l as usize].queue.pass_through(p, self.now)?;
@@ -188,9 +198,18 @@ impl Network {
         self.topo.links[l as usize].in_flight.is_none() && !self.lazy_tx_busy(l)
     }
 
+    /// Whether link `l` follows a rate and delay schedule.
+    #[inline]
+    fn scheduled(&self, l: LinkId) -> bool {
+        self.any_varying_link && self.topo.links[l as usize].schedule.is_some()
+    }
+
     pub(crate) fn start_tx_if_idle(&mut self, l: LinkId) {
         let now = self.now;
         if !self.is_idle(l) {
+            return;
+        }
+        if self.scheduled(l) && self.in_outage(l) {
             return;
         }
         let link = &mut self.topo.links[l as usize];
@@ -219,13 +238,34 @@ impl Network {
         self.transmit(l, p, marked);
     }
 
+    /// Whether scheduled link `l` is in an outage now: then nothing starts, and a retry waits
+    /// for its end if packets wait (one retry kept, as for a shaper).
+    #[inline(never)]
+    fn in_outage(&mut self, l: LinkId) -> bool {
+        let now = self.now;
+        let link = &mut self.topo.links[l as usize];
+        let schedule = link.schedule.as_ref().expect("a scheduled link");
+        let t = schedule.sending_from(now);
+        if t == now {
+            return false;
+        }
+        if link.queue.len_packets() > 0 && link.retry_at.is_none_or(|r| r > t) {
+            link.retry_at = Some(t);
+            self.events.schedule(t, Event::QueueRetry(l));
+        }
+        true
+    }
+
     /// Starts sending `p`, just dequeued from idle link `l` (CE-marked by that dequeue if
     /// `marked`).
     fn transmit(&mut self, l: LinkId, p: Packet, marked: bool) {
         let now = self.now;
         let link = &mut self.topo.links[l as usize];
-        let done = now + link.rate.tx_time(p.size as u64);
-        let impaired = self.any_varying_link && link.impairments.is_some();
+        let done = match (self.any_varying_link, link.schedule.as_ref()) {
+            (true, Some(s)) => s.finish(now, p.size as u64),
+            _ => now + link.rate.tx_time(p.size as u64),
+        };
+        let impaired = self.any_varying_link && (link.impairments.is_some() || link.schedule.is_some());
         if self.lazy_tx_ends && !impaired && Self::end_needs_no_event(link, done) {
             link.pipe.push_back((done + link.delay, p));
             link.lazy_tx = Some(LazyTx { done, order: self.events.reserve_order(), scheduled: false });
@@ -294,7 +334,11 @@ impl Network {
             self.enter_impaired_line(l, p);
         } else {
             let p = link.in_flight.take().expect("TxDone on an idle link");
-            let arrive = self.now + link.delay;
+            let arrive = match (self.any_varying_link, link.schedule.as_ref()) {
+                // Held behind the packet ahead (a delay decrease never reorders).
+                (true, Some(s)) => s.arrival(self.now, link.pipe.back().map_or(Time::ZERO, |&(t, _)| t)),
+                _ => self.now + link.delay,
+            };
             link.pipe.push_back((arrive, p));
             if link.pipe.len() == 1 {
                 self.events.schedule(arrive, Event::PipeArrive(l));

@@ -132,14 +132,15 @@ def _other_kind(base: dict[str, Any], over: dict[str, Any]) -> bool:
 
 
 def _anchor_traces(data: dict[str, Any], folder: Path) -> None:
-    """Trace files are named relative to the scenario file that names them."""
+    """Trace and schedule files are named relative to the scenario file that names them."""
     for g in data.get("flows", []) if isinstance(data.get("flows"), list) else []:
         app = g.get("app") if isinstance(g, dict) else None
         if isinstance(app, dict) and isinstance(app.get("trace"), str):
             app["trace"] = str((folder / app["trace"]).resolve())
     for link in _links(data.get("topology")):
-        if isinstance(link.get("trace"), str):
-            link["trace"] = str((folder / link["trace"]).resolve())
+        for key in ("trace", "schedule"):
+            if isinstance(link.get(key), str):
+                link[key] = str((folder / link[key]).resolve())
 
 
 def _links(topology: Any) -> list[dict[str, Any]]:

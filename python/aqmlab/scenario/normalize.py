@@ -11,7 +11,7 @@ from aqmlab.scenario.applications import MEDIA, Abr, Audio, Bulk, Cbr, Mpeg, Pel
 from aqmlab.scenario.disciplines import Classifier, PelsFeedback, Prio, Wrr
 from aqmlab.scenario.flows import FlowGroup
 from aqmlab.scenario.topology import Hop, Link
-from aqmlab.traces import read_delivery_trace, synthetic_opportunities
+from aqmlab.traces import TraceFileError, read_delivery_trace, read_link_schedule, synthetic_opportunities
 
 if TYPE_CHECKING:
     from aqmlab.scenario.model import Scenario
@@ -91,6 +91,16 @@ def _link(link: Link, field: str, seed: int, name: str) -> dict[str, Any]:
                "trace": {"opportunities_ms": opportunities}}
     if link.impairments is not None:
         out["impairments"] = link.impairments.engine_config()
+    if link.schedule is not None:
+        # A scheduled link's rate and delay in the config are its first step's (a step at 0
+        # may override the link's own); configs of links without a schedule are unchanged.
+        steps = read_link_schedule(link.schedule, f"{field}.schedule") if isinstance(link.schedule, str) else None
+        try:
+            schedule = link.engine_schedule(steps)
+        except ValueError as e:
+            raise TraceFileError(f"{field}.schedule", f"{link.schedule}: {str(e).removeprefix('schedule: ')}") from None
+        out["rate_bps"], out["delay_ns"] = schedule["steps"][0]["rate_bps"], schedule["steps"][0]["delay_ns"]
+        out["schedule"] = schedule
     return out
 
 

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from aqmlab.scenario.base import Strict
 from aqmlab.scenario.disciplines import DropTail, Qdisc
 from aqmlab.scenario.impairments import Impairments
+from aqmlab.scenario.link_schedule import ScheduleError, ScheduleStep, resolve
 from aqmlab.scenario.link_traces import SyntheticTrace
 from aqmlab.units import Duration, Rate
 
 
 class Link(Strict):
-    """One direction of a point-to-point link: a fixed `rate`, or a delivery `trace`."""
+    """One direction of a point-to-point link: a fixed `rate`, or a delivery `trace`; with a
+    `schedule`, a rate and a delay that change at given times."""
 
     rate: Rate | None = Field(None, description="link rate, e.g. \"25Mbps\"; exclusive with trace")
     trace: SyntheticTrace | str | None = Field(
@@ -28,6 +30,15 @@ class Link(Strict):
                          description="egress discipline")
     impairments: Impairments | None = Field(None, description="netem's loss, duplication and jitter on the "
                                                               "link's wire; default none")
+    schedule: list[ScheduleStep] | str | None = Field(
+        None, description="rate and delay steps, as tc qdisc change scripts them: [{at = \"5s\", rate = "
+                          "\"2Mbps\"}, {at = \"10s\", delay = \"80ms\"}, ...] in time order, or a CSV file (path "
+                          "relative to the scenario file; a header naming the columns time, rate, delay, then one "
+                          "line per step, cells written as here, an empty cell unchanged); the link's rate and "
+                          "delay hold from 0 until a step changes them; exclusive with trace; default none")
+    schedule_period: Duration | None = Field(
+        None, description="repeat the schedule every period (its steps at their times within each period); "
+                          "default: the last step holds to the end")
 
     @model_validator(mode="after")
     def _rate_or_trace(self) -> Link:
@@ -38,12 +49,35 @@ class Link(Strict):
             raise ValueError("a link needs a rate (e.g. \"25Mbps\") or a trace (a mahimahi trace file)")
         if self.rate is not None and self.rate <= 0:
             raise ValueError("rate must be positive")
+        if self.schedule is not None and self.trace is not None:
+            raise ValueError("a link follows either a trace or a schedule, not both")
+        if self.schedule_period is not None and self.schedule is None:
+            raise ValueError("schedule_period repeats a schedule; give a schedule too")
+        if isinstance(self.schedule, list):
+            self.engine_schedule()  # refuses steps out of order, a never-ending outage, a short period
         return self
 
+    def engine_schedule(self, steps: list[tuple[int, int | None, int | None]] | None = None) -> dict[str, Any]:
+        """The schedule as the engines take it (`aqmlab-core link/schedule.rs`), from the
+        scenario's steps or from `steps` read from the schedule's file."""
+        if steps is None:
+            assert isinstance(self.schedule, list)
+            steps = [(s.at, s.rate, s.delay) for s in self.schedule]
+        assert self.rate is not None
+        try:
+            return resolve(steps, self.rate, self.delay, self.schedule_period)
+        except ScheduleError as e:
+            raise ValueError(f"schedule: {e}") from None
+
     def same_service(self) -> Link:
-        """A FIFO link with this one's rate or trace and delay (the default way back)."""
+        """A FIFO link with this one's rate or trace and delay, and its schedule (the default way
+        back)."""
         if self.trace is not None:
             return Link.model_validate({"trace": self.trace, "delay": f"{self.delay}ns"})
+        if self.schedule is not None:
+            return Link.model_validate({"rate": f"{self.rate}bps", "delay": f"{self.delay}ns",
+                                        "schedule": self.schedule, "schedule_period": self.schedule_period
+                                        and f"{self.schedule_period}ns"})
         return Link(rate=f"{self.rate}bps", delay=f"{self.delay}ns")
 
 

@@ -7,14 +7,17 @@
 //! * [`trace_server`]: mahimahi's byte accounting over those opportunities (which packets an
 //!   opportunity carries, what is lost when nothing waits), driven by the engine's queue;
 //! * [`synthetic`]: traces generated from a capacity model (constant, square wave, Markov);
-//! * [`impairments`]: netem's loss, duplication and jitter on the wire.
+//! * [`impairments`]: netem's loss, duplication and jitter on the wire;
+//! * [`schedule`]: a piecewise rate and delay schedule, as `tc qdisc change` scripts one.
 pub mod impairments;
 pub mod opportunities;
+pub mod schedule;
 pub mod synthetic;
 pub mod trace;
 pub mod trace_server;
 
 pub use opportunities::OpportunityClock;
+pub use schedule::{Schedule, ScheduleConfig};
 pub use synthetic::SyntheticTrace;
 pub use trace::DeliveryTrace;
 pub use trace_server::{OpportunityUser, TraceServer};

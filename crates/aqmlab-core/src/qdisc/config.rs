@@ -4,6 +4,7 @@ use super::classful::{pels_feedback, prio, wrr};
 use super::{cake, cobalt, codel, droptail, drr, dualpi2, fq_codel, fq_pie, pfq, pie, rb_red, rb_rio, red, rio, sqf, tbf};
 use super::{Qdisc, Queue};
 use crate::link::impairments::ImpairmentsConfig;
+use crate::link::schedule::ScheduleConfig;
 use crate::link::DeliveryTrace;
 use crate::units::{Limit, Rate};
 use serde::{Deserialize, Serialize};
@@ -26,6 +27,10 @@ pub struct LinkConfig {
     /// netem's impairments on the link's wire (`crate::link::impairments`); absent: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub impairments: Option<ImpairmentsConfig>,
+    /// A piecewise rate and delay schedule (`crate::link::schedule`); absent: the fixed
+    /// `rate_bps` and `delay_ns`, which for a scheduled link are its first step's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<ScheduleConfig>,
 }
 
 impl LinkConfig {
@@ -44,6 +49,16 @@ impl LinkConfig {
     pub fn validate_service(&self) -> Result<(), (&'static str, String)> {
         if let Some(imp) = &self.impairments {
             imp.validate().map_err(|e| ("impairments", e))?;
+        }
+        if let Some(schedule) = &self.schedule {
+            schedule.validate().map_err(|e| ("schedule", e))?;
+            if self.trace.is_some() {
+                return Err(("schedule", "a link follows either a trace or a schedule, not both".into()));
+            }
+            let first = schedule.steps[0];
+            if (self.rate_bps, self.delay_ns) != (first.rate_bps, first.delay_ns) {
+                return Err(("rate", "a scheduled link's rate and delay are its first step's".into()));
+            }
         }
         let Some(trace) = &self.trace else { return Ok(()) };
         if self.rate_bps != 0 {

@@ -35,11 +35,19 @@ impl Link {
     /// impairments when the link has them.
     pub(super) fn put_on_delay_line(&mut self, sent: Time, uid: u64) {
         let extra = self.store.get(&uid).map_or(Time::ZERO, |s| s.extra_delay);
+        let delay = self.schedule.as_ref().map_or(self.delay, |s| s.delay_at(sent));
         let Some(imp) = self.impairments.as_mut() else {
-            self.delay_line.push(Reverse((sent + self.delay + extra, uid)));
+            let mut due = sent + delay;
+            if let Some(s) = &self.schedule {
+                // Held behind the packet ahead: a delay decrease never reorders the link.
+                due = s.arrival(sent, self.last_due);
+                self.last_due = due;
+            }
+            self.delay_line.push(Reverse((due + extra, uid)));
             return;
         };
-        let copies = imp.transmit(sent, self.delay);
+        // Impairments keep the order themselves unless they are asked to reorder.
+        let copies = imp.transmit(sent, delay);
         match *copies.as_slice() {
             [] => {
                 self.stats.wire_lost_frames += 1;
@@ -75,7 +83,7 @@ mod tests {
     /// A 12 Mbit/s link (1500-byte packets take 1 ms) with 10 ms of delay and `imp`.
     fn impaired_link(imp: ImpairmentsConfig) -> Link {
         let qdisc: QdiscConfig = serde_json::from_str(r#"{"kind":"droptail","limit":{"packets":100000}}"#).unwrap();
-        let cfg = LinkConfig { rate_bps: 12_000_000, delay_ns: 10_000_000, qdisc, trace: None, impairments: Some(imp) };
+        let cfg = LinkConfig { rate_bps: 12_000_000, delay_ns: 10_000_000, qdisc, trace: None, impairments: Some(imp), schedule: None };
         Link::new(&cfg, SimRng::stream(1, "test"), streams(7, "bottleneck"), true).unwrap()
     }
 

@@ -43,11 +43,15 @@ impl OpportunityUser for EmuLinkUser<'_> {
 }
 
 impl Link {
-    /// Starts a trace link's first pass at `origin`, the run's epoch, so that the trace's time 0
-    /// is the run's, as in the simulator (nothing for a link without a trace).
+    /// Starts a trace link's first pass (or a schedule's first step) at `origin`, the run's
+    /// epoch, so that the trace's time 0 is the run's, as in the simulator (nothing for a link
+    /// without either).
     pub fn start_trace_at(&mut self, origin: Time) {
         if let Some(server) = self.trace.as_mut() {
             server.restart(origin);
+        }
+        if let Some(schedule) = self.schedule.as_mut() {
+            schedule.restart(origin);
         }
     }
 
@@ -71,7 +75,7 @@ mod tests {
     fn trace_link(trace: &[u64], delay_ns: u64) -> Link {
         let qdisc: QdiscConfig = serde_json::from_str(r#"{"kind":"droptail","limit":{"packets":1000}}"#).unwrap();
         let trace = Some(DeliveryTrace { opportunities_ms: trace.to_vec() });
-        let cfg = LinkConfig { rate_bps: 0, delay_ns, qdisc, trace, impairments: None };
+        let cfg = LinkConfig { rate_bps: 0, delay_ns, qdisc, trace, impairments: None, schedule: None };
         Link::new(&cfg, SimRng::stream(1, "test"), impaired::streams(1, "test"), true).unwrap()
     }
 

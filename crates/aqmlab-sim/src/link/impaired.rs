@@ -18,7 +18,9 @@ impl Network {
         let now = self.now;
         let link = &mut self.topo.links[l as usize];
         let imp = link.impairments.as_mut().expect("an impaired link");
-        let copies = imp.transmit(now, link.delay);
+        // A schedule's delay in force now; impairments keep the order unless they reorder.
+        let delay = link.schedule.as_ref().map_or(link.delay, |s| s.delay_at(now));
+        let copies = imp.transmit(now, delay);
         if copies.as_slice().is_empty() {
             // Lost on the wire: what travelled beside it goes too.
             self.take_sack_blocks(&p);

@@ -10,7 +10,7 @@ use crate::link::Link;
 use crate::pcap::PcapWriter;
 use crate::topology::{NodeId, Topology};
 use aqmlab_core::link::impairments::{ImpairmentStreams, Impairments};
-use aqmlab_core::link::TraceServer;
+use aqmlab_core::link::{Schedule, TraceServer};
 use aqmlab_core::qdisc::build_qdisc;
 use aqmlab_core::{Proto, QdiscConfig, Rate, SimRng, Time};
 use aqmlab_model::record::{FlowSamples, PacketEvents, QueueSamples};
@@ -28,6 +28,9 @@ fn access_link(from: NodeId, to: NodeId, rate: u64, delay: u64, qdisc: &QdiscCon
 fn link_from(cfg: &LinkConfig, from: NodeId, to: NodeId, seed: u64, name: &str) -> Result<Link, String> {
     let mut link = access_link(from, to, cfg.nominal_rate().0, cfg.delay_ns, &cfg.qdisc, seed, name.to_string())?;
     link.trace = cfg.trace.as_ref().map(|t| Box::new(TraceServer::new(t, Time::ZERO)));
+    if let Some(s) = &cfg.schedule {
+        link.schedule = Some(Box::new(Schedule::new(s, Time::ZERO).map_err(|e| format!("{name}.schedule: {e}"))?));
+    }
     if let Some(imp) = &cfg.impairments {
         let stream = |kind| streams::link_impairment(seed, name, kind);
         let rng = ImpairmentStreams { loss: stream("loss"), duplicate: stream("duplicate"), jitter: stream("jitter") };
@@ -72,7 +75,7 @@ impl Simulation {
         // The scenario records the bottleneck's packets; any other link could have a recorder.
         topo.links[bottleneck as usize].recorder = records.packet_events.then(PacketEvents::default);
         let any_recorder = topo.links.iter().any(|l| l.recorder.is_some());
-        let any_varying_link = topo.links.iter().any(|l| l.trace.is_some() || l.impairments.is_some());
+        let any_varying_link = topo.links.iter().any(|l| l.trace.is_some() || l.impairments.is_some() || l.schedule.is_some());
         let mut net = Network {
             pcap: records.pcap.then(PcapWriter::new),
             cfg,
