@@ -37,14 +37,14 @@ name = "short"
 count = 1
 access_rate = "1Gbps"
 sender_delay = "2ms"
-app = {{ kind = "bulk", tcp = {{ congestion_control = "{cc}", ecn = true, ecn_codepoint = "ect1", initial_cwnd = 10, min_rto = "200ms", rwnd = "8MB" }} }}
+app = {{ kind = "bulk", tcp = {tcp} }}
 
 [[flows]]
 name = "long"
 count = 1
 access_rate = "1Gbps"
 sender_delay = "37ms"
-app = {{ kind = "bulk", tcp = {{ congestion_control = "{cc}", ecn = true, ecn_codepoint = "ect1", initial_cwnd = 10, min_rto = "200ms", rwnd = "8MB" }} }}
+app = {{ kind = "bulk", tcp = {tcp} }}
 
 [records]
 packet_events = true
@@ -56,7 +56,9 @@ periods = [["15s", "40s"]]
 
 def _rates(tmp_path: Path, cc: str, *overrides: str) -> dict[str, float]:
     path = tmp_path / f"{cc}.toml"
-    path.write_text(_TWO_RTTS.format(cc=cc))
+    tcp = (f'{{ congestion_control = "{cc}", ecn = true, ecn_codepoint = "ect1", initial_cwnd = 10, '
+           f'min_rto = "200ms", rwnd = "8MB" }}')
+    path.write_text(_TWO_RTTS.format(tcp=tcp))
     sc, _ = load(str(path), overrides=list(overrides))
     res = simulate(sc, progress=False)
     p, flows = res.tables["packets"], res.tables["flows"]
