@@ -110,6 +110,15 @@ impl Controller {
         })
     }
 
+    /// An ACK arrives at `now`, with ECN-Echo or not, before any of the steps above: Prague notes
+    /// both (bytes an ACK with ECN-Echo acknowledges grow no window; its reductions and estimate
+    /// are timed); the others ignore it.
+    pub fn on_ack_start(&mut self, ece: bool, now: Time) {
+        if let Controller::Prague(c) = self {
+            c.on_ack_start(ece, now);
+        }
+    }
+
     /// Every ACK's feedback, before the sender reacts to it: `acked` bytes newly acknowledged,
     /// its ECN-Echo flag, SND.UNA and SND.NXT after it, at `now`. DCTCP (RFC 8257 section 3.3)
     /// and Prague keep an estimate from it; the others ignore it.

@@ -486,6 +486,7 @@ impl TcpSender {
         if ack > self.snd_max {
             return; // acknowledges data never sent: ignore (RFC 9293 section 3.10.7.4)
         }
+        self.cc.on_ack_start(ece, now);
         let frto = self.frto_before_ack(ack);
         let (una_before, cwnd_before) = (self.snd_una, self.cwnd);
         let tlp_outcome = if self.rack.is_some() {

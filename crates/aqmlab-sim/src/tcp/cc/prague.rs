@@ -169,12 +169,18 @@ impl Prague {
         }
     }
 
-    /// Every ACK's feedback: `acked` bytes newly acknowledged, its ECN-Echo flag, SND.UNA and
-    /// SND.NXT after it, at `now`. Closes the round when SND.UNA passes its end (and, with RTT
-    /// independence, when the target RTT has also passed since the last update).
+    /// An ACK arrives at `now` with ECN-Echo or not, before the sender grows the window on it.
+    pub fn on_ack_start(&mut self, ece: bool, now: Time) {
+        self.ack_marked = ece;
+        self.now = now;
+    }
+
+    /// Every ACK's feedback (after the window growth of that ACK): `acked` bytes newly
+    /// acknowledged, its ECN-Echo flag, SND.UNA and SND.NXT after it, at `now`. Closes the round
+    /// when SND.UNA passes its end (and, with RTT independence, when the target RTT has also
+    /// passed since the last update).
     pub fn on_ack_feedback(&mut self, acked: u64, ece: bool, snd_una: u64, snd_nxt: u64, now: Time) {
         self.now = now;
-        self.ack_marked = ece;
         if ece {
             self.saw_ce = true;
             self.bytes_marked += acked;

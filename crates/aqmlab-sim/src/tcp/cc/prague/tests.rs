@@ -101,11 +101,29 @@ fn additive_increase_is_r_over_t_squared_segments_per_round_below_the_target() {
 #[test]
 fn acks_with_ecn_echo_grow_nothing() {
     let mut p = Prague::new(MSS);
-    p.on_ack_feedback(MSS, true, ISS_DATA + MSS, ISS_DATA + 10 * MSS, ms(1));
+    p.on_ack_start(true, ms(1));
     assert_eq!(p.on_ack(10 * MSS, MSS, MSS, Some(ms(10))), 10 * MSS, "congestion avoidance");
     assert_eq!(p.on_ack(10 * MSS, 100 * MSS, MSS, Some(ms(10))), 10 * MSS, "slow start");
-    p.on_ack_feedback(MSS, false, ISS_DATA + 2 * MSS, ISS_DATA + 10 * MSS, ms(2));
+    p.on_ack_start(false, ms(2));
     assert_eq!(p.on_ack(10 * MSS, 100 * MSS, MSS, Some(ms(10))), 11 * MSS, "slow start, unmarked");
+}
+
+#[test]
+fn in_the_sender_a_marked_ack_of_new_data_grows_nothing_and_an_unmarked_one_grows() {
+    // Congestion avoidance (cwnd = ssthresh) with 10 segments of 1 kB: Reno's growth would be
+    // SMSS^2 / cwnd = 100 B per ACK of one segment.
+    let mut s = prague_sender(10);
+    let mut out = Vec::new();
+    // The first mark reduces (alpha = 1: to 5 segments) and opens the once-per-window guard.
+    s.on_ack(1 + MSS, true, ms(100), &mut out);
+    assert_eq!(s.cwnd, 5 * MSS);
+    // Further marked ACKs of new data in that window: no reduction (the guard) and no growth.
+    s.on_ack(1 + 2 * MSS, true, ms(101), &mut out);
+    s.on_ack(1 + 3 * MSS, true, ms(102), &mut out);
+    assert_eq!((s.cwnd, s.stats.ecn_reductions), (5 * MSS, 1));
+    // An unmarked ACK grows by SMSS^2 / cwnd = 200 B.
+    s.on_ack(1 + 4 * MSS, false, ms(103), &mut out);
+    assert_eq!(s.cwnd, 5 * MSS + 200);
 }
 
 #[test]
