@@ -115,7 +115,8 @@ def emulation_problems(sc: Scenario) -> list[str]:
             problems.append(f"flows.{g.name}.app.tcp.congestion_control: {tcp_settings.congestion_control!r} "
                             f"is simulator-only; allowed when emulated: "
                             f"{', '.join(KERNEL_CONGESTION_CONTROL)}")
-        if tcp_settings.ecn_codepoint != "ect0":
+        # Prague's ect1 is part of prague (refused above, in one line).
+        if tcp_settings.ecn_codepoint != "ect0" and tcp_settings.congestion_control != "prague":
             problems.append(f"flows.{g.name}.app.tcp.ecn_codepoint: {tcp_settings.ecn_codepoint!r} is "
                             f"simulator-only (kernel TCP sends ECT(0)); allowed when emulated: ect0")
     cc = sc.emulation.congestion_control if sc.emulation else {}

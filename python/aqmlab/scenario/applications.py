@@ -79,8 +79,8 @@ PROFILES: dict[str, dict[str, Any]] = {"linux": LINUX_PROFILE, "ns3": NS3_PROFIL
 
 
 class Tcp(Strict):
-    """TCP with NewReno, CUBIC, DCTCP or BBR window rules (RFC 5681, RFC 6582, RFC 6298; RFC 9438;
-    RFC 8257; Linux tcp_bbr.c)."""
+    """TCP with NewReno, CUBIC, DCTCP, BBR or Prague window rules (RFC 5681, RFC 6582, RFC 6298;
+    RFC 9438; RFC 8257; Linux tcp_bbr.c; draft-briscoe-iccrg-prague-congestion-control)."""
 
     profile: Literal["rfc", "linux", "ns3"] = Field(
         "rfc", description="a whole stack at once; a field set here too wins over it. rfc: the RFC textbook "
@@ -119,18 +119,24 @@ class Tcp(Strict):
                                              "Start at a quarter of the growth, then congestion avoidance; not "
                                              "with bbr; simulator only (the emulated kernel's cubic runs its "
                                              "own HyStart)")
-    congestion_control: Literal["newreno", "cubic", "dctcp", "bbr"] = Field(
+    congestion_control: Literal["newreno", "cubic", "dctcp", "bbr", "prague"] = Field(
         "newreno", description="window rules: newreno (RFC 5681), cubic (RFC 9438), dctcp (RFC 8257, "
-                               "needs ecn = true; simulator only) or bbr (BBR v1 as Linux's tcp_bbr.c, "
-                               "paced); emulated as kernel reno, cubic or bbr")
+                               "needs ecn = true; simulator only), bbr (BBR v1 as Linux's tcp_bbr.c, "
+                               "paced) or prague (TCP Prague, draft-briscoe-iccrg-prague-congestion-control "
+                               "as the L4S team's Linux tcp_prague.c runs it by default: DCTCP's response, "
+                               "RTT independence with a 25 ms target, paced, classic on loss; needs ecn = "
+                               "true and ecn_codepoint = ect1; simulator only); emulated as kernel reno, "
+                               "cubic or bbr")
     pacing: bool | None = Field(
         None, description="sender pacing as Linux paces inside TCP: segments leave no faster than the "
-                          "pacing rate (bbr's gain x bandwidth; for the others 200 % of cwnd/srtt in slow "
-                          "start, 120 % after). Unset: on for bbr, off for the others; bbr refuses false")
+                          "pacing rate (bbr's gain x bandwidth; prague's 100 % of cwnd/srtt after slow "
+                          "start; for the others 200 % of cwnd/srtt in slow start, 120 % after). Unset: on "
+                          "for bbr and prague, off for the others; bbr and prague refuse false")
     ecn_codepoint: Literal["ect0", "ect1"] = Field(
         "ect0", description="ECN codepoint of data segments when ecn is on: ect0 (RFC 3168) or ect1, "
                             "which makes the flow L4S traffic (RFC 9331) that DualPI2 puts in its L "
-                            "queue (RFC 9331 expects a scalable controller such as dctcp there)")
+                            "queue (RFC 9331 expects a scalable controller such as dctcp or prague there; "
+                            "prague needs ect1)")
 
     @model_validator(mode="before")
     @classmethod
@@ -143,14 +149,23 @@ class Tcp(Strict):
 
     @model_validator(mode="after")
     def _sane(self) -> Tcp:
-        """mss positive; min_rto <= max_rto; dctcp and ect1 need ecn; bbr needs pacing; rack needs sack;
-        hystart not with bbr."""
+        """mss positive; min_rto <= max_rto; dctcp, prague and ect1 need ecn; prague needs ect1; bbr and
+        prague need pacing; rack needs sack; hystart not with bbr."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
         if self.min_rto > self.max_rto:
             raise ValueError("min_rto must not exceed max_rto")
         if self.congestion_control == "dctcp" and not self.ecn:
             raise ValueError("congestion_control: dctcp needs ecn = true (RFC 8257 reacts to ECN marks)")
+        if self.congestion_control == "prague":
+            if not self.ecn:
+                raise ValueError("congestion_control: prague needs ecn = true (it reacts to ECN marks)")
+            if self.ecn_codepoint != "ect1":
+                raise ValueError("ecn_codepoint: prague needs ect1 (the L4S identifier, RFC 9331); allowed with "
+                                 "prague: ect1")
+            if self.pacing is False:
+                raise ValueError("pacing: prague needs pacing (Prague paces its window); allowed with prague: "
+                                 "true or unset")
         if self.congestion_control == "bbr" and self.pacing is False:
             raise ValueError("pacing: bbr needs pacing (BBR sends at its pacing rate); allowed with bbr: "
                              "true or unset")
@@ -166,8 +181,8 @@ class Tcp(Strict):
 
 
     def paced(self) -> bool:
-        """Whether the sender paces: as set, else only for bbr."""
-        return self.pacing if self.pacing is not None else self.congestion_control == "bbr"
+        """Whether the sender paces: as set, else only for bbr and prague."""
+        return self.pacing if self.pacing is not None else self.congestion_control in ("bbr", "prague")
 
 
 class Bulk(Strict):

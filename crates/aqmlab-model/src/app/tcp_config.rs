@@ -42,7 +42,8 @@ pub struct TcpConfig {
     /// BBR, which has its own startup.
     #[serde(default)]
     pub hystart: bool,
-    /// The window rules: NewReno (RFC 5681), CUBIC (RFC 9438) or DCTCP (RFC 8257; needs `ecn`).
+    /// The window rules: NewReno (RFC 5681), CUBIC (RFC 9438), DCTCP (RFC 8257; needs `ecn`),
+    /// BBR, or Prague (needs `ecn`, `ecn_codepoint` ect1 and `pacing`).
     #[serde(default)]
     pub congestion_control: CongestionControl,
     /// The ECN-capable codepoint data segments carry when `ecn` is on: ECT(0) (RFC 3168), or
@@ -62,6 +63,18 @@ impl TcpConfig {
         if self.congestion_control == CongestionControl::Dctcp && !self.ecn {
             // RFC 8257 section 3: DCTCP's only congestion signal besides loss is ECN.
             return Err("congestion_control: dctcp needs ecn = true (RFC 8257 reacts to ECN marks)".into());
+        }
+        if self.congestion_control == CongestionControl::Prague {
+            // The draft's Prague requirements: ECN feedback, the L4S identifier ECT(1), pacing.
+            if !self.ecn {
+                return Err("congestion_control: prague needs ecn = true (it reacts to ECN marks)".into());
+            }
+            if self.ecn_codepoint != EcnCodepoint::Ect1 {
+                return Err("ecn_codepoint: prague needs ect1 (the L4S identifier, RFC 9331); allowed with prague: ect1".into());
+            }
+            if !self.pacing {
+                return Err("pacing: prague needs pacing = true (Prague paces its window); allowed with prague: true".into());
+            }
         }
         if self.congestion_control == CongestionControl::Bbr && !self.pacing {
             // tcp_bbr.c sets the socket's pacing rate and relies on it to send at gain * bw.
@@ -83,7 +96,7 @@ impl TcpConfig {
 }
 
 /// Which congestion controller a TCP sender uses (the simulator's `tcp::cc`; the emulator maps
-/// it to the kernel's reno, cubic or bbr).
+/// it to the kernel's reno, cubic or bbr, and refuses dctcp and prague).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CongestionControl {
@@ -96,6 +109,10 @@ pub enum CongestionControl {
     /// BBR v1 as Linux's `tcp_bbr.c` runs it: model-based, paced at gain * the windowed
     /// maximum delivery rate (`aqmlab_sim::tcp::cc::bbr`). Emulated as the kernel's bbr.
     Bbr,
+    /// TCP Prague (draft-briscoe-iccrg-prague-congestion-control): DCTCP's scalable response
+    /// sent as ECT(1), paced, with reduced RTT-dependence and a classic response to loss
+    /// (`aqmlab_sim::tcp::cc::prague`). Not emulated (the kernel here has no prague).
+    Prague,
 }
 
 /// Which ECN-capable codepoint an ECN TCP sender puts on its data segments.
@@ -142,6 +159,18 @@ mod tests {
         assert!(err.starts_with("congestion_control: dctcp needs ecn = true"), "{err}");
         let err = TcpConfig { congestion_control: CongestionControl::Cubic, ..dctcp(false, EcnCodepoint::Ect1) }.validate().unwrap_err();
         assert!(err.starts_with("ecn_codepoint: ect1 needs ecn = true"), "{err}");
+    }
+
+    #[test]
+    fn prague_needs_ecn_ect1_and_pacing_and_each_refusal_names_the_field() {
+        let ok = TcpConfig { congestion_control: CongestionControl::Prague, pacing: true, ..dctcp(true, EcnCodepoint::Ect1) };
+        assert_eq!(ok.validate(), Ok(()));
+        let err = TcpConfig { ecn: false, ..ok.clone() }.validate().unwrap_err();
+        assert!(err.starts_with("congestion_control: prague needs ecn = true"), "{err}");
+        let err = TcpConfig { ecn_codepoint: EcnCodepoint::Ect0, ..ok.clone() }.validate().unwrap_err();
+        assert!(err.starts_with("ecn_codepoint: prague needs ect1"), "{err}");
+        let err = TcpConfig { pacing: false, ..ok }.validate().unwrap_err();
+        assert!(err.starts_with("pacing: prague needs pacing = true"), "{err}");
     }
 
     #[test]

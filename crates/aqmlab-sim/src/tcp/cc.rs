@@ -24,11 +24,13 @@
 
 pub mod bbr;
 pub mod dctcp;
+pub mod prague;
 
 use aqmlab_core::Time;
 use aqmlab_model::app::tcp_config::CongestionControl;
 use bbr::Bbr;
 use dctcp::Dctcp;
+use prague::Prague;
 
 /// RFC 9438 section 5.1: C = 0.4 (segments / s^3).
 pub const CUBIC_C: f64 = 0.4;
@@ -45,6 +47,7 @@ pub enum Controller {
     Cubic(Cubic),
     Dctcp(Dctcp),
     Bbr(Box<Bbr>),
+    Prague(Prague),
 }
 
 /// ssthresh before any reduction ("arbitrarily high", RFC 5681 section 3.1), and BBR's while it
@@ -57,6 +60,7 @@ impl Controller {
             CongestionControl::NewReno => Controller::NewReno(NewReno { mss }),
             CongestionControl::Cubic => Controller::Cubic(Cubic::new(mss)),
             CongestionControl::Dctcp => Controller::Dctcp(Dctcp::new(mss)),
+            CongestionControl::Prague => Controller::Prague(Prague::new(mss)),
             // The sender gives BBR its initial window and its flow's random stream
             // (`TcpSender::with_rng`); this default serves tests of the seam alone.
             CongestionControl::Bbr => Controller::Bbr(Box::new(Bbr::new(mss, bbr::TCP_INIT_CWND, aqmlab_model::streams::flow_bbr(0, 0)))),
@@ -70,6 +74,7 @@ impl Controller {
             Controller::NewReno(c) => c.on_ack(cwnd, ssthresh, acked),
             Controller::Cubic(c) => c.on_ack(cwnd, ssthresh, acked, srtt, now),
             Controller::Dctcp(c) => c.on_ack(cwnd, ssthresh, acked),
+            Controller::Prague(c) => c.on_ack(cwnd, ssthresh, acked, srtt),
             Controller::Bbr(_) => cwnd, // BBR sets cwnd in its own per-ACK step
         }
     }
@@ -81,6 +86,7 @@ impl Controller {
             Controller::NewReno(c) => c.reduced(flight),
             Controller::Cubic(c) => c.on_congestion_event(cwnd, flight),
             Controller::Dctcp(c) => c.on_loss(flight),
+            Controller::Prague(c) => c.on_loss(flight),
             Controller::Bbr(b) => b.on_congestion_event(),
         }
     }
@@ -91,23 +97,36 @@ impl Controller {
     /// the ACK that starts a reduction (`tcp_cong_control` skips `tcp_cong_avoid` in CWR), and
     /// with a small alpha growth-then-reduction would leave ssthresh above the window the
     /// marks were about (found by the TCP fuzzer). The classic controllers treat it as any
-    /// congestion event (RFC 3168 section 6.1.2), unchanged.
-    pub fn on_ecn_echo(&mut self, cwnd: u64, cwnd_before_ack: u64, flight: u64) -> u64 {
-        match self {
+    /// congestion event (RFC 3168 section 6.1.2), unchanged. Prague reduces as DCTCP, but
+    /// with RTT independence at most once per target RTT: None when it makes no reduction.
+    pub fn on_ecn_echo(&mut self, cwnd: u64, cwnd_before_ack: u64, flight: u64) -> Option<u64> {
+        Some(match self {
             Controller::Dctcp(c) => c.on_ecn_echo(cwnd.min(cwnd_before_ack)),
+            Controller::Prague(c) => return c.on_ecn_echo(cwnd.min(cwnd_before_ack)),
             // BBR v1 does not respond to ECN (Linux's cong_control hook bypasses the CWR
             // reduction); ssthresh stays as it is.
             Controller::Bbr(b) => b.ssthresh_or_unset(),
             _ => self.on_congestion_event(cwnd, flight),
+        })
+    }
+
+    /// An ACK arrives at `now`, with ECN-Echo or not, before any of the steps above: Prague notes
+    /// both (bytes an ACK with ECN-Echo acknowledges grow no window; its reductions and estimate
+    /// are timed); the others ignore it.
+    pub fn on_ack_start(&mut self, ece: bool, now: Time) {
+        if let Controller::Prague(c) = self {
+            c.on_ack_start(ece, now);
         }
     }
 
     /// Every ACK's feedback, before the sender reacts to it: `acked` bytes newly acknowledged,
-    /// its ECN-Echo flag, SND.UNA and SND.NXT after it. Only DCTCP keeps an estimate from it
-    /// (RFC 8257 section 3.3); the others ignore it.
-    pub fn on_ack_feedback(&mut self, acked: u64, ece: bool, snd_una: u64, snd_nxt: u64) {
-        if let Controller::Dctcp(c) = self {
-            c.on_ack_feedback(acked, ece, snd_una, snd_nxt);
+    /// its ECN-Echo flag, SND.UNA and SND.NXT after it, at `now`. DCTCP (RFC 8257 section 3.3)
+    /// and Prague keep an estimate from it; the others ignore it.
+    pub fn on_ack_feedback(&mut self, acked: u64, ece: bool, snd_una: u64, snd_nxt: u64, now: Time) {
+        match self {
+            Controller::Dctcp(c) => c.on_ack_feedback(acked, ece, snd_una, snd_nxt),
+            Controller::Prague(c) => c.on_ack_feedback(acked, ece, snd_una, snd_nxt, now),
+            _ => {}
         }
     }
 
@@ -117,6 +136,7 @@ impl Controller {
             Controller::NewReno(c) => c.reduced(flight),
             Controller::Cubic(c) => c.on_timeout(flight),
             Controller::Dctcp(c) => c.on_loss(flight),
+            Controller::Prague(c) => c.on_loss(flight),
             Controller::Bbr(b) => {
                 b.on_timeout();
                 b.ssthresh_or_unset()

@@ -517,6 +517,7 @@ impl TcpSender {
         if ack > self.snd_max {
             return; // acknowledges data never sent: ignore (RFC 9293 section 3.10.7.4)
         }
+        self.cc.on_ack_start(ece, now);
         let frto = self.frto_before_ack(ack);
         let (una_before, cwnd_before) = (self.snd_una, self.cwnd);
         let tlp_outcome = if self.rack.is_some() {
@@ -537,7 +538,7 @@ impl TcpSender {
             self.on_duplicate_ack(now, out);
         }
         // DCTCP's estimate (RFC 8257 section 3.3) sees every ACK before the reaction below.
-        self.cc.on_ack_feedback(self.snd_una - una_before, ece, self.snd_una, self.snd_max);
+        self.cc.on_ack_feedback(self.snd_una - una_before, ece, self.snd_una, self.snd_max, now);
         if ece {
             self.on_ecn_echo(cwnd_before);
         }
@@ -1051,9 +1052,15 @@ impl TcpSender {
         if !self.ecn || self.in_recovery || self.snd_una <= self.ecn_recover {
             return;
         }
+        // Prague with RTT independence may skip a reduction (at most one per target RTT); the
+        // round trip's ECN-Echo is still answered (Linux stays in CWR without reducing).
+        let Some(ssthresh) = self.cc.on_ecn_echo(self.cwnd, cwnd_before, self.reduction_basis()) else {
+            self.ecn_recover = self.snd_max;
+            return;
+        };
         self.stats.ecn_reductions += 1;
         self.end_hystart();
-        self.ssthresh = self.cc.on_ecn_echo(self.cwnd, cwnd_before, self.reduction_basis());
+        self.ssthresh = ssthresh;
         // The section's response "halves the congestion window": it never raises it. After a
         // timeout (cwnd of one segment, FlightSize still the go-back-N's) the reduced
         // FlightSize is above cwnd, and the sender stays in slow start below the new ssthresh
@@ -1158,7 +1165,10 @@ impl TcpSender {
 
     /// Linux's `tcp_update_pacing_rate` after an ACK, for a paced controller other than BBR.
     fn update_pacing_rate(&mut self) {
-        let rate = Pacer::linux_default_rate(self.cwnd, self.ssthresh, self.flight_size(), self.rtt.srtt());
+        let rate = match &self.cc {
+            Controller::Prague(p) => p.pacing_rate(self.cwnd, self.ssthresh, self.rtt.srtt()),
+            _ => Pacer::linux_default_rate(self.cwnd, self.ssthresh, self.flight_size(), self.rtt.srtt()),
+        };
         if let Some(p) = self.pacer.as_mut() {
             p.set_rate(rate);
         }
@@ -1319,7 +1329,7 @@ impl TcpReceiver {
             unacked_segments: 0,
             delack_deadline: None,
             ce_pending: false,
-            dctcp_echo: (cfg.congestion_control == CongestionControl::Dctcp).then(DctcpEcho::default),
+            dctcp_echo: matches!(cfg.congestion_control, CongestionControl::Dctcp | CongestionControl::Prague).then(DctcpEcho::default),
             delivered_bytes: 0,
         }
     }
