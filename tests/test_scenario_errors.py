@@ -53,7 +53,7 @@ def _error_lines(stderr: str) -> list[str]:
         (lambda s: s["topology"]["bottleneck"].update(qdisc={"kind": "pie", "estimator": "clock"}),
          ["topology.bottleneck.qdisc.estimator", "'timestamp' or 'rate'"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "vegas"}}),
-         ["flows.0.app.tcp.congestion_control", "'newreno', 'cubic', 'dctcp' or 'bbr'"]),
+         ["flows.0.app.tcp.congestion_control", "'newreno', 'cubic', 'dctcp', 'bbr' or 'prague'"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "bbr", "pacing": False}}),
          ["flows.0.app.tcp", "pacing: bbr needs pacing", "true or unset"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "dctcp"}}),
