@@ -194,6 +194,7 @@ fn prague_sender(n: u64) -> TcpSender {
         prr: false,
         limited_transmit: false,
         rack: false,
+        hystart: false,
         congestion_control: CongestionControl::Prague,
         ecn_codepoint: EcnCodepoint::Ect1,
         pacing: true,
