@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-from aqmlab.stats import physical_range
+from aqmlab.stats import interval_text, physical_range
 
 _QUANTITY = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([A-Za-z%/]*)\s*$")
 
@@ -139,19 +139,9 @@ def points_table(points: pd.DataFrame, axes: list[dict[str, Any]], metrics: list
     table = points[cols].copy()
     for m in metrics:
         bounds = physical_range(m.rpartition(".")[2])
-        table[m] = [_mean_ci(a, b, bounds) for a, b in zip(points[f"{m}_mean"], points[f"{m}_ci95"], strict=True)]
+        pairs = zip(points[f"{m}_mean"], points[f"{m}_ci95"], strict=True)
+        table[m] = [interval_text(mean, half, ".4g", bounds, half_fmt=".2g") for mean, half in pairs]
     return table
-
-
-def _mean_ci(mean: float, ci: float, bounds: tuple[float, float]) -> str:
-    if mean != mean:
-        return "-"
-    if ci != ci:
-        return f"{mean:.4g}"
-    lo, hi = bounds
-    if mean - ci >= lo and mean + ci <= hi:
-        return f"{mean:.4g} ± {ci:.2g}"
-    return f"{mean:.4g} [{max(lo, mean - ci):.4g}, {min(hi, mean + ci):.4g}] clipped"
 
 
 _STYLE = """

@@ -54,14 +54,21 @@ def physical_range(name: str) -> tuple[float, float]:
 
 
 def ci_text(values: Sequence[float], fmt: str, bounds: tuple[float, float] = NON_NEGATIVE) -> str:
-    """"mean ± half-width" (just the mean for one value, "-" for none); when the interval
-    leaves `bounds`, "mean [low, high] clipped" with the interval cut at the bounds."""
-    m, h = mean_ci(values)
-    if m != m:
+    """"mean ± half-width" of `values` (see `interval_text`)."""
+    return interval_text(*mean_ci(values), fmt, bounds)
+
+
+def interval_text(mean: float, half: float, fmt: str, bounds: tuple[float, float] = NON_NEGATIVE,
+                  half_fmt: str | None = None) -> str:
+    """"mean ± half-width" (just the mean without a half-width, "-" without a mean); when the
+    interval leaves `bounds`, "mean [low, high] clipped" with the interval cut at the bounds.
+    The one place the clipping rule lives: the reproductions' tables and the sweep report's
+    points table both write through it. `half_fmt` formats the half-width (default `fmt`)."""
+    if mean != mean:
         return "-"
-    if h != h:
-        return f"{m:{fmt}}"
+    if half != half:
+        return f"{mean:{fmt}}"
     lo, hi = bounds
-    if m - h >= lo and m + h <= hi:
-        return f"{m:{fmt}} ± {h:{fmt}}"
-    return f"{m:{fmt}} [{max(lo, m - h):{fmt}}, {min(hi, m + h):{fmt}}] clipped"
+    if mean - half >= lo and mean + half <= hi:
+        return f"{mean:{fmt}} ± {half:{half_fmt or fmt}}"
+    return f"{mean:{fmt}} [{max(lo, mean - half):{fmt}}, {min(hi, mean + half):{fmt}}] clipped"
