@@ -109,3 +109,23 @@ def test_eq10_uses_the_gains_of_the_run():
     sc = pels.load_pels("convergence", ("flows.f1.app.alpha=40kbps", "flows.f2.app.alpha=40kbps"))
     assert pels.pels_capacities(sc) == [2e6]
     assert pels.stationary_rate({"mkc": pels.mkc_table(sc)}, 2) == pytest.approx(1e6 + 80e3)
+
+
+@pytest.mark.parametrize(("name", "overrides", "level", "predicted"), [
+    ("gamma-7", (), 7, 160 / 2160),
+    ("gamma-14", (), 14, 320 / 2320),
+    ("gamma-7", ("topology.bottleneck.rate=2Mbps",), 7, 160 / 1160),
+    ("gamma-7", ("flows.pels.count=8",), 7, 320 / 2320),
+])
+def test_loss_level_note_follows_eq10_under_set(name, overrides, level, predicted):
+    """The gamma runs' "N flows chosen by eq. (10)" holds only where eq. (10) gives the
+    paper's loss level for the run as it ran; otherwise the note gives eq. (10)'s value."""
+    from aqmlab.reproduce import pels
+
+    run = {"mkc": pels.mkc_table(pels.load_pels(name, overrides))}
+    assert pels.stationary_loss(run) == pytest.approx(predicted)
+    note = pels.loss_level_note(run, level)
+    if round(predicted * 100) == level:
+        assert note == "%; N flows chosen by eq. (10)"
+    else:
+        assert f"eq. (10): {predicted * 100:.1f} for this run's N and rates" in note

@@ -95,8 +95,9 @@ def mkc_table(sc: Scenario) -> pd.DataFrame:
     """What eq. (10) needs of a run, per hop: C (below) and the PELS flows' MKC gains."""
     app = next(g.app for g in sc.flows if g.app.kind == "pels")
     caps = pels_capacities(sc)
+    flows = sum(g.count for g in sc.flows if g.app.kind == "pels")
     return pd.DataFrame({"hop": range(len(caps)), "capacity_bps": caps, "alpha_bps": float(app.alpha),
-                         "beta": app.beta})
+                         "beta": app.beta, "pels_flows": flows})
 
 
 def pels_capacities(sc: Scenario) -> list[float]:
@@ -113,6 +114,24 @@ def stationary_rate(run: dict[str, pd.DataFrame], flows: int, hop: int = 0) -> f
     """MKC's stationary rate of eq. (10), C/N + alpha/beta, of `flows` flows at `hop` (b/s)."""
     mkc = run["mkc"]
     return float(mkc["capacity_bps"].iloc[hop] / flows + mkc["alpha_bps"].iloc[hop] / mkc["beta"].iloc[hop])
+
+
+def stationary_loss(run: dict[str, pd.DataFrame], hop: int = 0) -> float:
+    """The PELS queue's stationary loss that eq. (10) implies for all of the run's PELS flows
+    at `hop`: N r* = C + N alpha/beta offered for C served, so p = (N alpha/beta) / (C + N alpha/beta)."""
+    mkc = run["mkc"]
+    excess = mkc["pels_flows"].iloc[hop] * mkc["alpha_bps"].iloc[hop] / mkc["beta"].iloc[hop]
+    return float(excess / (mkc["capacity_bps"].iloc[hop] + excess))
+
+
+def loss_level_note(run: dict[str, pd.DataFrame], published_pct: int) -> str:
+    """The note beside a gamma run's loss: the scenario chose N so that eq. (10) gives the
+    paper's loss level; under `--set` (another rate, share, N or gain) that is no longer true,
+    and the note says what eq. (10) gives for the run as it ran."""
+    predicted = stationary_loss(run) * 100
+    if round(predicted) == published_pct:
+        return "%; N flows chosen by eq. (10)"
+    return f"%; eq. (10): {predicted:.1f} for this run's N and rates (N was chosen for {published_pct} %)"
 
 
 # ---- tables ---------------------------------------------------------------------------------
@@ -162,14 +181,15 @@ def combine_seeds(per_seed: list[pd.DataFrame]) -> pd.DataFrame:
 
 def mechanisms_table(runs: dict[str, dict[str, pd.DataFrame]]) -> pd.DataFrame:
     rows = []
-    for name, pub in (("gamma-7", "7 %"), ("gamma-14", "14 %")):
+    for name, level in (("gamma-7", 7), ("gamma-14", 14)):
+        pub = f"{level} %"
         t = runs[name]
         end = measured_end(t)
         loss = pa.colour_losses(t["pels_frames"], STEADY_FROM_S, end)
         ctl = pa.controller_summary(t["pels_control"], STEADY_FROM_S, end)
         rows += [
             _row(f"{name}: router loss p (all PELS bytes)", pub, ctl["loss"] * 100, ".2f",
-                 "%; N flows chosen by eq. (10)"),
+                 loss_level_note(t, level)),
             _row(f"{name}: enhancement-layer loss", "-", loss["enhancement"] * 100, ".2f", "%"),
             _row(f"{name}: mean gamma", "p/p_thr", ctl["gamma"], ".3f",
                  f"p_fgs/p_thr = {loss['enhancement'] / P_THR:.3f}"),
