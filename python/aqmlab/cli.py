@@ -206,7 +206,8 @@ def _paper_options(default_out: str, seeds_help: str) -> Any:
 @click.option("--quick", is_flag=True, help="one seed (and shorter runs where a paper's are long): a fast check")
 @click.option("--records", is_flag=True, help="also keep every run's full results directory under runs/")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-              help="override a field of every scenario, e.g. --set topology.bottleneck.delay=30ms")
+              help="override a field of every scenario, e.g. --set topology.bottleneck.delay=30ms; "
+                   "flows.*.app.tcp.profile=linux sets every TCP flow group")
 @click.option("--force", is_flag=True, help="replace an existing output directory")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="parallel processes (default: cores)")
 @click.option("--clips", type=click.IntRange(min=1, max=1000), default=None,
