@@ -4,6 +4,7 @@ kernel's TCP through the emulator, on dumbbells the paper reproductions never us
     python3 benches/fidelity.py                       # every case, simulator and kernel (root)
     python3 benches/fidelity.py --no-kernel           # the simulator half alone (no root needed)
     python3 benches/fidelity.py --cases 1f-10M-20ms-fifo,8f-10M-50ms-fqcodel --runs 3 --json out.json
+    python3 benches/fidelity.py --kernel-from out.json --cases 1f-10M-20ms-fifo --set flows.*.app.tcp.byte_counting=true
 
 Each case is one dumbbell: n TCP downloads through one bottleneck (rate, base RTT, buffer in
 bandwidth-delay products, discipline). Each case runs once per controller: the kernel's reno,
@@ -34,6 +35,7 @@ import json
 import math
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -41,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from aqmlab.run import simulate
-from aqmlab.scenario import validate
+from aqmlab.scenario import apply_override, validate
 
 MSS = 1460
 PACKET = 1500
@@ -108,8 +110,9 @@ def _group(name: str, count: int, rtt_ms: float, bottleneck_delay_ms: float, cc:
                                             "mss": f"{MSS}B"}}}
 
 
-def scenario(case: Case, cc: str, seed: int, duration_s: float = DURATION_S) -> Any:
-    """The case as a scenario for either engine (the emulator reads emulation.congestion_control)."""
+def scenario(case: Case, cc: str, seed: int, duration_s: float = DURATION_S, overrides: Sequence[str] = ()) -> Any:
+    """The case as a scenario for either engine (the emulator reads emulation.congestion_control),
+    with `--set`-style overrides applied last."""
     rtts = [case.rtt_ms] if case.rtt2_ms is None else [case.rtt_ms, case.rtt2_ms]
     bottleneck_delay_ms = min(rtts) / 2 - 2
     if case.rtt2_ms is None:
@@ -130,6 +133,8 @@ def scenario(case: Case, cc: str, seed: int, duration_s: float = DURATION_S) -> 
         "metrics": {"periods": [[f"{WARMUP_S}s", f"{duration_s:g}s"]]},
         "emulation": {"congestion_control": {g["name"]: cc for g in groups}},
     }
+    for assignment in overrides:
+        apply_override(data, assignment)
     return validate(data, f"fidelity case {case.name}")
 
 
@@ -177,11 +182,17 @@ def compare(sim: dict[str, Any], kernel: dict[str, Any]) -> dict[str, Any]:
     return rows
 
 
-def run_case(case: Case, cc: str, runs: int, kernel: bool, duration_s: float) -> dict[str, Any]:
+def run_case(case: Case, cc: str, runs: int, kernel: bool, duration_s: float, sim_overrides: Sequence[str] = (),
+             saved_kernel: dict[str, Any] | None = None) -> dict[str, Any]:
     seeds = range(1, runs + 1)
-    sims = [measures(simulate(scenario(case, cc, seed, duration_s), progress=False), case) for seed in seeds]
+    sims = [measures(simulate(scenario(case, cc, seed, duration_s, sim_overrides), progress=False), case)
+            for seed in seeds]
     out: dict[str, Any] = {"case": asdict(case), "controller": cc, "sim_runs": sims, "sim": _median(sims)}
-    if kernel:
+    if saved_kernel is not None:
+        out["kernel_runs"] = saved_kernel["kernel_runs"]
+        out["kernel"] = saved_kernel["kernel"]
+        out["targets"] = compare(out["sim"], out["kernel"])
+    elif kernel:
         from aqmlab.emu.run import emulate
 
         kernels = [measures(emulate(scenario(case, cc, seed, duration_s)), case) for seed in seeds]
@@ -242,6 +253,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--duration", type=float, default=DURATION_S, help="seconds per run (measured from 10 s)")
     ap.add_argument("--no-kernel", action="store_true", help="the simulator half alone")
     ap.add_argument("--json", help="write every run's measures here")
+    ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                    help="override a field of the simulator's scenarios (repeatable), e.g. "
+                         "flows.*.app.tcp.byte_counting=true; the kernel half runs as it is")
+    ap.add_argument("--kernel-from", metavar="JSON",
+                    help="take the kernel half from an earlier --json file (same cases, controllers and "
+                         "duration) instead of running it: compares a changed simulator with kernel runs made "
+                         "on a quiet machine")
     args = ap.parse_args(argv)
     by_name = {c.name: c for c in CASES}
     names = args.cases.split(",") if args.cases else list(by_name)
@@ -252,7 +270,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: unknown case(s) {unknown} (allowed: {', '.join(by_name)}); controllers {bad_cc} "
               f"(allowed: {', '.join(CONTROLLERS)}); --runs >= 1; --duration > {WARMUP_S}", file=sys.stderr)
         return 2
-    kernel = not args.no_kernel
+    saved: dict[tuple[str, str], dict[str, Any]] = {}
+    if args.kernel_from:
+        with open(args.kernel_from) as f:
+            earlier = json.load(f)
+        if earlier["duration_s"] != args.duration:
+            print(f"error: --kernel-from: {args.kernel_from} ran {earlier['duration_s']} s, not --duration "
+                  f"{args.duration}", file=sys.stderr)
+            return 2
+        saved = {(r["case"]["name"], r["controller"]): r for r in earlier["results"] if "kernel" in r}
+        missing = [f"{n} {c}" for n in names for c in controllers if (n, c) not in saved]
+        if missing:
+            print(f"error: --kernel-from: {args.kernel_from} has no kernel runs of {', '.join(missing)}",
+                  file=sys.stderr)
+            return 2
+    kernel = not args.no_kernel and not saved
     if kernel and os.geteuid() != 0:
         print("error: the kernel half needs root (network namespaces); run with sudo or pass --no-kernel",
               file=sys.stderr)
@@ -260,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for name in names:
         for cc in controllers:
-            r = run_case(by_name[name], cc, args.runs, kernel, args.duration)
+            r = run_case(by_name[name], cc, args.runs, kernel, args.duration, args.overrides, saved.get((name, cc)))
             results.append(r)
             print(f"done {name} {cc}", file=sys.stderr, flush=True)
     print(table(results))

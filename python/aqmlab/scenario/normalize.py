@@ -166,6 +166,7 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         **({"rack": True} if t.rack else {}),
         **({"hystart": True} if t.hystart else {}),
         **({"pacing": True} if t.paced() else {}),
+        **({"byte_counting": True} if t.byte_counting else {}),
     }
 
 

@@ -55,6 +55,17 @@ pub struct TcpConfig {
     /// does not ask for it is unchanged; BBR needs it (the scenario layer turns it on for BBR).
     #[serde(default)]
     pub pacing: bool,
+    /// Window growth from the bytes an ACK acknowledges (RFC 3465's appropriate byte counting,
+    /// L = 2), as Linux grows behind a delayed-ACK receiver: slow start adds up to two segments
+    /// per ACK, stopping at ssthresh (`tcp_slow_start`), NewReno's congestion avoidance SMSS x
+    /// acked / cwnd (`tcp_cong_avoid_ai` counts acknowledged segments), so a delayed ACK of two
+    /// segments grows the window as two ACKs would. Off: RFC 5681's per-ACK rules (cwnd +=
+    /// min(acked, SMSS) in slow start, SMSS^2 / cwnd per ACK in congestion avoidance), which
+    /// grow half as fast per RTT behind a delayed-ACK receiver. CUBIC's congestion avoidance
+    /// counts acknowledged segments either way (RFC 9438 section 4.2), so for CUBIC only slow
+    /// start differs; BBR sets its own window and ignores it.
+    #[serde(default)]
+    pub byte_counting: bool,
 }
 
 impl TcpConfig {
@@ -149,6 +160,7 @@ mod tests {
             congestion_control: CongestionControl::Dctcp,
             ecn_codepoint,
             pacing: false,
+            byte_counting: false,
         }
     }
 

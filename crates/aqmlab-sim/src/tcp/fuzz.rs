@@ -337,6 +337,7 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         congestion_control: stack.cc,
         ecn_codepoint: if stack.cc == CongestionControl::Prague { EcnCodepoint::Ect1 } else { Default::default() },
         pacing: matches!(stack.cc, CongestionControl::Bbr | CongestionControl::Prague),
+        byte_counting: false,
     }
 }
 

@@ -63,6 +63,7 @@ mod tests {
             congestion_control: Default::default(),
             ecn_codepoint: Default::default(),
             pacing: false,
+            byte_counting: false,
         }
     }
 

@@ -253,7 +253,7 @@ impl TcpSender {
         let cc = if is_bbr {
             Controller::Bbr(Box::new(Bbr::new(mss, cfg.initial_cwnd_segments.max(1) as u64, rng())))
         } else {
-            Controller::new(cfg.congestion_control, mss)
+            Controller::new(cfg.congestion_control, mss).with_byte_counting(cfg.byte_counting)
         };
         let mut pacer = (cfg.pacing || is_bbr).then(Pacer::default);
         if let (Some(p), Controller::Bbr(b)) = (pacer.as_mut(), &cc) {

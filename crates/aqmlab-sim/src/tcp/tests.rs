@@ -25,6 +25,7 @@ fn cfg() -> TcpConfig {
         congestion_control: Default::default(),
         ecn_codepoint: Default::default(),
         pacing: false,
+        byte_counting: false,
     }
 }
 

@@ -29,7 +29,7 @@ pub const DCTCP_INITIAL_ALPHA: f64 = 1.0;
 /// The DCTCP sender's state (RFC 8257 section 3.3's variables).
 #[derive(Clone, Debug)]
 pub struct Dctcp {
-    reno: NewReno,
+    pub(super) reno: NewReno,
     /// DCTCP.Alpha: the estimated fraction of marked bytes, in [0, 1].
     alpha: f64,
     /// DCTCP.BytesAcked in the current observation window.
@@ -42,7 +42,7 @@ pub struct Dctcp {
 
 impl Dctcp {
     pub fn new(mss: u64) -> Dctcp {
-        Dctcp { reno: NewReno { mss }, alpha: DCTCP_INITIAL_ALPHA, bytes_acked: 0, bytes_marked: 0, window_end: 0 }
+        Dctcp { reno: NewReno::new(mss), alpha: DCTCP_INITIAL_ALPHA, bytes_acked: 0, bytes_marked: 0, window_end: 0 }
     }
 
     /// The current estimate DCTCP.Alpha.

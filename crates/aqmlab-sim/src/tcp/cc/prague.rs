@@ -72,7 +72,7 @@ const HEADER_BYTES: u64 = 40;
 /// The Prague sender's state.
 #[derive(Clone, Debug)]
 pub struct Prague {
-    reno: NewReno,
+    pub(super) reno: NewReno,
     /// The estimated fraction of marked bytes, in [0, 1].
     alpha: f64,
     /// Whether any ACK has carried ECN-Echo (Linux `saw_ce`): alpha moves only after it.
@@ -110,7 +110,7 @@ impl Prague {
     /// A Prague sender with another RTT target, or none (the tests compare with and without).
     pub fn with_rtt_target(mss: u64, rtt_target: Option<Time>) -> Prague {
         Prague {
-            reno: NewReno { mss },
+            reno: NewReno::new(mss),
             alpha: PRAGUE_INITIAL_ALPHA,
             saw_ce: false,
             bytes_acked: 0,
@@ -211,7 +211,9 @@ impl Prague {
             return cwnd;
         }
         if self.in_slow_start {
-            return cwnd + acked.min(self.reno.mss);
+            // With byte counting, the bytes of this ACK beyond ssthresh are not carried into
+            // congestion avoidance (less than one ACK's growth, once per slow start).
+            return self.reno.slow_start(cwnd, ssthresh, acked).0;
         }
         let mss = self.reno.mss as f64;
         // cwnd / mss ACKs of one segment per round, each adding ai * mss * mss / cwnd bytes.

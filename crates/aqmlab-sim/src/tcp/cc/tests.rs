@@ -168,3 +168,41 @@ fn newreno_controller_keeps_rfc_5681_growth() {
     assert_eq!(c.on_ack(10 * MSS, 10 * MSS, MSS, None, Time::ZERO), 10 * MSS + 100); // CA
     assert_eq!(c.on_congestion_event(10 * MSS, 3 * MSS), 2 * MSS); // floor of 2 SMSS
 }
+
+/// One round trip of delayed ACKs: one ACK per two segments of the window.
+fn delayed_ack_round(c: &mut Controller, cwnd: u64, ssthresh: u64) -> u64 {
+    let mut w = cwnd;
+    for _ in 0..cwnd / (2 * MSS) {
+        w = c.on_ack(w, ssthresh, 2 * MSS, None, Time::ZERO);
+    }
+    w
+}
+
+#[test]
+fn byte_counting_grows_newreno_one_segment_per_rtt_behind_delayed_acks() {
+    // RFC 5681 counts ACKs: 50 delayed ACKs of a 100-segment window add half a segment.
+    let mut per_ack = Controller::new(CongestionControl::NewReno, MSS);
+    let grown = delayed_ack_round(&mut per_ack, 100 * MSS, MSS) - 100 * MSS;
+    assert!((400..=520).contains(&grown), "per-ACK growth {grown}"); // integer bytes per ACK: 451
+                                                                     // Byte counting (tcp_cong_avoid_ai): the 100 acknowledged segments add one.
+    let mut bytes = Controller::new(CongestionControl::NewReno, MSS).with_byte_counting(true);
+    let grown = delayed_ack_round(&mut bytes, 100 * MSS, MSS) - 100 * MSS;
+    assert!((900..=1040).contains(&grown), "byte-counted growth {grown}");
+}
+
+#[test]
+fn byte_counting_doubles_slow_start_behind_delayed_acks_up_to_l_and_ssthresh() {
+    for kind in [CongestionControl::NewReno, CongestionControl::Cubic] {
+        // Per ACK: a round of delayed ACKs grows 10 segments to 15; byte counting to 20.
+        let mut per_ack = Controller::new(kind, MSS);
+        assert_eq!(delayed_ack_round(&mut per_ack, 10 * MSS, 1000 * MSS), 15 * MSS);
+        let mut bytes = Controller::new(kind, MSS).with_byte_counting(true);
+        assert_eq!(delayed_ack_round(&mut bytes, 10 * MSS, 1000 * MSS), 20 * MSS);
+        // RFC 3465's L = 2: a cumulative ACK of 40 segments adds two, not forty.
+        assert_eq!(bytes.on_ack(10 * MSS, 1000 * MSS, 40 * MSS, None, Time::ZERO), 12 * MSS);
+    }
+    // Slow start stops at ssthresh; the rest of the counted bytes go to congestion avoidance
+    // (SMSS x 1000 / 10000 = 100 bytes).
+    let mut bytes = Controller::new(CongestionControl::NewReno, MSS).with_byte_counting(true);
+    assert_eq!(bytes.on_ack(9 * MSS, 10 * MSS, 2 * MSS, None, Time::ZERO), 10 * MSS + 100);
+}

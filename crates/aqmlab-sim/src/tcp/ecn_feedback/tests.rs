@@ -27,6 +27,7 @@ fn receiver(delayed_ack: bool, cc: CongestionControl) -> TcpReceiver {
         congestion_control: cc,
         ecn_codepoint: Default::default(),
         pacing: false,
+        byte_counting: false,
     })
 }
 

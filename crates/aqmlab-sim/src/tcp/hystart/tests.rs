@@ -37,6 +37,7 @@ fn cfg(hystart: bool) -> TcpConfig {
         congestion_control: CongestionControl::NewReno,
         ecn_codepoint: Default::default(),
         pacing: false,
+        byte_counting: false,
     }
 }
 

@@ -99,6 +99,7 @@ fn dctcp_sender(n: u64) -> TcpSender {
         congestion_control: CongestionControl::Dctcp,
         ecn_codepoint: Default::default(),
         pacing: false,
+        byte_counting: false,
     };
     let mut s = TcpSender::new(&c);
     s.cwnd = n * MSS;

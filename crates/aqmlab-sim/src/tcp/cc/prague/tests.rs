@@ -198,6 +198,7 @@ fn prague_sender(n: u64) -> TcpSender {
         congestion_control: CongestionControl::Prague,
         ecn_codepoint: EcnCodepoint::Ect1,
         pacing: true,
+        byte_counting: false,
     };
     c.validate().unwrap();
     let mut s = TcpSender::new(&c);
