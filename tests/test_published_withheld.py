@@ -16,6 +16,13 @@ def test_an_override_of_a_fixed_field_is_a_departure_naming_the_papers_value():
     assert got == ["--set topology.bottleneck.rate=30Mbps differs from the paper's 25Mbps"]
 
 
+def test_a_star_override_names_the_values_the_papers_items_set():
+    got = published.departures(["rb-rio/tcp-droptail", "rb-rio/mpeg-droptail"],
+                               ["flows.*.app.tcp.mss=1460B", "flows.*.app.tcp.profile=linux"])
+    assert got == ["--set flows.*.app.tcp.mss=1460B differs from the paper's 960B",
+                   "--set flows.*.app.tcp.profile=linux differs from the paper's default (not set in its scenario)"]
+
+
 def test_the_papers_own_value_written_otherwise_and_neutral_fields_are_no_departure():
     assert published.departures(["rb-rio/tcp-droptail"],
                                 ["topology.bottleneck.rate=25000kbps", "seed=7", "name=mine"]) == []

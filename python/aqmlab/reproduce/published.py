@@ -36,9 +36,15 @@ def _simulated(name: str, overrides: Sequence[str]) -> dict[str, Any]:
 
 def _paper_value(raw: Mapping[str, Any], key: str) -> str | None:
     """The value at dotted `key` in the scenario file as written, or None when it is not set
-    there (list items by index or by name, as `--set` addresses them)."""
+    there (list items by index or by name, as `--set` addresses them; `*`: the distinct values
+    of the items that set it, joined by " / ")."""
     node: Any = raw
-    for part in key.split("."):
+    parts = key.split(".")
+    for i, part in enumerate(parts):
+        if part == "*" and isinstance(node, list):
+            rest = ".".join(parts[i + 1:])
+            values = [v for it in node if isinstance(it, dict) and (v := _paper_value(it, rest)) is not None]
+            return " / ".join(dict.fromkeys(values)) or None
         if isinstance(node, dict) and part in node:
             node = node[part]
         elif isinstance(node, list):
