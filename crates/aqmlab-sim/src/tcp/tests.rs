@@ -4,7 +4,9 @@
 use super::*;
 use aqmlab_model::app::tcp_config::CongestionControl;
 
-fn cfg() -> TcpConfig {
+/// The base configuration of the sender tests (NewReno, no option on, MSS 1000 B, IW 2, minimum
+/// RTO 200 ms); other modules' tests change what they test with `..cfg()`.
+pub(crate) fn cfg() -> TcpConfig {
     TcpConfig {
         mss: 1000,
         initial_cwnd_segments: 2,
@@ -73,8 +75,8 @@ fn sender_with_window(n: u64) -> TcpSender {
     sender_with_window_of(n, &cfg())
 }
 
-/// [`sender_with_window`] with configuration `c`.
-fn sender_with_window_of(n: u64, c: &TcpConfig) -> TcpSender {
+/// [`sender_with_window`] with configuration `c` (also the DCTCP and Prague tests' sender).
+pub(crate) fn sender_with_window_of(n: u64, c: &TcpConfig) -> TcpSender {
     let mut s = TcpSender::new(c);
     s.cwnd = n * MSS;
     s.ssthresh = n * MSS;
