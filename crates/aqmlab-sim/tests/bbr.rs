@@ -10,6 +10,8 @@
 //! BBR's 2.2 % below the link is of the size PROBE_RTT would cost (4 segments for 200 ms + a
 //! round every 10 s, up to about 2.4 % of the time); that split was not measured.
 
+mod common;
+
 use aqmlab_model::record::Column;
 use aqmlab_sim::{config, Simulation};
 use serde_json::json;
@@ -20,29 +22,7 @@ const WARMUP_NS: f64 = 10e9;
 const RATE_BPS: f64 = 10e6;
 
 fn scenario(cc: &str) -> serde_json::Value {
-    let tcp = json!({"mss": 1460, "initial_cwnd_segments": 10, "initial_rto_ns": 1_000_000_000u64,
-        "min_rto_ns": 200_000_000u64, "max_rto_ns": 60_000_000_000u64,
-        "clock_granularity_ns": 1_000_000u64, "delayed_ack": false,
-        "delayed_ack_timeout_ns": 40_000_000u64, "rwnd": 100_000_000u64, "ecn": false,
-        "sack": true, "congestion_control": cc, "pacing": cc == "bbr"});
-    let droptail = |limit: u64| json!({"kind": "droptail", "limit": {"packets": limit}});
-    // Base RTT: 2 x (14 ms bottleneck + 5 ms sender access + 1 ms receiver access) = 40 ms.
-    json!({
-        "seed": 1,
-        "duration_ns": SECS * 1_000_000_000,
-        "topology": {
-            "bottleneck": {"rate_bps": 10_000_000u64, "delay_ns": 14_000_000u64, "qdisc": droptail(300)},
-            "reverse": {"rate_bps": 10_000_000u64, "delay_ns": 14_000_000u64, "qdisc": droptail(1000)},
-            "access_qdisc": droptail(10_000),
-        },
-        "flow_groups": [{
-            "name": cc, "count": 1, "start_ns": 0, "start_jitter_ns": 0,
-            "stop_ns": SECS * 1_000_000_000, "access_rate_bps": 100_000_000u64,
-            "sender_delay_ns": [5_000_000u64, 5_000_000u64], "receiver_delay_ns": 1_000_000u64,
-            "class_weights": [0.0, 0.0, 0.0], "dscp": 0, "app": {"kind": "bulk", "tcp": tcp}
-        }],
-        "records": {"packet_events": false, "queue_sample_ns": 10_000_000u64, "flow_sample_ns": 100_000_000u64, "pcap": false}
-    })
+    common::one_flow_in_a_deep_fifo(SECS, json!({"congestion_control": cc, "pacing": cc == "bbr"}), false)
 }
 
 /// (utilization of the bottleneck in wire bytes, mean queueing delay in ms, drops) after the

@@ -19,29 +19,7 @@ use serde_json::json;
 const SECS: u64 = 30;
 
 fn scenario(hystart: bool) -> serde_json::Value {
-    let tcp = json!({"mss": 1460, "initial_cwnd_segments": 10, "initial_rto_ns": 1_000_000_000u64,
-        "min_rto_ns": 200_000_000u64, "max_rto_ns": 60_000_000_000u64,
-        "clock_granularity_ns": 1_000_000u64, "delayed_ack": false,
-        "delayed_ack_timeout_ns": 40_000_000u64, "rwnd": 100_000_000u64, "ecn": false,
-        "sack": true, "congestion_control": "cubic", "hystart": hystart});
-    let droptail = |limit: u64| json!({"kind": "droptail", "limit": {"packets": limit}});
-    // Base RTT: 2 x (14 ms bottleneck + 5 ms sender access + 1 ms receiver access) = 40 ms.
-    json!({
-        "seed": 1,
-        "duration_ns": SECS * 1_000_000_000,
-        "topology": {
-            "bottleneck": {"rate_bps": 10_000_000u64, "delay_ns": 14_000_000u64, "qdisc": droptail(300)},
-            "reverse": {"rate_bps": 10_000_000u64, "delay_ns": 14_000_000u64, "qdisc": droptail(1000)},
-            "access_qdisc": droptail(10_000),
-        },
-        "flow_groups": [{
-            "name": "cubic", "count": 1, "start_ns": 0, "start_jitter_ns": 0,
-            "stop_ns": SECS * 1_000_000_000, "access_rate_bps": 100_000_000u64,
-            "sender_delay_ns": [5_000_000u64, 5_000_000u64], "receiver_delay_ns": 1_000_000u64,
-            "class_weights": [0.0, 0.0, 0.0], "dscp": 0, "app": {"kind": "bulk", "tcp": tcp}
-        }],
-        "records": {"packet_events": true, "queue_sample_ns": 10_000_000u64, "flow_sample_ns": 100_000_000u64, "pcap": false}
-    })
+    common::one_flow_in_a_deep_fifo(SECS, json!({"congestion_control": "cubic", "hystart": hystart}), true)
 }
 
 /// (drops in the first loss episode, drops in the run, time of the first drop in s).

@@ -73,7 +73,24 @@ pub struct Stack {
     pub hystart: bool,
 }
 
+/// `Stack::OPTION(self, on)`: the stack with that option set, for chaining.
+macro_rules! setters {
+    ($($option:ident),*) => {
+        $(pub fn $option(self, on: bool) -> Stack {
+            Stack { $option: on, ..self }
+        })*
+    };
+}
+
 impl Stack {
+    setters!(sack, frto, ecn, prr, limited_transmit, rack, hystart);
+
+    /// `cc` with every option off; the setters (one per option, named as its field) turn options
+    /// on, as in `Stack::new(CongestionControl::Cubic).sack(true).frto(true)`.
+    pub fn new(cc: CongestionControl) -> Stack {
+        Stack { cc, sack: false, frto: false, ecn: false, prr: false, limited_transmit: false, rack: false, hystart: false }
+    }
+
     /// A name such as `cubic+sack+frto` (`newreno` alone when every option is off).
     pub fn name(&self) -> String {
         let mut n = String::from(match self.cc {
@@ -105,13 +122,21 @@ impl Stack {
 /// option multiplies this list. PRR is combined with SACK only: without SACK it changes
 /// nothing, and the list stays at 48 stacks.
 pub fn stacks() -> Vec<Stack> {
+    use CongestionControl::{Bbr, Cubic, Dctcp, NewReno, Prague};
+    // SACK's recovery variants: none, RFC 6675, RFC 6675 shaped by PRR.
+    const RECOVERY: [(bool, bool); 3] = [(false, false), (true, false), (true, true)];
+    const BOTH: [bool; 2] = [false, true];
+    // The ECN-only controllers (DCTCP, Prague): recovery x F-RTO.
+    let ecn_only = |cc: CongestionControl| {
+        RECOVERY.into_iter().flat_map(move |(sack, prr)| BOTH.map(|frto| Stack::new(cc).ecn(true).sack(sack).prr(prr).frto(frto)))
+    };
     let mut v = Vec::new();
-    for cc in [CongestionControl::NewReno, CongestionControl::Cubic] {
-        for (sack, prr) in [(false, false), (true, false), (true, true)] {
-            for limited_transmit in [false, true] {
-                for frto in [false, true] {
-                    for ecn in [false, true] {
-                        v.push(Stack { cc, sack, frto, ecn, prr, limited_transmit, rack: false, hystart: false });
+    for cc in [NewReno, Cubic] {
+        for (sack, prr) in RECOVERY {
+            for limited_transmit in BOTH {
+                for frto in BOTH {
+                    for ecn in BOTH {
+                        v.push(Stack::new(cc).sack(sack).prr(prr).limited_transmit(limited_transmit).frto(frto).ecn(ecn));
                     }
                 }
             }
@@ -119,88 +144,39 @@ pub fn stacks() -> Vec<Stack> {
     }
     // DCTCP runs only with ECN (RFC 8257; the config refuses it without), appended so that the
     // classic stacks keep their indices.
-    for (sack, prr) in [(false, false), (true, false), (true, true)] {
-        for frto in [false, true] {
-            v.push(Stack {
-                cc: CongestionControl::Dctcp,
-                sack,
-                frto,
-                ecn: true,
-                prr,
-                limited_transmit: false,
-                rack: false,
-                hystart: false,
-            });
-        }
-    }
+    v.extend(ecn_only(Dctcp));
     // BBR: PRR does not apply (BBR sets the window in recovery itself, as Linux's cong_control
     // hook bypasses PRR), nor ECN (BBR v1 does not respond to it). Appended, as DCTCP.
-    for sack in [false, true] {
-        for limited_transmit in [false, true] {
-            for frto in [false, true] {
-                v.push(Stack {
-                    cc: CongestionControl::Bbr,
-                    sack,
-                    frto,
-                    ecn: false,
-                    prr: false,
-                    limited_transmit,
-                    rack: false,
-                    hystart: false,
-                });
+    for sack in BOTH {
+        for limited_transmit in BOTH {
+            for frto in BOTH {
+                v.push(Stack::new(Bbr).sack(sack).limited_transmit(limited_transmit).frto(frto));
             }
         }
     }
     // RACK-TLP, with SACK only (the config refuses it without), on the stacks Linux runs it
     // with: NewReno and CUBIC with and without PRR, and BBR; each with and without F-RTO.
     // Appended, as DCTCP.
-    for (cc, prr) in [
-        (CongestionControl::NewReno, false),
-        (CongestionControl::NewReno, true),
-        (CongestionControl::Cubic, false),
-        (CongestionControl::Cubic, true),
-        (CongestionControl::Bbr, false),
-    ] {
-        for frto in [false, true] {
-            v.push(Stack { cc, sack: true, frto, ecn: false, prr, limited_transmit: false, rack: true, hystart: false });
+    for (cc, prr) in [(NewReno, false), (NewReno, true), (Cubic, false), (Cubic, true), (Bbr, false)] {
+        for frto in BOTH {
+            v.push(Stack::new(cc).sack(true).rack(true).prr(prr).frto(frto));
         }
     }
     // HyStart++ (RFC 9406), appended as DCTCP: NewReno and CUBIC without SACK, with ECN (an
     // ECN-Echo ends it), with SACK, and with everything a current kernel runs (SACK, PRR,
     // Limited Transmit, RACK-TLP, F-RTO); DCTCP with ECN and SACK. Not BBR (refused).
-    for cc in [CongestionControl::NewReno, CongestionControl::Cubic] {
-        for ecn in [false, true] {
-            v.push(Stack { cc, sack: false, frto: false, ecn, prr: false, limited_transmit: false, rack: false, hystart: true });
+    for cc in [NewReno, Cubic] {
+        let hystart = Stack::new(cc).hystart(true);
+        for ecn in BOTH {
+            v.push(hystart.ecn(ecn));
         }
-        v.push(Stack { cc, sack: true, frto: false, ecn: false, prr: false, limited_transmit: false, rack: false, hystart: true });
-        v.push(Stack { cc, sack: true, frto: true, ecn: false, prr: true, limited_transmit: true, rack: true, hystart: true });
+        v.push(hystart.sack(true));
+        v.push(hystart.sack(true).prr(true).limited_transmit(true).rack(true).frto(true));
     }
-    v.push(Stack {
-        cc: CongestionControl::Dctcp,
-        sack: true,
-        frto: false,
-        ecn: true,
-        prr: false,
-        limited_transmit: false,
-        rack: false,
-        hystart: true,
-    });
+    v.push(Stack::new(Dctcp).hystart(true).ecn(true).sack(true));
     // Prague runs only with ECN, ECT(1) and pacing (the config refuses it without), with SACK
     // (and PRR) and F-RTO on or off, as DCTCP. Appended, as DCTCP.
-    for (sack, prr) in [(false, false), (true, false), (true, true)] {
-        for frto in [false, true] {
-            v.push(Stack {
-                cc: CongestionControl::Prague,
-                sack,
-                frto,
-                ecn: true,
-                prr,
-                limited_transmit: false,
-                rack: false,
-                hystart: false,
-            });
-        }
-    }
+    v.extend(ecn_only(Prague));
     v
 }
 

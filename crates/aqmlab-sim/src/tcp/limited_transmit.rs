@@ -38,33 +38,13 @@ mod tests {
         assert!(!allows(1, 0, 4 * MSS, 4 * MSS, 100 * MSS, MSS, Some(4 * MSS)));
     }
 
+    use crate::tcp::tests::cfg;
     use crate::tcp::{TcpReceiver, TcpSender, ISS_DATA};
     use aqmlab_core::Time;
     use aqmlab_model::app::tcp_config::TcpConfig;
 
     fn stack(sack: bool, limited_transmit: bool) -> TcpConfig {
-        TcpConfig {
-            mss: MSS as u32,
-            initial_cwnd_segments: 3,
-            initial_rto_ns: 1_000_000_000,
-            min_rto_ns: 1_000_000_000,
-            max_rto_ns: 60_000_000_000,
-            clock_granularity_ns: 1_000_000,
-            delayed_ack: false,
-            delayed_ack_timeout_ns: 200_000_000,
-            rwnd: 10_000_000,
-            ecn: false,
-            sack,
-            frto: false,
-            prr: false,
-            limited_transmit,
-            rack: false,
-            hystart: false,
-            congestion_control: Default::default(),
-            ecn_codepoint: Default::default(),
-            pacing: false,
-            byte_counting: false,
-        }
+        TcpConfig { mss: MSS as u32, initial_cwnd_segments: 3, min_rto_ns: 1_000_000_000, sack, limited_transmit, ..cfg() }
     }
 
     /// RFC 3042 section 1's case: a window of 3 segments loses its first. The two segments

@@ -663,7 +663,18 @@ impl TcpSender {
             self.transmit(seq, false, now, out);
             self.snd_max += self.mss;
             self.snd_nxt = self.snd_max;
+            // The probe sent, outside the send loops and at once, the segment a paced loop may
+            // have been holding back, and took its room in the window: the pacing timer that
+            // loop asked for is still due only if the window admits the next new segment (the
+            // loop's own test with SND.NXT = SND.MAX). Without this a full window kept the
+            // timer, which then woke a sender with nothing to send (issue 27, found by the TCP
+            // fuzzer, `bbr+sack+rack`). Linux instead holds the probe itself back behind the
+            // pacer (`tcp_write_xmit` stops at `tcp_pacing_check` before forcing the probe
+            // past cwnd); this sender keeps RFC 8985 section 7.3's probe as it was.
+            self.pacing_blocked &=
+                self.snd_nxt + self.mss <= self.snd_una + self.cwnd.min(self.rwnd) && self.data_end.is_none_or(|end| self.snd_nxt < end);
         } else {
+            // A retransmission of the last segment moves neither SND.NXT nor the window.
             let seq = self.snd_max - self.mss;
             self.transmit(seq, true, now, out);
         }

@@ -111,6 +111,7 @@ mod tests {
         assert_eq!(p.sndcnt(MSS, 9 * MSS, 10 * MSS, MSS), MSS);
     }
 
+    use crate::tcp::tests::cfg;
     use crate::tcp::{Segment, TcpReceiver, TcpSender, ISS_DATA};
     use aqmlab_core::Time;
     use aqmlab_model::app::tcp_config::TcpConfig;
@@ -119,24 +120,11 @@ mod tests {
         TcpConfig {
             mss: MSS as u32,
             initial_cwnd_segments: 20,
-            initial_rto_ns: 1_000_000_000,
             min_rto_ns: 1_000_000_000,
-            max_rto_ns: 60_000_000_000,
-            clock_granularity_ns: 1_000_000,
-            delayed_ack: false,
-            delayed_ack_timeout_ns: 200_000_000,
-            rwnd: 10_000_000,
-            ecn: false,
             sack: true,
-            frto: false,
             prr,
             limited_transmit: true,
-            rack: false,
-            hystart: false,
-            congestion_control: Default::default(),
-            ecn_codepoint: Default::default(),
-            pacing: false,
-            byte_counting: false,
+            ..cfg()
         }
     }
 

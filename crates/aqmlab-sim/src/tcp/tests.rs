@@ -4,7 +4,9 @@
 use super::*;
 use aqmlab_model::app::tcp_config::CongestionControl;
 
-fn cfg() -> TcpConfig {
+/// The base configuration of the sender tests (NewReno, no option on, MSS 1000 B, IW 2, minimum
+/// RTO 200 ms); other modules' tests change what they test with `..cfg()`.
+pub(crate) fn cfg() -> TcpConfig {
     TcpConfig {
         mss: 1000,
         initial_cwnd_segments: 2,
@@ -74,8 +76,8 @@ fn sender_with_window(n: u64) -> TcpSender {
     sender_with_window_of(n, &cfg())
 }
 
-/// [`sender_with_window`] with configuration `c`.
-fn sender_with_window_of(n: u64, c: &TcpConfig) -> TcpSender {
+/// [`sender_with_window`] with configuration `c` (also the DCTCP and Prague tests' sender).
+pub(crate) fn sender_with_window_of(n: u64, c: &TcpConfig) -> TcpSender {
     let mut s = TcpSender::new(c);
     s.cwnd = n * MSS;
     s.ssthresh = n * MSS;
@@ -977,6 +979,43 @@ fn cubic_with_pacing_paces_at_linux_default_ratio_after_the_first_rtt_sample() {
 }
 
 // ---- RACK-TLP (RFC 8985) ----------------------------------------------------------------
+
+/// A paced BBR sender with SACK and RACK-TLP whose window has room for `cwnd_segments`, whose
+/// pacer holds the 12th segment back 1.5 s (11 leave at 0: Linux's 10 unpaced and the one that
+/// sets the gap), and whose tail loss probe fires at 1 s (the PTO before any RTT sample, capped
+/// by the 1 s RTO): the probe sends the held segment as new data.
+fn probe_while_the_pacer_holds_a_segment(cwnd_segments: u32) -> TcpSender {
+    let c = TcpConfig { initial_cwnd_segments: cwnd_segments, congestion_control: CongestionControl::Bbr, pacing: true, ..rack_cfg() };
+    let mut s = TcpSender::new(&c);
+    s.pacer.as_mut().unwrap().set_rate(666); // 1000 B in 1.5015 s
+    let mut out = Vec::new();
+    s.send_available(ms(0), &mut out);
+    assert_eq!(out.len(), 11);
+    let held = s.pacing_deadline().expect("the pacer holds the 12th");
+    assert_eq!(s.rto_deadline(), Some(ms(1000)), "the PTO comes before the pacer's {held:?}");
+    out.clear();
+    s.on_timer(ms(1000), &mut out);
+    assert_eq!(s.stats.tlp_probes, 1);
+    assert_eq!(out, vec![Segment { seq: seg(11), len: MSS as u32, retransmission: false }], "the probe sends the held segment");
+    s
+}
+
+/// Issue 27's `bbr+sack+rack` fuzz failure ("the pacing timer ... sent nothing", episode
+/// 10487915173045290760): a tail loss probe sends new data outside the send loops, so the
+/// pacing timer the loop had asked for is due only if the window still admits a segment.
+#[test]
+fn a_tail_loss_probe_that_fills_the_window_cancels_the_pacing_timer() {
+    // cwnd 12: the probe's segment fills the window; nothing waits for the pacer.
+    let s = probe_while_the_pacer_holds_a_segment(12);
+    assert_eq!(s.snd_max() - s.snd_una(), 12 * MSS);
+    assert_eq!(s.pacing_deadline(), None, "a pacing wake-up with a full window would send nothing");
+    // cwnd 13: the 13th still fits; the pacer releases it one gap after the held segment's time.
+    let mut s = probe_while_the_pacer_holds_a_segment(13);
+    let at = s.pacing_deadline().expect("the 13th waits for the pacer");
+    let mut out = Vec::new();
+    s.on_pacing_timer(at, &mut out);
+    assert_eq!(out, vec![Segment { seq: seg(12), len: MSS as u32, retransmission: false }]);
+}
 
 fn rack_cfg() -> TcpConfig {
     TcpConfig { sack: true, rack: true, ..cfg() }

@@ -1,5 +1,6 @@
 //! The DCTCP receiver's ECN-Echo (RFC 8257 section 3.2) through [`crate::tcp::TcpReceiver`].
 
+use crate::tcp::tests::cfg;
 use crate::tcp::{AckAction, TcpReceiver};
 use aqmlab_core::Time;
 use aqmlab_model::app::tcp_config::{CongestionControl, TcpConfig};
@@ -7,28 +8,7 @@ use aqmlab_model::app::tcp_config::{CongestionControl, TcpConfig};
 const MSS: u64 = 1000;
 
 fn receiver(delayed_ack: bool, cc: CongestionControl) -> TcpReceiver {
-    TcpReceiver::new(&TcpConfig {
-        mss: MSS as u32,
-        initial_cwnd_segments: 2,
-        initial_rto_ns: 1_000_000_000,
-        min_rto_ns: 200_000_000,
-        max_rto_ns: 60_000_000_000,
-        clock_granularity_ns: 1_000_000,
-        delayed_ack,
-        delayed_ack_timeout_ns: 200_000_000,
-        rwnd: 10_000_000,
-        ecn: true,
-        sack: false,
-        frto: false,
-        prr: false,
-        limited_transmit: false,
-        rack: false,
-        hystart: false,
-        congestion_control: cc,
-        ecn_codepoint: Default::default(),
-        pacing: false,
-        byte_counting: false,
-    })
+    TcpReceiver::new(&TcpConfig { mss: MSS as u32, delayed_ack, ecn: true, congestion_control: cc, ..cfg() })
 }
 
 fn seq(k: u64) -> u64 {

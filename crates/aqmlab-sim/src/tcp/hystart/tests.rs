@@ -20,24 +20,10 @@ fn cfg(hystart: bool) -> TcpConfig {
     TcpConfig {
         mss: MSS as u32,
         initial_cwnd_segments: 10,
-        initial_rto_ns: 1_000_000_000,
         min_rto_ns: 1_000_000_000,
-        max_rto_ns: 60_000_000_000,
-        clock_granularity_ns: 1_000_000,
-        delayed_ack: false,
-        delayed_ack_timeout_ns: 200_000_000,
         rwnd: 1_000_000_000,
-        ecn: false,
-        sack: false,
-        frto: false,
-        prr: false,
-        limited_transmit: false,
-        rack: false,
         hystart,
-        congestion_control: CongestionControl::NewReno,
-        ecn_codepoint: Default::default(),
-        pacing: false,
-        byte_counting: false,
+        ..crate::tcp::tests::cfg()
     }
 }
 

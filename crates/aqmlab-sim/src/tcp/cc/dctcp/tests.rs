@@ -2,6 +2,7 @@
 //! (section 3.3) and the conventional loss response (section 3.5), alone and in the sender.
 
 use super::*;
+use crate::tcp::tests::{cfg, sender_with_window_of};
 use crate::tcp::{TcpSender, ISS_DATA};
 use aqmlab_core::Time;
 use aqmlab_model::app::tcp_config::{CongestionControl, TcpConfig};
@@ -79,35 +80,8 @@ fn ecn_reduction_is_cwnd_times_one_minus_alpha_over_two_and_loss_halves() {
 }
 
 fn dctcp_sender(n: u64) -> TcpSender {
-    let c = TcpConfig {
-        mss: MSS as u32,
-        initial_cwnd_segments: 2,
-        initial_rto_ns: 1_000_000_000,
-        min_rto_ns: 200_000_000,
-        max_rto_ns: 60_000_000_000,
-        clock_granularity_ns: 1_000_000,
-        delayed_ack: false,
-        delayed_ack_timeout_ns: 200_000_000,
-        rwnd: 10_000_000,
-        ecn: true,
-        sack: false,
-        frto: false,
-        prr: false,
-        limited_transmit: false,
-        rack: false,
-        hystart: false,
-        congestion_control: CongestionControl::Dctcp,
-        ecn_codepoint: Default::default(),
-        pacing: false,
-        byte_counting: false,
-    };
-    let mut s = TcpSender::new(&c);
-    s.cwnd = n * MSS;
-    s.ssthresh = n * MSS;
-    let mut out = Vec::new();
-    s.send_available(Time::ZERO, &mut out);
-    assert_eq!(out.len() as u64, n);
-    s
+    let c = TcpConfig { mss: MSS as u32, ecn: true, congestion_control: CongestionControl::Dctcp, ..cfg() };
+    sender_with_window_of(n, &c)
 }
 
 fn ms(x: u64) -> Time {

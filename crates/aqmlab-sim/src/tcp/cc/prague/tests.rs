@@ -4,6 +4,7 @@
 //! loss response, alone and in the sender.
 
 use super::*;
+use crate::tcp::tests::{cfg, sender_with_window_of};
 use crate::tcp::{TcpSender, ISS_DATA};
 use aqmlab_model::app::tcp_config::{CongestionControl, EcnCodepoint, TcpConfig};
 
@@ -180,34 +181,14 @@ fn pacing_is_100_percent_of_the_window_in_packets_over_srtt_and_200_in_slow_star
 fn prague_sender(n: u64) -> TcpSender {
     let c = TcpConfig {
         mss: MSS as u32,
-        initial_cwnd_segments: 2,
-        initial_rto_ns: 1_000_000_000,
-        min_rto_ns: 200_000_000,
-        max_rto_ns: 60_000_000_000,
-        clock_granularity_ns: 1_000_000,
-        delayed_ack: false,
-        delayed_ack_timeout_ns: 200_000_000,
-        rwnd: 10_000_000,
         ecn: true,
-        sack: false,
-        frto: false,
-        prr: false,
-        limited_transmit: false,
-        rack: false,
-        hystart: false,
         congestion_control: CongestionControl::Prague,
         ecn_codepoint: EcnCodepoint::Ect1,
         pacing: true,
-        byte_counting: false,
+        ..cfg()
     };
     c.validate().unwrap();
-    let mut s = TcpSender::new(&c);
-    s.cwnd = n * MSS;
-    s.ssthresh = n * MSS;
-    let mut out = Vec::new();
-    s.send_available(Time::ZERO, &mut out);
-    assert_eq!(out.len() as u64, n);
-    s
+    sender_with_window_of(n, &c)
 }
 
 #[test]
