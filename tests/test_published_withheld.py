@@ -66,3 +66,15 @@ def test_reproduce_withholds_simulated_published_values_but_keeps_the_models(tmp
     # Table 1's published values are the paper's model (eq. 2): no scenario field moves them.
     assert "published model" in pd.read_csv(out / "tables" / "table1.csv").columns
     assert "published: n/a" in (out / "report.md").read_text()
+
+
+def test_head_to_head_withholds_published_values_under_a_set_that_changes_its_runs(tmp_path):
+    """Head-to-head used to print the paper's shares and counts beside runs of another TCP."""
+    out = tmp_path / "h2h"
+    r = aqmlab("reproduce", "head-to-head", "--quick", "--clips", "2", "--out", str(out),
+               "--set", "flows.*.app.tcp.profile=linux")
+    assert r.returncode == 0, r.stderr
+    assert "published: n/a (--set flows.*.app.tcp.profile=linux differs from the paper's" in r.stdout
+    for table in ("table1", "fig9_shares", "fig21_smoothness"):
+        columns = pd.read_csv(out / "tables" / f"{table}.csv").columns
+        assert not any(c.startswith("published") for c in columns), (table, list(columns))

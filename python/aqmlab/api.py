@@ -702,15 +702,15 @@ def reproduce_into(paper: str, mod: Any, tmp: Path, seed_list: list[int], first_
 
     from aqmlab.reproduce import published
 
+    tables: dict[str, pd.DataFrame]
     if paper == "head-to-head":
-        tables: dict[str, pd.DataFrame] = mod.reproduce(tmp, first_seed, clips, quick, workers=workers,
-                                                        overrides=tuple(overrides))
-        return tables
-    params = inspect.signature(mod.reproduce).parameters
-    kwargs: dict[str, Any] = {"quick": quick} if "quick" in params else {}
-    if "quality_flows" in params:
-        kwargs["quality_flows"] = quality_flows if quality_flows is not None else (0 if quick else 2)
-    tables = mod.reproduce(tmp, seed_list, tuple(overrides), keep_records=records, workers=workers, **kwargs)
+        tables = mod.reproduce(tmp, first_seed, clips, quick, workers=workers, overrides=tuple(overrides))
+    else:
+        params = inspect.signature(mod.reproduce).parameters
+        kwargs: dict[str, Any] = {"quick": quick} if "quick" in params else {}
+        if "quality_flows" in params:
+            kwargs["quality_flows"] = quality_flows if quality_flows is not None else (0 if quick else 2)
+        tables = mod.reproduce(tmp, seed_list, tuple(overrides), keep_records=records, workers=workers, **kwargs)
     if reasons:
         tables = published.withhold(tables, reasons, tmp, keep=getattr(mod, "SCENARIO_FREE_PUBLISHED", ()))
     return tables
