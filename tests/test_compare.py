@@ -112,3 +112,26 @@ def test_every_row_of_every_paper_validates(paper: str) -> None:
     for discipline in compare.rows(paper):
         sc = compare.scenario_of(compare.Job(paper, discipline, 1, True))
         assert sc.duration > 0
+
+
+def test_set_reaches_every_row_but_may_not_change_the_discipline(tmp_path: Path) -> None:
+    """`compare --set`: today's TCP in every row (the TCP columns move, the rows stay), the
+    overrides recorded beside the table; the discipline, which the rows vary, refused."""
+    out = tmp_path / "linux"
+    r = aqmlab("compare", "pels", "--quick", "--out", str(out), "--set", "flows.*.app.tcp.congestion_control=bbr")
+    assert r.returncode == 0, r.stderr
+    assert (out / "overrides.txt").read_text() == "--set flows.*.app.tcp.congestion_control=bbr\n"
+    jobs = [compare.Job("pels", row, 1, True, ("flows.*.app.tcp.congestion_control=bbr",)) for row in compare.rows("pels")]
+    assert {g.app.tcp.congestion_control for j in jobs for g in compare.scenario_of(j).flows if g.app.kind == "bulk"} \
+        == {"bbr"}
+    t = pd.read_csv(out / "tables" / "pels.csv").set_index("discipline")
+    assert list(t.index) == list(compare.rows("pels"))
+    refused = aqmlab("compare", "pels", "--quick", "--out", str(tmp_path / "x"),
+                     "--set", "topology.bottleneck.qdisc.qdisc.bands.1.qdisc.limit=5p")
+    assert refused.returncode == 2
+    assert "compare varies topology.bottleneck.qdisc.qdisc itself" in refused.stderr
+    assert not (tmp_path / "x").exists()
+    typo = aqmlab("compare", "pels", "--quick", "--out", str(tmp_path / "y"), "--set", "flows.*.app.tcp.profil=linux")
+    assert typo.returncode == 2
+    assert typo.stderr.count("unknown key 'profil'") == 1, typo.stderr
+    assert "(in every row)" in typo.stderr

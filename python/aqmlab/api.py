@@ -747,18 +747,22 @@ def reproduce(paper: str, *, quick: bool = False, seeds: int = 1, seed: int = 1,
     return Reproduction(paper, tables, {k: mod.TITLES[k] for k in tables}, notes, target)
 
 
-def compare(paper: str, *, quick: bool = False, seeds: int = 1, seed: int = 1,
+def compare(paper: str, *, quick: bool = False, seeds: int = 1, seed: int = 1, set: Sequence[str] = (),
             out: str | os.PathLike[str] | None = None, force: bool = False, workers: int | None = None,
             progress: bool = False) -> Reproduction:
     """``aqmlab compare PAPER`` (``aqmlab.api.compare``: not exported as ``aqmlab.compare``, the
     name of the module that does the work, which ``from aqmlab import compare`` keeps giving):
     the paper's main video scenario with the modern baselines
     (FIFO, FQ, CoDel, FQ-CoDel, PIE where built) beside its own mechanism; the table (means
-    over `seeds` seeds from `seed` on) under the paper's name. Its figure goes to `out` when
-    given (as :func:`reproduce`), else to a temporary directory that is removed."""
+    over `seeds` seeds from `seed` on) under the paper's name; `set` takes ``--set`` overrides
+    for every row (not its discipline, which is what the rows vary). Its figure goes to `out`
+    when given (as :func:`reproduce`), else to a temporary directory that is removed."""
     from aqmlab import compare as cmp, progress as bars
 
     reproducer_module(paper)  # the same papers, the same error
+    problems = cmp.check_overrides(paper, set, quick)
+    if problems:
+        raise AqmlabError(problems)
     target = Path(out) if out is not None else None
     if target is not None:
         from aqmlab.outdir import check_output
@@ -766,7 +770,7 @@ def compare(paper: str, *, quick: bool = False, seeds: int = 1, seed: int = 1,
         check_output(target, force, option="out", force_name=FORCE)
     seed_list = [seed] if quick else list(range(seed, seed + seeds))
     with bars.shown(not progress), _directory(target) as tmp:
-        table = cmp.compare(paper, tmp, seed_list, quick=quick, workers=workers)
+        table = cmp.compare(paper, tmp, seed_list, quick=quick, workers=workers, overrides=set)
     return Reproduction(paper, {paper: table}, {paper: f"{cmp.TITLE}: {cmp.PAPERS[paper].title}"}, [], target)
 
 

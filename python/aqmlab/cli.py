@@ -264,10 +264,13 @@ def _print_table(printer: Any, key: str, title: str, df: Any) -> None:
 @click.option("--quick", is_flag=True, help="one seed and short runs: a fast check")
 @click.option("--force", is_flag=True, help="replace an existing output directory")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="parallel processes (default: cores)")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="override a field of every row's scenario except the discipline, e.g. "
+                   "--set flows.*.app.tcp.profile=linux (every TCP flow group)")
 @click.option("--json", "as_json", is_flag=True, help="print the table as one JSON document")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar (there is none when stderr is not a terminal)")
 def compare(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick: bool, force: bool,
-            workers: int | None, as_json: bool, quiet: bool) -> None:
+            workers: int | None, overrides: tuple[str, ...], as_json: bool, quiet: bool) -> None:
     """Rerun a PAPER's main video scenario with modern baseline disciplines (FIFO, FQ, and
     CoDel, FQ-CoDel, PIE where built) beside the paper's own mechanism."""
     try:
@@ -277,10 +280,13 @@ def compare(paper: str, out_dir: Path | None, seeds: int, first_seed: int, quick
         _interrupted("nothing was written")
     out_dir = out_dir or Path("results") / "compare" / paper
     _check_out(out_dir, force)
+    problems = cmp.check_overrides(paper, overrides, quick)
+    if problems:
+        _fail(problems)
     seed_list = [first_seed] if quick else list(range(first_seed, first_seed + seeds))
     try:
         with progress.shown(quiet), atomic_directory(out_dir) as tmp:
-            t = cmp.compare(paper, tmp, seed_list, quick=quick, workers=workers)
+            t = cmp.compare(paper, tmp, seed_list, quick=quick, workers=workers, overrides=overrides)
     except KeyboardInterrupt:
         _interrupted("nothing was written")
     printer = TablePrinter(as_json)

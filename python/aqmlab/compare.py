@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -244,6 +244,8 @@ class Job:
     discipline: str
     seed: int
     quick: bool
+    #: The user's `--set` overrides, applied to every row after the paper's own.
+    overrides: tuple[str, ...] = ()
 
 
 def _load(paper: str, name: str, overrides: list[str], seed: int) -> Scenario:
@@ -257,7 +259,43 @@ def _load(paper: str, name: str, overrides: list[str], seed: int) -> Scenario:
 def scenario_of(job: Job) -> Scenario:
     p = PAPERS[job.paper]
     scenario, sets = rows(job.paper)[job.discipline]
-    return _load(job.paper, scenario, list(p.quick_overrides if job.quick else p.overrides) + list(sets), job.seed)
+    base = list(p.quick_overrides if job.quick else p.overrides)
+    return _load(job.paper, scenario, base + list(job.overrides) + list(sets), job.seed)
+
+
+def refused_override(paper: str, overrides: Sequence[str]) -> str | None:
+    """The reason an override cannot apply to a comparison, or None: the discipline is what
+    a comparison varies, one row each, so `--set` may not change it."""
+    key = PAPERS[paper].qdisc_key
+    for assignment in overrides:
+        field = assignment.partition("=")[0].strip()
+        if field == key or field.startswith(key + "."):
+            return (f"--set {assignment}: compare varies {key} itself (one row per discipline); "
+                    "compare another discipline with aqmlab run, or set any other field")
+    return None
+
+
+def check_overrides(paper: str, overrides: Sequence[str], quick: bool) -> list[str]:
+    """Every row's scenario loaded with the overrides, before anything runs: the problems, one
+    line each (the rows that share one named once), [] when every row takes them."""
+    from aqmlab.scenario import ScenarioError
+
+    refused = refused_override(paper, overrides)
+    if refused:
+        return [refused]
+    where: dict[str, list[str]] = {}
+    for name in rows(paper):
+        try:
+            scenario_of(Job(paper, name, 1, quick, tuple(overrides)))
+        except ScenarioError as err:
+            for problem in err.problems:
+                # Name the user's own overrides, not the ones each row adds.
+                mine = " ".join(f"--set {a}" for a in overrides if a in problem.origin)
+                line = ": ".join(part for part in (mine, problem.path, problem.message) if part)
+                where.setdefault(line, []).append(name)
+    every = len(rows(paper))
+    return [f"{line} (in {'every row' if len(names) == every else 'rows ' + ', '.join(names)})"
+            for line, names in where.items()]
 
 
 def run_job(job: Job) -> dict[str, Any]:
@@ -278,21 +316,25 @@ def table(results: list[dict[str, Any]], order: list[str]) -> pd.DataFrame:
 
 
 def compare(paper: str, out_dir: Path, seeds: list[int], quick: bool = False,
-            workers: int | None = None) -> pd.DataFrame:
-    """Runs every row of `paper` for every seed; writes tables/ and figures/ into `out_dir` (a
-    fresh directory: the caller replaces it atomically)."""
+            workers: int | None = None, overrides: Sequence[str] = ()) -> pd.DataFrame:
+    """Runs every row of `paper` for every seed, with the user's `overrides` on every row;
+    writes tables/ and figures/ into `out_dir` (a fresh directory: the caller replaces it
+    atomically)."""
     order = list(rows(paper))
-    jobs = [Job(paper, d, s, quick) for s in seeds for d in order]
+    jobs = [Job(paper, d, s, quick, tuple(overrides)) for s in seeds for d in order]
     results = parallel_map(run_job, jobs, workers)
     t = table(results, order)
     write_tables({paper: t}, out_dir / "tables")
-    draw(t, PAPERS[paper], out_dir / "figures" / f"{paper}.png")
+    draw(t, PAPERS[paper], out_dir / "figures" / f"{paper}.png", overrides)
+    if overrides:
+        (out_dir / "overrides.txt").write_text("".join(f"--set {a}\n" for a in overrides))
     (out_dir / "measurements.json").write_text(json.dumps(results, sort_keys=True, default=float) + "\n")
     return t
 
 
-def draw(t: pd.DataFrame, p: Paper, path: Path) -> None:
-    """One bar chart per figure column, disciplines on the x axis, the paper's own in colour."""
+def draw(t: pd.DataFrame, p: Paper, path: Path, overrides: Sequence[str] = ()) -> None:
+    """One bar chart per figure column, disciplines on the x axis, the paper's own in colour;
+    the title names the `--set` overrides the rows ran with."""
     from matplotlib.artist import setp
     from matplotlib.figure import Figure
 
@@ -307,6 +349,6 @@ def draw(t: pd.DataFrame, p: Paper, path: Path) -> None:
         ax.tick_params(axis="x", labelrotation=45, labelsize=8)
         # Rotated labels end under their bar, so that long names do not run into the next one.
         setp(ax.get_xticklabels(), ha="right", rotation_mode="anchor")
-    fig.suptitle(p.title, fontsize=9)
+    fig.suptitle(p.title + "".join(f"\n--set {a}" for a in overrides), fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

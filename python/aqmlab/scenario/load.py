@@ -218,5 +218,10 @@ def _blame_overrides(problems: list[Problem], untouched: dict[str, Any], overrid
 
 def _related(key: str, field: str) -> bool:
     """Whether an override of `key` touches `field` (one contains the other), or the message
-    is about the whole scenario."""
-    return bool(field) and (field == key or field.startswith(key + ".") or key.startswith(field + "."))
+    is about the whole scenario. A `*` in the key stands for any list item (an index or a
+    name), as `--set` reads it."""
+    if not field:
+        return False
+    key_parts, field_parts = key.split("."), field.split(".")
+    common = min(len(key_parts), len(field_parts))
+    return all(k in ("*", f) for k, f in zip(key_parts[:common], field_parts[:common], strict=True))
