@@ -121,7 +121,8 @@ def test_set_reaches_every_row_but_may_not_change_the_discipline(tmp_path: Path)
     r = aqmlab("compare", "pels", "--quick", "--out", str(out), "--set", "flows.*.app.tcp.congestion_control=bbr")
     assert r.returncode == 0, r.stderr
     assert (out / "overrides.txt").read_text() == "--set flows.*.app.tcp.congestion_control=bbr\n"
-    jobs = [compare.Job("pels", row, 1, True, ("flows.*.app.tcp.congestion_control=bbr",)) for row in compare.rows("pels")]
+    bbr = ("flows.*.app.tcp.congestion_control=bbr",)
+    jobs = [compare.Job("pels", row, 1, True, bbr) for row in compare.rows("pels")]
     assert {g.app.tcp.congestion_control for j in jobs for g in compare.scenario_of(j).flows if g.app.kind == "bulk"} \
         == {"bbr"}
     t = pd.read_csv(out / "tables" / "pels.csv").set_index("discipline")

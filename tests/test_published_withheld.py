@@ -78,3 +78,23 @@ def test_head_to_head_withholds_published_values_under_a_set_that_changes_its_ru
     for table in ("table1", "fig9_shares", "fig21_smoothness"):
         columns = pd.read_csv(out / "tables" / f"{table}.csv").columns
         assert not any(c.startswith("published") for c in columns), (table, list(columns))
+
+
+def test_figures_of_a_run_under_set_say_so_and_the_models_do_not(tmp_path):
+    """A figure copied out of a run under --set still says it is not the paper's scenario (a
+    strip below it); the closed-form model's figures, which no scenario field moves, stay as
+    the plain run draws them."""
+    from PIL import Image
+
+    plain, changed = tmp_path / "plain", tmp_path / "changed"
+    assert aqmlab("reproduce", "pels", "--quick", "--out", str(plain)).returncode == 0
+    assert aqmlab("reproduce", "pels", "--quick", "--out", str(changed),
+                  "--set", "topology.bottleneck.delay=30ms").returncode == 0
+    for name in ("fig2.png", "fig5.png"):
+        assert (plain / "figures" / name).read_bytes() == (changed / "figures" / name).read_bytes()
+    with Image.open(plain / "figures" / "fig7.png") as a, Image.open(changed / "figures" / "fig7.png") as b:
+        assert b.width == a.width and b.height > a.height
+        strip = b.convert("RGB").crop((0, a.height, b.width, b.height))
+        # red text on white: the note is drawn
+        colours = {colour for _, colour in strip.getcolors(maxcolors=1 << 16) or []}
+        assert any(r > 120 and g < 60 and bl < 60 for r, g, bl in colours)

@@ -712,7 +712,8 @@ def reproduce_into(paper: str, mod: Any, tmp: Path, seed_list: list[int], first_
             kwargs["quality_flows"] = quality_flows if quality_flows is not None else (0 if quick else 2)
         tables = mod.reproduce(tmp, seed_list, tuple(overrides), keep_records=records, workers=workers, **kwargs)
     if reasons:
-        tables = published.withhold(tables, reasons, tmp, keep=getattr(mod, "SCENARIO_FREE_PUBLISHED", ()))
+        tables = published.withhold(tables, reasons, tmp, keep=getattr(mod, "SCENARIO_FREE_PUBLISHED", ()),
+                                    keep_figures=getattr(mod, "SCENARIO_FREE_FIGURES", ()))
     return tables
 
 

@@ -85,6 +85,10 @@ class Job:
     overrides: tuple[str, ...] = ()  # the user's --set, applied before the clip's own fields
 
 
+#: Figure 2 draws the clip population's lengths, which no scenario field moves (`--set` may not
+#: change a clip's length: VARIED).
+SCENARIO_FREE_FIGURES = ("fig02.png",)
+
 #: Fields each run sets from its clip and bottleneck (scenario_for), with what for: `--set` may
 #: not change them.
 VARIED = {

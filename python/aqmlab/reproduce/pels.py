@@ -370,6 +370,8 @@ TITLES = {
 #: Tables whose published values come from the paper's closed-form model (eq. 2, eq. 6), not
 #: from its simulations: a `--set` of the scenarios leaves them comparable.
 SCENARIO_FREE_PUBLISHED = ("table1", "utility_bound")
+#: Figures of the closed-form model (eq. 2 and 3), which no scenario field moves.
+SCENARIO_FREE_FIGURES = ("fig2.png", "fig5.png")
 
 
 def reproduce(out_dir: Path, seeds: list[int], overrides: tuple[str, ...] = (), keep_records: bool = False,

@@ -93,10 +93,12 @@ def published_columns(df: pd.DataFrame) -> list[str]:
 
 
 def withhold(tables: Mapping[str, pd.DataFrame], reasons: Sequence[str], out_dir: Path,
-             keep: Iterable[str] = ()) -> dict[str, pd.DataFrame]:
+             keep: Iterable[str] = (), keep_figures: Iterable[str] = ()) -> dict[str, pd.DataFrame]:
     """`tables` without their published columns (except the tables named in `keep`, whose
     published values do not depend on the scenario, e.g. a closed-form model's), rewritten in
-    out_dir/tables/ and in report.md, which starts with the note. Returns the new tables."""
+    out_dir/tables/ and in report.md, which starts with the note; every figure marked as not
+    the paper's scenario except those named in `keep_figures` (a model's curves, the clip
+    population). Returns the new tables."""
     from aqmlab.reproduce import write_tables
 
     kept = set(keep)
@@ -116,4 +118,34 @@ def withhold(tables: Mapping[str, pd.DataFrame], reasons: Sequence[str], out_dir
     if text is not None:
         title, _, rest = text.partition("\n")
         report.write_text(f"{title}\n\n{note(reasons)}\n{rest}")
+    mark_figures(out_dir / "figures", reasons, keep=keep_figures)
     return new
+
+
+def mark_figures(folder: Path, reasons: Sequence[str], keep: Iterable[str] = ()) -> None:
+    """Every PNG in `folder` gains a strip below it naming what made the run differ from the
+    paper's scenario, so that a figure copied out of the directory still says it is not the
+    paper's figure (the titles keep the paper's figure numbers, which name what is drawn)."""
+    if not folder.is_dir():
+        return
+    from matplotlib import font_manager
+    from PIL import Image, ImageDraw, ImageFont
+
+    lines = ["Not the paper's scenario:"] + [f"  {r}" for r in reasons]
+    # The figures' own font (matplotlib's DejaVu Sans), at the size of their tick labels.
+    font_file = font_manager.findfont(font_manager.FontProperties(family="DejaVu Sans"))
+    kept = set(keep)
+    for path in sorted(folder.glob("*.png")):
+        if path.name in kept:
+            continue
+        with Image.open(path) as img:
+            figure = img.convert("RGB")
+        font = ImageFont.truetype(font_file, size=max(11, figure.width // 90))
+        line_height = int(font.getbbox("Ag")[3]) + 4
+        strip = Image.new("RGB", (figure.width, line_height * len(lines) + 8), "white")
+        for i, line in enumerate(lines):
+            ImageDraw.Draw(strip).text((8, 4 + i * line_height), line, fill=(170, 0, 0), font=font)
+        marked = Image.new("RGB", (figure.width, figure.height + strip.height), "white")
+        marked.paste(figure, (0, 0))
+        marked.paste(strip, (0, figure.height))
+        marked.save(path)
