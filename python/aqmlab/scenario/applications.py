@@ -122,6 +122,12 @@ class Tcp(Strict):
                                              "Start at a quarter of the growth, then congestion avoidance; not "
                                              "with bbr; simulator only (the emulated kernel's cubic runs its "
                                              "own HyStart)")
+    cubic_hystart: bool = Field(False, description="CUBIC's own HyStart as Linux's tcp_cubic.c runs it by default "
+                                                   "(Ha and Rhee): from 16 segments, an ACK train longer than "
+                                                   "half the minimum RTT or a round's RTT 4-16 ms above it ends "
+                                                   "slow start with ssthresh = cwnd, in every slow start; cubic "
+                                                   "only, not with hystart; simulator only (the emulated kernel's "
+                                                   "cubic runs it)")
     byte_counting: bool = Field(False, description="grow the window by the bytes each ACK acknowledges "
                                                    "(RFC 3465, L = 2), as Linux grows behind delayed ACKs: "
                                                    "slow start up to two segments per ACK, newreno's congestion "
@@ -160,7 +166,7 @@ class Tcp(Strict):
     @model_validator(mode="after")
     def _sane(self) -> Tcp:
         """mss positive; min_rto <= max_rto; dctcp, prague and ect1 need ecn; prague needs ect1; bbr and
-        prague need pacing; rack needs sack; hystart not with bbr."""
+        prague need pacing; rack needs sack; hystart not with bbr; cubic_hystart with cubic alone."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
         if self.min_rto > self.max_rto:
@@ -187,6 +193,12 @@ class Tcp(Strict):
         if self.hystart and self.congestion_control == "bbr":
             raise ValueError("hystart: bbr has its own startup and no slow start for HyStart++ to change; "
                              "allowed with bbr: false")
+        if self.cubic_hystart and self.congestion_control != "cubic":
+            raise ValueError("cubic_hystart: CUBIC's own HyStart needs congestion_control = cubic; allowed with "
+                             f"{self.congestion_control}: false")
+        if self.cubic_hystart and self.hystart:
+            raise ValueError("cubic_hystart: one slow-start exit at a time: not with hystart = true (HyStart++); "
+                             "allowed with hystart: false")
         return self
 
 

@@ -165,6 +165,7 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         **({"limited_transmit": True} if t.limited_transmit else {}),
         **({"rack": True} if t.rack else {}),
         **({"hystart": True} if t.hystart else {}),
+        **({"cubic_hystart": True} if t.cubic_hystart else {}),
         **({"pacing": True} if t.paced() else {}),
         **({"byte_counting": True} if t.byte_counting else {}),
     }

@@ -42,6 +42,10 @@ pub struct TcpConfig {
     /// BBR, which has its own startup.
     #[serde(default)]
     pub hystart: bool,
+    /// CUBIC's own HyStart as Linux's `tcp_cubic.c` runs it by default (ACK-train and delay
+    /// tests, `aqmlab_sim::tcp::cubic_hystart`); only with CUBIC, and not with `hystart`.
+    #[serde(default)]
+    pub cubic_hystart: bool,
     /// The window rules: NewReno (RFC 5681), CUBIC (RFC 9438), DCTCP (RFC 8257; needs `ecn`),
     /// BBR, or Prague (needs `ecn`, `ecn_codepoint` ect1 and `pacing`).
     #[serde(default)]
@@ -97,6 +101,15 @@ impl TcpConfig {
         if self.rack && !self.sack {
             // RFC 8985 section 6: RACK learns what was delivered from SACK blocks.
             return Err("rack: rack = true needs sack = true (RFC 8985 detects losses from SACK); allowed without sack: false".into());
+        }
+        if self.cubic_hystart && self.congestion_control != CongestionControl::Cubic {
+            // The ACK-train and delay tests are tcp_cubic.c's, part of CUBIC in Linux.
+            return Err("cubic_hystart: CUBIC's own HyStart needs congestion_control = cubic; allowed with other controllers: false".into());
+        }
+        if self.cubic_hystart && self.hystart {
+            return Err(
+                "cubic_hystart: one slow-start exit at a time: not with hystart = true (HyStart++); allowed with hystart: false".into()
+            );
         }
         if self.hystart && self.congestion_control == CongestionControl::Bbr {
             // BBR sets cwnd itself on every ACK (its STARTUP replaces slow start).
@@ -157,6 +170,7 @@ mod tests {
             limited_transmit: false,
             rack: false,
             hystart: false,
+            cubic_hystart: false,
             congestion_control: CongestionControl::Dctcp,
             ecn_codepoint,
             pacing: false,

@@ -266,6 +266,7 @@ mod tests {
             limited_transmit: false,
             rack: false,
             hystart: false,
+            cubic_hystart: false,
             congestion_control: Default::default(),
             ecn_codepoint: Default::default(),
             pacing: false,

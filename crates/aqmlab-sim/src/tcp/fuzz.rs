@@ -73,6 +73,8 @@ pub struct Stack {
     pub hystart: bool,
     /// Window growth by acknowledged bytes (RFC 3465, L = 2; `TcpConfig::byte_counting`).
     pub byte_counting: bool,
+    /// CUBIC's own HyStart (`tcp_cubic.c`; CUBIC only, not with `hystart`).
+    pub cubic_hystart: bool,
 }
 
 /// `Stack::OPTION(self, on)`: the stack with that option set, for chaining.
@@ -85,7 +87,7 @@ macro_rules! setters {
 }
 
 impl Stack {
-    setters!(sack, frto, ecn, prr, limited_transmit, rack, hystart, byte_counting);
+    setters!(sack, frto, ecn, prr, limited_transmit, rack, hystart, byte_counting, cubic_hystart);
 
     /// `cc` with every option off; the setters (one per option, named as its field) turn options
     /// on, as in `Stack::new(CongestionControl::Cubic).sack(true).frto(true)`.
@@ -100,6 +102,7 @@ impl Stack {
             rack: false,
             hystart: false,
             byte_counting: false,
+            cubic_hystart: false,
         }
     }
 
@@ -119,6 +122,7 @@ impl Stack {
             (self.rack, "+rack"),
             (self.hystart, "+hystart"),
             (self.byte_counting, "+abc"),
+            (self.cubic_hystart, "+chystart"),
             (self.frto, "+frto"),
             (self.ecn, "+ecn"),
         ];
@@ -202,6 +206,16 @@ pub fn stacks() -> Vec<Stack> {
     }
     v.push(Stack::new(Dctcp).byte_counting(true).ecn(true).sack(true));
     v.push(Stack::new(Prague).byte_counting(true).ecn(true).sack(true));
+    // CUBIC's own HyStart (tcp_cubic.c), appended as DCTCP: alone, with ECN, with SACK, with
+    // byte counting and SACK, and with everything a kernel runs.
+    let chystart = Stack::new(Cubic).cubic_hystart(true);
+    v.extend([
+        chystart,
+        chystart.ecn(true),
+        chystart.sack(true),
+        chystart.sack(true).byte_counting(true),
+        chystart.sack(true).prr(true).limited_transmit(true).rack(true).frto(true).byte_counting(true),
+    ]);
     v
 }
 
@@ -335,6 +349,7 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         limited_transmit: stack.limited_transmit,
         rack: stack.rack,
         hystart: stack.hystart,
+        cubic_hystart: stack.cubic_hystart,
         congestion_control: stack.cc,
         ecn_codepoint: if stack.cc == CongestionControl::Prague { EcnCodepoint::Ect1 } else { Default::default() },
         pacing: matches!(stack.cc, CongestionControl::Bbr | CongestionControl::Prague),

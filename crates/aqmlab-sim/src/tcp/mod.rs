@@ -60,6 +60,7 @@
 //! boundaries.
 
 pub mod cc;
+pub mod cubic_hystart;
 pub mod ecn_feedback;
 pub mod fuzz;
 pub mod hystart;
@@ -76,6 +77,7 @@ use aqmlab_core::{SackBlocks, SimRng, Time};
 use aqmlab_model::app::tcp_config::{CongestionControl, TcpConfig};
 use cc::bbr::{AckInput, Bbr, CaState};
 use cc::Controller;
+use cubic_hystart::CubicHyStart;
 use ecn_feedback::DctcpEcho;
 use hystart::HyStart;
 use pacing::Pacer;
@@ -200,6 +202,8 @@ pub struct TcpSender {
     /// HyStart++ (RFC 9406): Some when `TcpConfig::hystart`, until the end of the connection
     /// (it stays, inactive, after its initial slow start).
     hystart: Option<HyStart>,
+    /// CUBIC's own HyStart (`tcp_cubic.c`): Some when `TcpConfig::cubic_hystart`.
+    cubic_hystart: Option<CubicHyStart>,
     pub stats: SenderStats,
 }
 
@@ -300,6 +304,7 @@ impl TcpSender {
             rack_timer: None,
             pto_restart: false,
             hystart: (cfg.hystart && !is_bbr).then(|| HyStart::new(mss, cfg.pacing, ISS_DATA)),
+            cubic_hystart: cfg.cubic_hystart.then(|| CubicHyStart::new(mss, cfg.pacing, ISS_DATA, Time::ZERO)),
             stats: SenderStats::default(),
         }
     }
@@ -315,6 +320,11 @@ impl TcpSender {
     /// HyStart++'s state, when `TcpConfig::hystart` is on.
     pub fn hystart(&self) -> Option<&HyStart> {
         self.hystart.as_ref()
+    }
+
+    /// CUBIC's own HyStart, when `TcpConfig::cubic_hystart` is on.
+    pub fn cubic_hystart(&self) -> Option<&CubicHyStart> {
+        self.cubic_hystart.as_ref()
     }
 
     /// A congestion signal (fast retransmit, timeout, ECN-Echo reaction, a loss a tail loss
@@ -475,6 +485,9 @@ impl TcpSender {
                 self.timing = Some((seq + self.mss, now));
             }
             if let Some(h) = self.hystart.as_mut() {
+                h.on_sent(seq + self.mss, now);
+            }
+            if let Some(h) = self.cubic_hystart.as_mut() {
                 h.on_sent(seq + self.mss, now);
             }
         }
@@ -800,6 +813,14 @@ impl TcpSender {
     /// In the initial slow start with HyStart++ on, [`hystart`] grows cwnd instead of the
     /// controller, and sets ssthresh = cwnd when its Conservative Slow Start ends.
     fn grow_window(&mut self, acked: u64, now: Time) {
+        if let Some(h) = self.cubic_hystart.as_mut() {
+            let in_slow_start = self.cwnd < self.ssthresh;
+            if h.on_ack(self.snd_una, self.cwnd, self.snd_max, in_slow_start, now).is_some() {
+                // tcp_cubic.c's hystart_update: snd_ssthresh = cwnd, in `pkts_acked`, before the
+                // growth of this ACK, which is then congestion avoidance's.
+                self.ssthresh = self.cwnd;
+            }
+        }
         let slow_start = self.cwnd < self.ssthresh;
         if let Some(h) = self.hystart.as_mut().filter(|h| slow_start && h.active()) {
             let step = h.on_ack(self.snd_una, acked, self.snd_max, now);
@@ -1127,6 +1148,11 @@ impl TcpSender {
         }
         self.stats.timeouts += 1;
         self.end_hystart();
+        if let Some(h) = self.cubic_hystart.as_mut() {
+            // cubictcp_state(TCP_CA_Loss): HyStart starts over; its round ends at SND.NXT, which
+            // in Linux is still the highest sequence sent.
+            h.on_timeout(self.snd_max, now);
+        }
         // The controller hears of every timeout (CUBIC's next stage starts with K = 0).
         let reduced = self.cc.on_timeout(self.reduction_basis());
         let reduction_made = self.reduces_window_in_use() && self.snd_una <= self.recover;

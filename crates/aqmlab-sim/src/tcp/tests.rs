@@ -24,6 +24,7 @@ pub(crate) fn cfg() -> TcpConfig {
         limited_transmit: false,
         rack: false,
         hystart: false,
+        cubic_hystart: false,
         congestion_control: Default::default(),
         ecn_codepoint: Default::default(),
         pacing: false,
