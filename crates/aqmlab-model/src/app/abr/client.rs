@@ -10,9 +10,9 @@
 //! session's end [`Client::tables`].
 
 use super::ladder::Ladder;
-use super::player::Player;
+use super::player::{Phase, Player};
 use super::session::{SegmentRow, SessionLog};
-use super::{mpc, PlayerState};
+use super::{mpc, Memory, PlayerState};
 use crate::app::abr_config::AbrConfig;
 use crate::record::Table;
 
@@ -50,6 +50,12 @@ pub struct Client {
     prediction_errors: Vec<f64>,
     last_rung: Option<usize>,
     log: SessionLog,
+    /// The algorithm's state between decisions (BOLA-E's placeholder).
+    memory: Memory,
+    /// When the last download completed (BOLA-E counts the idle time since).
+    last_complete_ns: Option<u64>,
+    /// A decision taken whose request waits until `.1` (BOLA-E's pause): (rung, until).
+    paused: Option<(usize, u64)>,
 }
 
 impl Client {
@@ -65,6 +71,9 @@ impl Client {
             prediction_errors: Vec::new(),
             last_rung: None,
             log: SessionLog::default(),
+            memory: cfg.abr.memory(l),
+            last_complete_ns: None,
+            paused: None,
         }
     }
 
@@ -85,14 +94,30 @@ impl Client {
             return Next::Wait(wait);
         }
         let buffer_ns = self.player.buffer_at(now);
-        let state = PlayerState {
-            segment: self.next_segment,
-            buffer_s: buffer_ns as f64 * 1e-9,
-            last_rung: self.last_rung,
-            throughputs_bps: &self.throughputs_bps,
-            prediction_errors: &self.prediction_errors,
+        let rung = match self.paused {
+            Some((_, until)) if now < until => return Next::Wait(until - now),
+            Some((rung, _)) => {
+                self.paused = None;
+                rung
+            }
+            None => {
+                let state = PlayerState {
+                    segment: self.next_segment,
+                    buffer_s: buffer_ns as f64 * 1e-9,
+                    last_rung: self.last_rung,
+                    throughputs_bps: &self.throughputs_bps,
+                    prediction_errors: &self.prediction_errors,
+                };
+                let idle_s = self.last_complete_ns.map_or(0.0, |t| (now - t) as f64 * 1e-9);
+                let d = self.cfg.abr.decide(&self.cfg.ladder, &state, &mut self.memory, idle_s);
+                let pause_ns = (d.pause_s * 1e9).round() as u64;
+                if pause_ns > 0 {
+                    self.paused = Some((d.rung, now + pause_ns));
+                    return Next::Wait(pause_ns);
+                }
+                d.rung
+            }
         };
-        let rung = self.cfg.abr.choose(&self.cfg.ladder, &state);
         let segment = self.next_segment;
         self.pending = Some(Pending { segment, rung, request_ns: now, buffer_ns, prediction_bps: mpc::predict(&self.throughputs_bps) });
         self.next_segment += 1;
@@ -116,7 +141,12 @@ impl Client {
         }
         self.throughputs_bps.push(measured);
         self.last_rung = Some(req.rung);
+        self.player.advance(now);
+        let stalled = matches!(self.player.phase(), Phase::Stalled { .. });
         self.player.on_segment(now);
+        let buffer_s = self.player.buffer_at(now) as f64 * 1e-9;
+        self.memory.downloaded(req.rung, buffer_s, download_ns as f64 * 1e-9, stalled);
+        self.last_complete_ns = Some(now);
         self.log.rows.push(SegmentRow {
             segment: req.segment as u32,
             rung: req.rung as u32,
