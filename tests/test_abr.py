@@ -11,7 +11,6 @@ import pytest
 from aqmlab.run import simulate
 from aqmlab.scenario import ABR_ALGORITHMS, ScenarioError, validate
 
-
 #: The five algorithms of the first whole-run test, whose bounds were set for five clients.
 FIVE = ("throughput", "bba", "bola", "mpc", "robust_mpc")
 

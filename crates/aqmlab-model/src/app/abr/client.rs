@@ -226,6 +226,38 @@ mod tests {
         assert_eq!(t[1].0, "abr_sessions");
     }
 
+    /// BOLA-E's state is carried by the client. By hand (1, 2, 4 Mbit/s, 2 s segments, target
+    /// 16 s: switching levels 11.328 and 14.328 s, see `bola_e.rs`): segment 0 (2 Mbit) in 0.5
+    /// s = 4 Mbit/s; segment 1 is the startup decision: rung 2, P = 14.328 - 2 = 12.328 s.
+    /// Segment 1 (8 Mbit) in 0.5 s leaves 3.5 s of buffer. If the transport asks again only 1 s
+    /// later, the buffer has drained to 2.5 s and P has grown by the idle 1 s to 13.328 s: the
+    /// effective buffer, 15.828 s, is what it was when the segment came in (rung 2; the
+    /// insufficient-buffer rule allows it: 0.81 x 2.5 s x 10 Mbit/s > 8 Mbit).
+    #[test]
+    fn bola_e_state_lives_in_the_client_and_idle_time_feeds_the_placeholder() {
+        let mut cfg = config();
+        cfg.abr = AbrParams::defaults(Algorithm::BolaE, 16.0);
+        cfg.ladder = test_ladder(&[1000, 2000, 4000], 20, 2.0);
+        cfg.max_buffer_ns = 16 * S;
+        let placeholder = |c: &Client| match &c.memory {
+            Memory::BolaE(_, st) => st.placeholder_s,
+            Memory::None => panic!("no BOLA-E state"),
+        };
+        let mut c = Client::new(&cfg, 0);
+        assert!(matches!(c.next(0), Next::Fetch { segment: 0, rung: 0, .. }));
+        c.complete(S / 2, 1);
+        assert!(matches!(c.next(S / 2), Next::Fetch { segment: 1, rung: 2, .. }));
+        let p0 = placeholder(&c);
+        assert!((p0 - 12.328).abs() < 1e-3, "{p0}");
+        c.complete(S, 1);
+        assert_eq!(c.buffer_at(S), 7 * S / 2);
+        assert!((placeholder(&c) - p0).abs() < 1e-12);
+        assert!(matches!(c.next(2 * S), Next::Fetch { segment: 2, rung: 2, .. }));
+        assert!((placeholder(&c) - (p0 + 1.0)).abs() < 1e-9, "{}", placeholder(&c));
+        // Another algorithm has no state to carry.
+        assert!(matches!(Client::new(&config(), 0).memory, Memory::None));
+    }
+
     #[test]
     fn waits_for_room_under_max_buffer() {
         let mut cfg = config();
