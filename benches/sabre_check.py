@@ -23,6 +23,10 @@ step's change in agreement is the effect of that one difference.
 
     SABRE_DIR=/path/to/sabre python benches/sabre_check.py            # the table in docs/video.md
     python benches/sabre_check.py --sabre /path/to/sabre --markdown
+    python benches/sabre_check.py --bolae-stall-rule --markdown       # BOLA-E's stall rule row
+
+BOLA-E keeps state between decisions, so its side is aqmlab's whole client (`replay_client`,
+`_core.AbrClient`) rather than `abr_choose`.
 """
 
 from __future__ import annotations
@@ -64,6 +68,35 @@ class BolaBufferRuleOnly(__main__.Bola):
     def get_quality_delay(self, segment_index):
         return (self.quality_from_buffer(), 0)
 '''
+
+
+#: A Sabre ABR module that keeps Sabre's BOLA-E (`BolaEnh`) and changes one thing: after a
+#: download during which playback stalled, the placeholder is not raised to the fetched rung's
+#: lower level. Sabre's own comment says it does not want that raise when rebuffering, but its
+#: test (`level > 0`, after the new segment is in the buffer) is always true. A stall is told
+#: from the buffer at the request (at the decision, less BOLA-E's own pause) being shorter than
+#: the download. Our code, not Sabre's.
+BOLAE_NO_RAISE_AFTER_STALL = '''import __main__
+
+class BolaEnhNoRaiseAfterStall(__main__.BolaEnh):
+    def get_quality_delay(self, segment_index):
+        quality, delay = super().get_quality_delay(segment_index)
+        self.at_request = __main__.get_buffer_level() - delay
+        return quality, delay
+
+    def report_download(self, metrics, is_replacment):
+        before = self.placeholder
+        super().report_download(metrics, is_replacment)
+        at_request = getattr(self, "at_request", None)
+        if at_request is not None and metrics.abandon_to_quality is None and at_request < metrics.time:
+            level_was = __main__.get_buffer_level() + metrics.time
+            cap = max(0, self.max_buffer_for_quality(metrics.quality) - level_was)
+            self.placeholder = min(self.placeholder, before, cap)
+'''
+
+#: The Sabre modules a step may name, by the placeholder standing for the module's path.
+SABRE_MODULES = {"{rule}": ("BolaBufferRuleOnly.py", BUFFER_RULE_ONLY),
+                 "{bolae_no_raise}": ("BolaEnhNoRaiseAfterStall.py", BOLAE_NO_RAISE_AFTER_STALL)}
 
 
 @dataclass
@@ -141,7 +174,8 @@ def ladder_json(manifest: dict) -> str:
 
 def abr_params(algorithm: str, max_buffer_s: float = MAX_BUFFER_S) -> dict:
     """aqmlab's defaults (`AbrParams::defaults`), written out: the throughput rule's 0.9 and 4
-    segments, BOLA's gamma p = 5 and target = the maximum buffer."""
+    segments, BOLA's gamma p = 5 and target = the maximum buffer (BOLA-E: the larger of it and
+    10 s + 2 s per rung, 30 s for bbb.json's 10 rungs, as Sabre's `bolae`)."""
     return {"algorithm": algorithm, "safety_factor": 0.9, "throughput_window": 4,
             "bba_reservoir_s": 90 / 240 * max_buffer_s, "bba_cushion_s": 126 / 240 * max_buffer_s,
             "bola_gamma_p": 5.0, "bola_buffer_target_s": max_buffer_s, "mpc_horizon": 5}
@@ -182,6 +216,49 @@ def replay(manifest: dict, trace: list[dict], params: dict, *, max_buffer_s: flo
     return rungs
 
 
+#: TCP settings for the client's configuration; the replay has no TCP, so they are unused.
+_TCP = {"mss": 1448, "initial_cwnd_segments": 10, "initial_rto_ns": 1_000_000_000, "min_rto_ns": 200_000_000,
+        "max_rto_ns": 60_000_000_000, "clock_granularity_ns": 1_000_000, "delayed_ack": False,
+        "delayed_ack_timeout_ns": 40_000_000, "rwnd": 4_000_000, "ecn": False}
+
+
+def replay_client(manifest: dict, trace: list[dict], params: dict, *,
+                  max_buffer_s: float = MAX_BUFFER_S) -> list[int]:
+    """aqmlab's rung for every segment, from aqmlab's whole client (`_core.AbrClient`, the
+    simulator's own `app::abr::client::Client`: decisions, the algorithm's state between them,
+    the playback buffer, waits for room and BOLA-E's pauses), moved through `trace` as Sabre's
+    network model moves (`TraceNetwork`). For BOLA-E, which keeps state between decisions
+    (`abr_choose` refuses it). The client measures a segment's throughput from request to last
+    byte, as in `replay`; playback starts and resumes after one segment, as in Sabre."""
+    from aqmlab import _core
+
+    seg_ns = int(manifest["segment_duration_ms"]) * 1_000_000
+    sizes = manifest["segment_sizes_bits"]
+    net = TraceNetwork([Period(float(p["duration_ms"]), float(p["bandwidth_kbps"]), float(p["latency_ms"]))
+                        for p in trace])
+    cfg = {"abr": params, "ladder": json.loads(ladder_json(manifest)), "max_buffer_ns": round(max_buffer_s * 1e9),
+           "startup_ns": seg_ns, "request_size": 300, "request_timeout_ns": 1_000_000_000, "tcp": _TCP}
+    client = _core.AbrClient(json.dumps(cfg), 0)
+    now_ms, rungs = 0.0, []
+    while True:
+        step = client.next(round(now_ms * 1e6))
+        if step[0] == "done":
+            return rungs
+        if step[0] == "wait":
+            net.delay(step[1] / 1e6)
+            now_ms += step[1] / 1e6
+            continue
+        if step[0] != "fetch":
+            raise RuntimeError(f"AbrClient.next: {step}")
+        _, segment, rung, _size = step
+        if segment != len(rungs):
+            raise RuntimeError(f"AbrClient fetched segment {segment} out of order")
+        first_byte = net.latency()
+        now_ms += first_byte + net.transfer(float(sizes[segment][rung]))
+        client.complete(round(now_ms * 1e6), 1)
+        rungs.append(rung)
+
+
 _SEGMENT_LINE = re.compile(r"^\[\d+-\d+\]\s+(\d+): q=(\d+) ")
 
 
@@ -217,6 +294,11 @@ class Step:
     sabre_args: list[str]
     excludes_latency: bool = False
     zero_latency: bool = False
+    #: Raise by 1 kbit/s every period whose bandwidth equals a rung's bitrate: without
+    #: latency the throughput measured on it is that bitrate exactly on Sabre's side and a
+    #: hair below it on aqmlab's (its client's clock counts whole ns), a tie the two break
+    #: differently.
+    off_rungs: bool = False
 
 
 #: Per algorithm: aqmlab's name and the steps from both defaults to every known difference
@@ -227,6 +309,13 @@ STEPS: dict[str, tuple[str, list[Step]]] = {
         Step("+ no abandonment (`-noa`)", ["-a", "bola", "-noa"]),
         Step("+ fixed buffer target (`-ab`)", ["-a", "bola", "-noa", "-ab"]),
         Step("+ no throughput cap on up-switches (buffer rule only)", ["-a", "{rule}", "-noa"]),
+    ]),
+    "BOLA-E": ("bola_e", [
+        Step("Sabre defaults (`-a bolae`)", ["-a", "bolae"]),
+        Step("+ no abandonment (`-noa`)", ["-a", "bolae", "-noa"]),
+        Step("+ mean of last 4 (`-ma sliding -ws 4`)", ["-a", "bolae", "-noa", "-ma", "sliding", "-ws", "4"]),
+        Step("+ trace latency 0, no bandwidth on a rung's bitrate (6000 -> 6001 kbit/s)",
+             ["-a", "bolae", "-noa", "-ma", "sliding", "-ws", "4"], zero_latency=True, off_rungs=True),
     ]),
     "throughput rule": ("throughput", [
         Step("Sabre defaults (`-a throughput`)", ["-a", "throughput"]),
@@ -240,6 +329,22 @@ STEPS: dict[str, tuple[str, list[Step]]] = {
              ["-a", "throughput", "-noa", "-noibr", "-ma", "sliding", "-ws", "4"], zero_latency=True),
     ]),
 }
+
+
+#: Traces compared for one algorithm only (its table gets their columns): BOLA-E's
+#: placeholder meets stalls here. 1 s at 4 Mbit/s, 20 s at 0.6, then 3 Mbit/s, 20 ms latency.
+EXTRA_TRACES: dict[str, dict[str, list[dict]]] = {
+    "BOLA-E": {"drop 4/0.6/3 Mbit/s (stalls)": [
+        {"duration_ms": d, "bandwidth_kbps": b, "latency_ms": 20}
+        for d, b in ((1000, 4000), (20000, 600), (30000, 3000))]},
+}
+
+
+#: Not in the table: BOLA-E with Sabre's placeholder raise after a stalled download removed,
+#: the one rule where aqmlab's BOLA-E differs from Sabre's on purpose (`--bolae-stall-rule`
+#: prints this row: if it equals the "mean of last 4" row, the rule changed no decision).
+BOLAE_STALL_RULE = Step("+ mean of last 4, no placeholder raise after a stall (Sabre module)",
+                        ["-a", "{bolae_no_raise}", "-noa", "-ma", "sliding", "-ws", "4"])
 
 
 def find_sabre(given: str | None) -> Path | None:
@@ -262,13 +367,25 @@ def compare(sabre_dir: Path, algorithm: str, step: Step, trace_name: str, trace:
     manifest = json.loads(manifest_path.read_text())
     if step.zero_latency:
         trace = [dict(p, latency_ms=0) for p in trace]
-    trace_path = work / (re.sub(r"\W+", "_", trace_name) + ("_nolat" if step.zero_latency else "") + ".json")
+    if step.off_rungs:
+        rungs = set(manifest["bitrates_kbps"])
+        trace = [dict(p, bandwidth_kbps=p["bandwidth_kbps"] + 1) if p["bandwidth_kbps"] in rungs else p
+                 for p in trace]
+    trace_path = work / (re.sub(r"\W+", "_", trace_name) + ("_nolat" if step.zero_latency else "")
+                         + ("_off" if step.off_rungs else "") + ".json")
     trace_path.write_text(json.dumps(trace))
-    rule = work / "BolaBufferRuleOnly.py"
-    rule.write_text(BUFFER_RULE_ONLY)
-    args = [str(rule) if a == "{rule}" else a for a in step.sabre_args]
+    args = []
+    for a in step.sabre_args:
+        if a in SABRE_MODULES:
+            name, source = SABRE_MODULES[a]
+            (work / name).write_text(source)
+            a = str(work / name)
+        args.append(a)
     theirs = run_sabre(sabre_dir, manifest_path, trace_path, args)
-    ours = replay(manifest, trace, abr_params(algorithm), throughput_excludes_latency=step.excludes_latency)
+    if algorithm == "bola_e":
+        ours = replay_client(manifest, trace, abr_params(algorithm))
+    else:
+        ours = replay(manifest, trace, abr_params(algorithm), throughput_excludes_latency=step.excludes_latency)
     share = agreement(ours, theirs)
     first = next((i for i, (x, y) in enumerate(zip(ours, theirs, strict=True)) if x != y), None)
     return share, first
@@ -278,20 +395,27 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--sabre", help="a Sabre checkout (default: $SABRE_DIR)")
     ap.add_argument("--markdown", action="store_true", help="print the table as markdown")
+    ap.add_argument("--bolae-stall-rule", action="store_true",
+                    help="only BOLA-E, with Sabre's placeholder raise after a stall removed")
     a = ap.parse_args(argv)
     sabre_dir = find_sabre(a.sabre)
     if sabre_dir is None:
         print("sabre_check: no Sabre checkout: give --sabre DIR or SABRE_DIR (a clone of "
               "https://github.com/UMass-LIDS/sabre, holding src/sabre.py); skipped")
         return 0
-    all_traces = traces(sabre_dir)
-    names = list(all_traces)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        if a.markdown:
-            print("| algorithm | step | " + " | ".join(names) + " |")
-            print("| --- | --- | " + " | ".join("---:" for _ in names) + " |")
-        for title, (algorithm, steps) in STEPS.items():
+        header = None
+        table = {"BOLA-E": ("bola_e", [BOLAE_STALL_RULE])} if a.bolae_stall_rule else STEPS
+        for title, (algorithm, steps) in table.items():
+            all_traces = {**traces(sabre_dir), **EXTRA_TRACES.get(title, {})}
+            names = list(all_traces)
+            if a.markdown and names != header:
+                if header is not None:
+                    print()
+                print("| algorithm | step | " + " | ".join(names) + " |")
+                print("| --- | --- | " + " | ".join("---:" for _ in names) + " |")
+                header = names
             for step in steps:
                 cells = []
                 for name in names:

@@ -11,20 +11,24 @@ import pytest
 from aqmlab.run import simulate
 from aqmlab.scenario import ABR_ALGORITHMS, ScenarioError, validate
 
+#: The five algorithms of the first whole-run test, whose bounds were set for five clients.
+FIVE = ("throughput", "bba", "bola", "mpc", "robust_mpc")
 
-def scenario(rate: str = "20Mbps", duration: str = "60s", **app: Any) -> dict[str, Any]:
+
+def scenario(rate: str = "20Mbps", duration: str = "60s", algorithms: tuple[str, ...] = ABR_ALGORITHMS,
+             **app: Any) -> dict[str, Any]:
     return {
         "name": "abr", "seed": 3, "duration": duration,
         "topology": {"bottleneck": {"rate": rate, "delay": "10ms", "qdisc": {"kind": "droptail", "limit": "100p"}}},
         "flows": [{"name": f"abr-{a}", "count": 1, "start_jitter": "2s",
                    "app": {"kind": "abr", "algorithm": a, "content": "120s", "tcp": {"sack": True}, **app}}
-                  for a in ABR_ALGORITHMS],
+                  for a in algorithms],
         "metrics": {"periods": [["0s", duration]]},
     }
 
 
 def test_a_run_gives_per_segment_and_per_client_tables() -> None:
-    res = simulate(validate(scenario()), progress=False)
+    res = simulate(validate(scenario(algorithms=FIVE)), progress=False)
     segments, sessions = res.tables["abr_segments"], res.tables["abr_sessions"]
     assert list(sessions["flow"]) == [0, 1, 2, 3, 4]
     assert list(sessions["algorithm"]) == [0, 1, 2, 3, 4]  # ABR_ALGORITHMS' order, one group each
@@ -44,6 +48,20 @@ def test_a_run_gives_per_segment_and_per_client_tables() -> None:
     assert segments.groupby("rung")["bitrate_bps"].nunique().eq(1).all()
 
 
+def test_bola_e_starts_above_the_lowest_rung_where_bola_does_not() -> None:
+    """BOLA-E in a whole simulation (its state carried by the client): alone on 20 Mbit/s, its
+    second segment (the startup decision, from the first segment's throughput) is above the
+    lowest rung, where BOLA-BASIC on the same run is still at the lowest (2 s of buffer is far
+    below its first switching level); it never stalls; its `algorithm` code is 5."""
+    res = simulate(validate(scenario(algorithms=("bola_e",))), progress=False)
+    segments, sessions = res.tables["abr_segments"], res.tables["abr_sessions"]
+    assert list(sessions["algorithm"]) == [ABR_ALGORITHMS.index("bola_e")] == [5]
+    assert segments["rung"].iloc[0] == 0 and segments["rung"].iloc[1] > 0
+    assert sessions["stalls"].iloc[0] == 0
+    basic = simulate(validate(scenario(algorithms=("bola",))), progress=False).tables["abr_segments"]
+    assert list(basic["rung"].iloc[:2]) == [0, 0]
+
+
 def test_an_unknown_algorithm_is_refused_with_the_known_ones() -> None:
     d = scenario()
     d["flows"][0]["app"]["algorithm"] = "pensieve"
@@ -53,6 +71,7 @@ def test_an_unknown_algorithm_is_refused_with_the_known_ones() -> None:
     assert "flows.0.app" in text and "algorithm" in text
     for name in ABR_ALGORITHMS:
         assert name in text, text
+    assert "bola_e" in text
 
 
 def test_a_bad_ladder_csv_is_refused_naming_row_and_column(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """benches/sabre_check.py: the replay harness and Sabre-output parser on hand-made cases, and,
-when a Sabre checkout is given (SABRE_DIR), aqmlab's BOLA and throughput rule making Sabre's
-decisions segment by segment once the known differences are removed."""
+when a Sabre checkout is given (SABRE_DIR), aqmlab's BOLA, BOLA-E and throughput rule making
+Sabre's decisions segment by segment once the known differences are removed."""
 
 from __future__ import annotations
 
@@ -53,6 +53,47 @@ def test_bola_replay_follows_the_buffer_by_hand():
     # A 10 s target stretches the rule: V = 4 / 5.693, rung 1 from Q > 3.03 segments = 6.05 s,
     # more than the 6 s buffer ever holds before a choice (at most 6 - 2 = 4 s).
     assert sc.replay(MANIFEST, trace, sc.abr_params("bola", 10.0), max_buffer_s=6.0) == [0, 0, 0, 0]
+
+
+def test_bola_e_replay_drives_the_whole_client_by_hand():
+    """BOLA-E through `replay_client` (aqmlab's client: its state between decisions) on 1/2
+    Mbit/s, 2 s segments, a 25 s buffer (target max(25, 10 + 2 x 2) = 25 s), 10 Mbit/s, no
+    latency. Segment 0: lowest rung (nothing measured). Segment 1 is the startup decision: 2
+    Mbit in 0.2 s = 10 Mbit/s sustains rung 1, and the placeholder is set so the rule agrees;
+    the placeholder keeps it there. BOLA-BASIC with the same 25 s target stays at rung 0: V =
+    11.5 / (ln 2 + 5) = 2.02, so it prefers rung 1 only above V (5 - ln 2) = 8.7 segments (17.4
+    s) of real buffer, which four segments never reach."""
+    trace = [{"duration_ms": 1000, "bandwidth_kbps": 10000, "latency_ms": 0}]
+    assert sc.replay_client(MANIFEST, trace, sc.abr_params("bola_e", 25.0), max_buffer_s=25.0) == [0, 1, 1, 1]
+    assert sc.replay(MANIFEST, trace, sc.abr_params("bola", 25.0), max_buffer_s=25.0) == [0, 0, 0, 0]
+    # 1.5 Mbit/s sustains only rung 0: the startup decision stays low.
+    slow = [{"duration_ms": 1000, "bandwidth_kbps": 1500, "latency_ms": 0}]
+    assert sc.replay_client(MANIFEST, slow, sc.abr_params("bola_e", 25.0), max_buffer_s=25.0)[:2] == [0, 0]
+
+
+def test_off_rungs_moves_only_bandwidths_on_a_rung(tmp_path):
+    """The step option that keeps a period's bandwidth off the rungs' bitrates: 2000 kbit/s (a
+    rung of MANIFEST) becomes 2001, 3000 stays."""
+    step = sc.Step("x", [], zero_latency=True, off_rungs=True)
+    trace = [{"duration_ms": 1000, "bandwidth_kbps": 2000, "latency_ms": 20},
+             {"duration_ms": 1000, "bandwidth_kbps": 3000, "latency_ms": 20}]
+    seen = {}
+
+    def fake_run(sabre_dir, manifest_path, trace_path, args):
+        seen["trace"] = json.loads(Path(trace_path).read_text())
+        return [0, 0, 0, 0]
+
+    sabre = tmp_path / "sabre"
+    (sabre / "example" / "mmsys18").mkdir(parents=True)
+    (sabre / sc.MANIFEST).write_text(json.dumps(MANIFEST))
+    orig = sc.run_sabre
+    sc.run_sabre = fake_run
+    try:
+        sc.compare(sabre, "throughput", step, "t", trace, tmp_path)
+    finally:
+        sc.run_sabre = orig
+    assert [p["bandwidth_kbps"] for p in seen["trace"]] == [2001, 3000]
+    assert all(p["latency_ms"] == 0 for p in seen["trace"])
 
 
 def test_trace_network_loops_and_splits_latency_and_transfer():
@@ -114,3 +155,6 @@ def test_abr_choose_refuses_bad_input_naming_the_field():
         _core.abr_choose(json.dumps(dict(params, bola_gamma_p=0)), ladder, 0, 0.0, None, [], [])
     with pytest.raises(ValueError, match="unknown variant"):
         _core.abr_choose(json.dumps(dict(params, algorithm="pensieve")), ladder, 0, 0.0, None, [], [])
+    # BOLA-E keeps state between decisions: a lone decision is refused, naming the way to run it.
+    with pytest.raises(ValueError, match="bola_e keeps state between decisions; drive it through AbrClient"):
+        _core.abr_choose(json.dumps(dict(params, algorithm="bola_e")), ladder, 1, 2.0, 0, [1e7], [])

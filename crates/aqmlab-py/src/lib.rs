@@ -357,7 +357,8 @@ fn monotonic_ns() -> u64 {
 /// The rung an ABR algorithm (aqmlab-model's `app::abr`) chooses for the next segment, given
 /// its parameters and ladder as JSON and the player's state: the decision alone, without a
 /// network, so that an outside ABR simulator's decisions can be checked against it
-/// (`benches/sabre_check.py`).
+/// (`benches/sabre_check.py`). Only for the algorithms without state between decisions
+/// (BOLA-E is refused: `AbrClient` carries its state).
 #[pyfunction]
 #[pyo3(signature = (params_json, ladder_json, segment, buffer_s, last_rung, throughputs_bps, prediction_errors))]
 fn abr_choose(
@@ -372,6 +373,12 @@ fn abr_choose(
     use aqmlab_model::app::abr::{ladder::Ladder, AbrParams, PlayerState};
     let params: AbrParams = serde_json::from_str(params_json).map_err(|e| value_error(format!("abr params: {e}")))?;
     params.validate().map_err(|e| value_error(format!("abr params: {e}")))?;
+    if params.memory_needed() {
+        return Err(value_error(format!(
+            "abr_choose: {} keeps state between decisions; drive it through AbrClient",
+            params.algorithm.name()
+        )));
+    }
     let ladder: Ladder = serde_json::from_str(ladder_json).map_err(|e| value_error(format!("ladder: {e}")))?;
     ladder.validate().map_err(value_error)?;
     if segment >= ladder.segments() {

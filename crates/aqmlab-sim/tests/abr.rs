@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 const S: u64 = 1_000_000_000;
 const RUNGS_KBPS: [u64; 6] = [300, 750, 1200, 1850, 2850, 4300];
-const ALGORITHMS: [&str; 5] = ["throughput", "bba", "bola", "mpc", "robust_mpc"];
+const ALGORITHMS: [&str; 6] = ["throughput", "bba", "bola", "mpc", "robust_mpc", "bola_e"];
 
 fn tcp() -> Value {
     json!({"mss": 1460, "initial_cwnd_segments": 10, "initial_rto_ns": S, "min_rto_ns": 200_000_000u64,

@@ -486,7 +486,7 @@ class Pels(Strict):
 
 #: The ABR algorithms by name (aqmlab-model `app/abr/mod.rs` `Algorithm`, same order: the
 #: `abr_sessions` table's `algorithm` column is the index here).
-ABR_ALGORITHMS = ("throughput", "bba", "bola", "mpc", "robust_mpc")
+ABR_ALGORITHMS = ("throughput", "bba", "bola", "mpc", "robust_mpc", "bola_e")
 
 
 class Abr(Strict):
@@ -494,11 +494,12 @@ class Abr(Strict):
     segment at the rung its algorithm chooses and plays from a buffer with startup, stalls and a
     maximum (see aqmlab-sim sim/apps/abr.rs and docs/video.md). Algorithms: throughput (dash.js
     ThroughputRule), bba (Huang et al. 2014, BBA-0), bola (Spiteri et al. 2016, BOLA-BASIC), mpc
-    and robust_mpc (Yin et al. 2015)."""
+    and robust_mpc (Yin et al. 2015), bola_e (Spiteri et al. 2018, BOLA-E: placeholder buffer,
+    throughput cap, insufficient-buffer rule)."""
 
     kind: Literal["abr"]
-    algorithm: Literal["throughput", "bba", "bola", "mpc", "robust_mpc"] = Field(
-        ..., description="ABR algorithm: throughput, bba, bola, mpc or robust_mpc")
+    algorithm: Literal["throughput", "bba", "bola", "mpc", "robust_mpc", "bola_e"] = Field(
+        ..., description="ABR algorithm: throughput, bba, bola, mpc, robust_mpc or bola_e")
     ladder: str = Field("synthetic", description="encoding ladder: the built-in 'synthetic' (7 rungs, "
                         "0.3-6 Mbit/s, modelled scores), 'encoded' (the same rungs encoded by libx264 from the "
                         "viewer's clip, measured SSIM and PSNR, cached), or the path of a ladder CSV with columns "
@@ -523,7 +524,8 @@ class Abr(Strict):
     bba_cushion: Duration | None = Field(None, description="BBA cushion cu (default 126/240 of max_buffer)")
     bola_gamma_p: float = Field(5.0, gt=0, description="BOLA gamma*p (Sabre's default 5)")
     bola_buffer_target: Duration | None = Field(None, description="BOLA buffer target Q_max, from which V "
-                                                "follows (default max_buffer)")
+                                                "follows (default max_buffer); bola_e uses the larger of it "
+                                                "and 10 s + 2 s per rung")
     mpc_horizon: int = Field(5, ge=1, le=8, json_schema_extra={"unit": "segments"},
                              description="MPC and RobustMPC lookahead (Yin et al.: 5)")
     tcp: Tcp = Field(default_factory=Tcp, description="TCP settings")

@@ -11,8 +11,9 @@
 //!
 //! S_m: the paper takes each rung's segment size as fixed; we use the rung's nominal bitrate
 //! (size over segment duration), so that per-segment size variation does not move the rule;
-//! a constant factor does not change the argmax. Not modelled: BOLA-O/BOLA-U and BOLA-E's
-//! placeholder buffer and its startup throughput rule (dash.js's `BolaRule`); when every
+//! a constant factor does not change the argmax. Not modelled here: BOLA-O/BOLA-U and BOLA-E's
+//! placeholder buffer and its startup throughput rule (dash.js's `BolaRule`), which are
+//! `bola_e.rs`, a separate algorithm (`bola_e`) so that this one stays BOLA-BASIC; when every
 //! score is negative (buffer above target) the paper pauses, while here the player's own
 //! maximum buffer decides when to wait.
 

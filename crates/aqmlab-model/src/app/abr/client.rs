@@ -10,9 +10,9 @@
 //! session's end [`Client::tables`].
 
 use super::ladder::Ladder;
-use super::player::Player;
+use super::player::{Phase, Player};
 use super::session::{SegmentRow, SessionLog};
-use super::{mpc, PlayerState};
+use super::{mpc, Memory, PlayerState};
 use crate::app::abr_config::AbrConfig;
 use crate::record::Table;
 
@@ -50,6 +50,12 @@ pub struct Client {
     prediction_errors: Vec<f64>,
     last_rung: Option<usize>,
     log: SessionLog,
+    /// The algorithm's state between decisions (BOLA-E's placeholder).
+    memory: Memory,
+    /// When the last download completed (BOLA-E counts the idle time since).
+    last_complete_ns: Option<u64>,
+    /// A decision taken whose request waits until `.1` (BOLA-E's pause): (rung, until).
+    paused: Option<(usize, u64)>,
 }
 
 impl Client {
@@ -65,6 +71,9 @@ impl Client {
             prediction_errors: Vec::new(),
             last_rung: None,
             log: SessionLog::default(),
+            memory: cfg.abr.memory(l),
+            last_complete_ns: None,
+            paused: None,
         }
     }
 
@@ -85,14 +94,30 @@ impl Client {
             return Next::Wait(wait);
         }
         let buffer_ns = self.player.buffer_at(now);
-        let state = PlayerState {
-            segment: self.next_segment,
-            buffer_s: buffer_ns as f64 * 1e-9,
-            last_rung: self.last_rung,
-            throughputs_bps: &self.throughputs_bps,
-            prediction_errors: &self.prediction_errors,
+        let rung = match self.paused {
+            Some((_, until)) if now < until => return Next::Wait(until - now),
+            Some((rung, _)) => {
+                self.paused = None;
+                rung
+            }
+            None => {
+                let state = PlayerState {
+                    segment: self.next_segment,
+                    buffer_s: buffer_ns as f64 * 1e-9,
+                    last_rung: self.last_rung,
+                    throughputs_bps: &self.throughputs_bps,
+                    prediction_errors: &self.prediction_errors,
+                };
+                let idle_s = self.last_complete_ns.map_or(0.0, |t| (now - t) as f64 * 1e-9);
+                let d = self.cfg.abr.decide(&self.cfg.ladder, &state, &mut self.memory, idle_s);
+                let pause_ns = (d.pause_s * 1e9).round() as u64;
+                if pause_ns > 0 {
+                    self.paused = Some((d.rung, now + pause_ns));
+                    return Next::Wait(pause_ns);
+                }
+                d.rung
+            }
         };
-        let rung = self.cfg.abr.choose(&self.cfg.ladder, &state);
         let segment = self.next_segment;
         self.pending = Some(Pending { segment, rung, request_ns: now, buffer_ns, prediction_bps: mpc::predict(&self.throughputs_bps) });
         self.next_segment += 1;
@@ -116,7 +141,12 @@ impl Client {
         }
         self.throughputs_bps.push(measured);
         self.last_rung = Some(req.rung);
+        self.player.advance(now);
+        let stalled = matches!(self.player.phase(), Phase::Stalled { .. });
         self.player.on_segment(now);
+        let buffer_s = self.player.buffer_at(now) as f64 * 1e-9;
+        self.memory.downloaded(req.rung, buffer_s, download_ns as f64 * 1e-9, stalled);
+        self.last_complete_ns = Some(now);
         self.log.rows.push(SegmentRow {
             segment: req.segment as u32,
             rung: req.rung as u32,
@@ -194,6 +224,38 @@ mod tests {
         let t = c.tables(4, 10 * S, &config().ladder);
         assert_eq!(t[0].0, "abr_segments");
         assert_eq!(t[1].0, "abr_sessions");
+    }
+
+    /// BOLA-E's state is carried by the client. By hand (1, 2, 4 Mbit/s, 2 s segments, target
+    /// 16 s: switching levels 11.328 and 14.328 s, see `bola_e.rs`): segment 0 (2 Mbit) in 0.5
+    /// s = 4 Mbit/s; segment 1 is the startup decision: rung 2, P = 14.328 - 2 = 12.328 s.
+    /// Segment 1 (8 Mbit) in 0.5 s leaves 3.5 s of buffer. If the transport asks again only 1 s
+    /// later, the buffer has drained to 2.5 s and P has grown by the idle 1 s to 13.328 s: the
+    /// effective buffer, 15.828 s, is what it was when the segment came in (rung 2; the
+    /// insufficient-buffer rule allows it: 0.81 x 2.5 s x 10 Mbit/s > 8 Mbit).
+    #[test]
+    fn bola_e_state_lives_in_the_client_and_idle_time_feeds_the_placeholder() {
+        let mut cfg = config();
+        cfg.abr = AbrParams::defaults(Algorithm::BolaE, 16.0);
+        cfg.ladder = test_ladder(&[1000, 2000, 4000], 20, 2.0);
+        cfg.max_buffer_ns = 16 * S;
+        let placeholder = |c: &Client| match &c.memory {
+            Memory::BolaE(_, st) => st.placeholder_s,
+            Memory::None => panic!("no BOLA-E state"),
+        };
+        let mut c = Client::new(&cfg, 0);
+        assert!(matches!(c.next(0), Next::Fetch { segment: 0, rung: 0, .. }));
+        c.complete(S / 2, 1);
+        assert!(matches!(c.next(S / 2), Next::Fetch { segment: 1, rung: 2, .. }));
+        let p0 = placeholder(&c);
+        assert!((p0 - 12.328).abs() < 1e-3, "{p0}");
+        c.complete(S, 1);
+        assert_eq!(c.buffer_at(S), 7 * S / 2);
+        assert!((placeholder(&c) - p0).abs() < 1e-12);
+        assert!(matches!(c.next(2 * S), Next::Fetch { segment: 2, rung: 2, .. }));
+        assert!((placeholder(&c) - (p0 + 1.0)).abs() < 1e-9, "{}", placeholder(&c));
+        // Another algorithm has no state to carry.
+        assert!(matches!(Client::new(&config(), 0).memory, Memory::None));
     }
 
     #[test]

@@ -8,12 +8,15 @@
 //! * [`throughput_rule`]: dash.js's ThroughputRule, a safety factor on a mean throughput;
 //! * [`bba`]: BBA-0, Huang et al., SIGCOMM 2014 (reservoir, cushion, rate map);
 //! * [`bola`]: BOLA-BASIC, Spiteri et al., INFOCOM 2016 (Lyapunov utility rule);
+//! * [`bola_e`]: BOLA-E, Spiteri et al., MMSys 2018 (placeholder buffer, throughput cap,
+//!   insufficient-buffer rule), the one algorithm with state between decisions ([`Memory`]);
 //! * [`mpc`]: MPC and RobustMPC, Yin et al., SIGCOMM 2015 (horizon search of the linear QoE).
 //!
 //! [`qoe`] holds Yin et al.'s linear QoE, shared by MPC's objective and the per-client results.
 
 pub mod bba;
 pub mod bola;
+pub mod bola_e;
 pub mod client;
 pub mod ladder;
 pub mod mpc;
@@ -34,10 +37,13 @@ pub enum Algorithm {
     Bola,
     Mpc,
     RobustMpc,
+    BolaE,
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 5] = [Algorithm::Throughput, Algorithm::Bba, Algorithm::Bola, Algorithm::Mpc, Algorithm::RobustMpc];
+    /// In the order of the `abr_sessions` table's `algorithm` codes (new ones go last).
+    pub const ALL: [Algorithm; 6] =
+        [Algorithm::Throughput, Algorithm::Bba, Algorithm::Bola, Algorithm::Mpc, Algorithm::RobustMpc, Algorithm::BolaE];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -46,6 +52,7 @@ impl Algorithm {
             Algorithm::Bola => "bola",
             Algorithm::Mpc => "mpc",
             Algorithm::RobustMpc => "robust_mpc",
+            Algorithm::BolaE => "bola_e",
         }
     }
 
@@ -76,7 +83,8 @@ pub struct AbrParams {
     pub bba_cushion_s: f64,
     /// BOLA: gamma*p, the weight of playback smoothness against utility (Sabre's default 5).
     pub bola_gamma_p: f64,
-    /// BOLA: the buffer target Q_max, seconds, from which V follows.
+    /// BOLA: the buffer target Q_max, seconds, from which V follows. BOLA-E: its buffer target
+    /// is the larger of this and 10 s + 2 s per rung (dash.js).
     pub bola_buffer_target_s: f64,
     /// MPC, RobustMPC: segments looked ahead (Yin et al.: 5).
     pub mpc_horizon: u32,
@@ -117,7 +125,8 @@ impl AbrParams {
         Ok(())
     }
 
-    /// The rung to fetch the next segment at.
+    /// The rung to fetch the next segment at, for the algorithms without state between
+    /// decisions; BOLA-E gets its first decision of a session (use [`AbrParams::decide`]).
     pub fn choose(&self, ladder: &Ladder, state: &PlayerState) -> usize {
         match self.algorithm {
             Algorithm::Throughput => throughput_rule::choose(ladder, state, self.safety_factor, self.throughput_window as usize),
@@ -125,6 +134,50 @@ impl AbrParams {
             Algorithm::Bola => bola::choose(ladder, state, self.bola_gamma_p, self.bola_buffer_target_s),
             Algorithm::Mpc => mpc::choose(ladder, state, self.mpc_horizon as usize, false),
             Algorithm::RobustMpc => mpc::choose(ladder, state, self.mpc_horizon as usize, true),
+            Algorithm::BolaE => self.decide(ladder, state, &mut self.memory(ladder), 0.0).rung,
+        }
+    }
+
+    /// True for an algorithm with state between decisions (BOLA-E), which [`AbrParams::choose`]
+    /// alone cannot run.
+    pub fn memory_needed(&self) -> bool {
+        self.algorithm == Algorithm::BolaE
+    }
+
+    /// What the algorithm carries between decisions of one session (nothing but for BOLA-E).
+    pub fn memory(&self, ladder: &Ladder) -> Memory {
+        match self.algorithm {
+            Algorithm::BolaE => Memory::BolaE(bola_e::Params::new(ladder, self.bola_buffer_target_s), bola_e::State::default()),
+            _ => Memory::None,
+        }
+    }
+
+    /// The decision for the next segment, with the session's `memory`; `idle_s` is the time since
+    /// the last download completed. The stateless algorithms never pause.
+    pub fn decide(&self, ladder: &Ladder, state: &PlayerState, memory: &mut Memory, idle_s: f64) -> bola_e::Decision {
+        match memory {
+            Memory::BolaE(p, st) => {
+                let estimate = throughput_rule::mean_throughput(state.throughputs_bps, self.throughput_window as usize);
+                bola_e::decide(p, ladder, st, state, idle_s, estimate)
+            }
+            Memory::None => bola_e::Decision { rung: self.choose(ladder, state), pause_s: 0.0 },
+        }
+    }
+}
+
+/// An algorithm's state carried between the decisions of one session.
+#[derive(Clone, Debug)]
+pub enum Memory {
+    None,
+    BolaE(bola_e::Params, bola_e::State),
+}
+
+impl Memory {
+    /// A segment at `rung` arrived after `download_s`, leaving `buffer_s` buffered (the segment
+    /// included); `stalled`: playback ran dry meanwhile.
+    pub fn downloaded(&mut self, rung: usize, buffer_s: f64, download_s: f64, stalled: bool) {
+        if let Memory::BolaE(p, st) = self {
+            bola_e::downloaded(p, st, rung, buffer_s, download_s, stalled);
         }
     }
 }
@@ -162,9 +215,9 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", a.name()));
         }
         let e = Algorithm::from_name("pensieve").unwrap_err();
-        assert_eq!(e, "unknown ABR algorithm \"pensieve\"; known: throughput, bba, bola, mpc, robust_mpc");
+        assert_eq!(e, "unknown ABR algorithm \"pensieve\"; known: throughput, bba, bola, mpc, robust_mpc, bola_e");
         let e = serde_json::from_str::<Algorithm>("\"pensieve\"").unwrap_err().to_string();
-        assert!(e.contains("robust_mpc"), "{e}");
+        assert!(e.contains("robust_mpc") && e.contains("bola_e"), "{e}");
     }
 
     #[test]
