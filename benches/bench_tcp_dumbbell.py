@@ -85,8 +85,10 @@ def ns3_spec(sc, flows) -> dict:
     if q.kind == "red":
         qd = {"kind": "red", "limit_packets": q.limit["packets"], "min_th": q.min_th, "max_th": q.max_th,
               "w_q": q.w_q, "max_p": q.max_p, "gentle": q.gentle, "mean_pkt_size": q.mean_pkt_size}
-    else:
+    elif q.kind == "droptail":
         qd = {"kind": "droptail", "limit_packets": q.limit["packets"]}
+    else:  # the caller fills in its parameters (bench_aqm_fidelity.ns3_qdisc)
+        qd = {"kind": q.kind}
     return {
         "duration_s": sc.duration / 1e9,
         "bottleneck_rate_bps": t.bottleneck.rate,

@@ -26,9 +26,13 @@ routing_kind),
 SojournTime trace is logged by a C++ callback and the output gains the
 sojourn-time p50/p99 of every period; see SOJOURN_CPP).
 
-Besides "droptail" and "red" the bottleneck qdisc can be "codel", "fq_codel" or
-"pie" (ns-3's CoDelQueueDisc, FqCoDelQueueDisc and PieQueueDisc), with the
-parameters listed in AQM_KEYS under aqmlab's names; see aqm_attributes.
+Besides "droptail" and "red" the bottleneck qdisc can be "codel", "fq_codel",
+"pie", "cobalt", "fq_pie" or "fq_cobalt" (ns-3's CoDelQueueDisc,
+FqCoDelQueueDisc, PieQueueDisc, CobaltQueueDisc, FqPieQueueDisc and
+FqCobaltQueueDisc), with the parameters listed in AQM_KEYS under aqmlab's
+names; see aqm_attributes. "cobalt" may give "limit_bytes" instead of
+"limit_packets" (ns-3's CobaltQueueDisc takes either unit; the flow-queue discs
+count packets only).
 Besides the measurements the output records cpu_run_s, wall_import_s (loading
 the bindings, not part of setup), the settings above, drops by ns-3 drop reason
 and other_queue_drops (drops anywhere but the bottleneck; should be 0).
@@ -40,7 +44,10 @@ import json
 import sys
 import time
 
-import cppyy  # comes with the ns3 wheel; also used to compile ABORT_CPP
+try:
+    import cppyy  # comes with the ns3 wheel; also used to compile ABORT_CPP
+except ImportError:  # the spec checks (validate_spec, AQM_KEYS) are used without ns-3 by tests
+    cppyy = None
 
 NS3_VERSION = "3.44"
 SINK_PORT = 9
@@ -60,7 +67,18 @@ AQM_KEYS = {
     "fq_codel": ("limit_packets", "target_s", "interval_s", "mtu", "ecn", "flows", "quantum", "drop_batch"),
     "pie": ("limit_packets", "target_s", "t_update_s", "alpha", "beta", "max_burst_s", "ecn",
             "mark_ecn_threshold", "mtu", "derandomize", "estimator", "dq_threshold"),
+    # limit_bytes may stand for limit_packets here (LIMIT_KEYS).
+    "cobalt": ("limit_packets", "target_s", "interval_s", "p_inc", "p_dec", "blue_threshold_s", "ecn"),
+    "fq_pie": ("limit_packets", "flows", "quantum", "drop_batch", "set_ways", "target_s", "t_update_s", "alpha",
+               "beta", "max_burst_s", "ecn", "mark_ecn_threshold", "mtu", "derandomize", "estimator",
+               "dq_threshold"),
+    # blue_threshold_s null: no BLUE sojourn threshold (ns-3's Time::Max, as Linux CAKE). set_ways 0:
+    # plain hash modulo flows; above 0, ns-3's set-associative hash with that many ways.
+    "fq_cobalt": ("limit_packets", "flows", "quantum", "drop_batch", "set_ways", "target_s", "interval_s",
+                  "p_inc", "p_dec", "blue_threshold_s", "ecn"),
 }
+# Kinds whose limit may be given in bytes instead of packets.
+BYTE_LIMIT_KINDS = ("cobalt",)
 
 # ns-3's TcpSocketBase has no public abort: Close() and ShutdownSend() both
 # transmit everything already written to the send buffer first, which with a
@@ -158,6 +176,8 @@ def validate_spec(spec):
     if kind not in ("droptail", "red", *AQM_KEYS):
         raise SystemExit(f"qdisc.kind must be one of droptail, red, {', '.join(AQM_KEYS)}; got {kind!r}")
     needed = RED_KEYS if kind == "red" else AQM_KEYS.get(kind, ("limit_packets",))
+    if kind in BYTE_LIMIT_KINDS and "limit_bytes" in spec["qdisc"]:
+        needed = tuple(k for k in needed if k != "limit_packets")
     missing = [k for k in needed if k not in spec["qdisc"]]
     if missing:
         raise SystemExit(f"qdisc is missing keys: {', '.join(missing)}")
@@ -223,6 +243,32 @@ def queue_size(ns, packets):
     return ns.QueueSizeValue(ns.QueueSize(f"{int(packets)}p"))
 
 
+def qdisc_limit(ns, q):
+    """MaxSize of an AQM spec: limit_bytes if given (cobalt), else limit_packets."""
+    if "limit_bytes" in q:
+        return ns.QueueSizeValue(ns.QueueSize(f"{int(q['limit_bytes'])}B"))
+    return queue_size(ns, q["limit_packets"])
+
+
+def time_string(t_s):
+    """A duration for ns-3's string-typed time attributes (FqCoDel's, FqCobalt's, Cobalt's)."""
+    return f"{seconds_to_ns(t_s)}ns"
+
+
+def blue_threshold(ns, t_s):
+    """BLUE's sojourn threshold; None stands for none at all (Time::Max, as Linux CAKE)."""
+    return ns.TimeValue(ns.Time.Max()) if t_s is None else seconds_value(ns, t_s)
+
+
+def flow_hash_attributes(ns, q):
+    """Queue count, overflow batch and hash of ns-3's FqPie and FqCobalt."""
+    attrs = {"Flows": ns.UintegerValue(q["flows"]), "DropBatchSize": ns.UintegerValue(q["drop_batch"]),
+             "EnableSetAssociativeHash": ns.BooleanValue(q["set_ways"] > 0)}
+    if q["set_ways"] > 0:
+        attrs["SetWays"] = ns.UintegerValue(q["set_ways"])
+    return attrs
+
+
 def fifo_helper(ns, limit_packets):
     tch = ns.TrafficControlHelper()
     tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", queue_size(ns, limit_packets))
@@ -234,8 +280,45 @@ def seconds_value(ns, t):
 
 
 def aqm_attributes(ns, q):
-    """ns-3 type and attributes of CoDel, FQ-CoDel or PIE with aqmlab's parameters."""
-    common = {"MaxSize": queue_size(ns, q["limit_packets"]), "UseEcn": ns.BooleanValue(bool(q["ecn"]))}
+    """ns-3 type and attributes of CoDel, FQ-CoDel, PIE, COBALT, FQ-PIE or FQ-COBALT with
+    aqmlab's parameters."""
+    common = {"MaxSize": qdisc_limit(ns, q), "UseEcn": ns.BooleanValue(bool(q["ecn"]))}
+    if q["kind"] in ("cobalt", "fq_cobalt"):
+        attrs = {
+            **common,
+            "Target": ns.StringValue(time_string(q["target_s"])),
+            "Interval": ns.StringValue(time_string(q["interval_s"])),
+            "Pdrop": ns.DoubleValue(0.0),  # BLUE's starting probability
+            "Increment": ns.DoubleValue(q["p_inc"]),
+            "Decrement": ns.DoubleValue(q["p_dec"]),
+            "BlueThreshold": blue_threshold(ns, q["blue_threshold_s"]),
+            # No CE-threshold marking, no L4S (ns-3's defaults, said here for completeness).
+            "CeThreshold": ns.TimeValue(ns.Time.Max()),
+            "UseL4s": ns.BooleanValue(False),
+        }
+        if q["kind"] == "cobalt":
+            return "ns3::CobaltQueueDisc", attrs
+        # The quantum is not an attribute (build_dumbbell sets it).
+        return "ns3::FqCobaltQueueDisc", {**attrs, **flow_hash_attributes(ns, q)}
+    if q["kind"] == "fq_pie":
+        return "ns3::FqPieQueueDisc", {
+            **common,
+            **flow_hash_attributes(ns, q),
+            "QueueDelayReference": seconds_value(ns, q["target_s"]),
+            "Tupdate": seconds_value(ns, q["t_update_s"]),
+            "A": ns.DoubleValue(q["alpha"]),
+            "B": ns.DoubleValue(q["beta"]),
+            "MaxBurstAllowance": seconds_value(ns, q["max_burst_s"]),
+            # Not passed on to the per-flow PIE children by ns-3 3.44 (they keep PIE's 0.1).
+            "MarkEcnThreshold": ns.DoubleValue(q["mark_ecn_threshold"]),
+            "MeanPktSize": ns.UintegerValue(q["mtu"]),
+            "UseDerandomization": ns.BooleanValue(bool(q["derandomize"])),
+            "UseDequeueRateEstimator": ns.BooleanValue(q["estimator"] == "rate"),
+            "DequeueThreshold": ns.UintegerValue(q["dq_threshold"]),
+            "UseCapDropAdjustment": ns.BooleanValue(True),
+            "CeThreshold": ns.TimeValue(ns.Time.Max()),
+            "UseL4s": ns.BooleanValue(False),
+        }
     if q["kind"] == "codel":
         return "ns3::CoDelQueueDisc", {
             **common,
@@ -455,12 +538,17 @@ def build_dumbbell(ns, spec):
         # creation order, so the drop sequence would shift with anything else
         # in the model (e.g. the routing protocol).
         red.AssignStreams(0)
-    fq = ns.DynamicCast[ns.FqCoDelQueueDisc](net.bottleneck_qdisc)
-    if fq:
-        fq.SetQuantum(spec["qdisc"]["quantum"])  # else ns-3 takes the device MTU, 1500 B
-    pie = ns.DynamicCast[ns.PieQueueDisc](net.bottleneck_qdisc)
-    if pie:
-        pie.AssignStreams(0)  # the same, for PIE's drop coin
+    for fq_type in (ns.FqCoDelQueueDisc, ns.FqPieQueueDisc, ns.FqCobaltQueueDisc):
+        fq = ns.DynamicCast[fq_type](net.bottleneck_qdisc)
+        if fq:
+            fq.SetQuantum(spec["qdisc"]["quantum"])  # else ns-3 takes the device MTU, 1500 B
+    # The same, for PIE's and COBALT's drop coins. (The per-flow children of FqPie and
+    # FqCobalt are made at their first packet and numbered by ns-3 in creation order: fixed
+    # for a given spec and seed.)
+    for coin_type in (ns.PieQueueDisc, ns.CobaltQueueDisc):
+        single = ns.DynamicCast[coin_type](net.bottleneck_qdisc)
+        if single:
+            single.AssignStreams(0)
     if spec.get("record_sojourn", False):
         cppyy.gbl.aqmlab_bench.RecordSojourn(net.bottleneck_qdisc)
     net.other_qdiscs.append(fifo_helper(ns, spec["reverse_limit_packets"]).Install(bn_devs.Get(1)))
@@ -495,7 +583,7 @@ def build_dumbbell(ns, spec):
 def check_queue_discs(ns, nodes):
     """Fail loudly if any device ended up with a queue disc we did not choose."""
     wanted = {"ns3::FifoQueueDisc", "ns3::RedQueueDisc", "ns3::CoDelQueueDisc", "ns3::FqCoDelQueueDisc",
-              "ns3::PieQueueDisc"}
+              "ns3::PieQueueDisc", "ns3::CobaltQueueDisc", "ns3::FqPieQueueDisc", "ns3::FqCobaltQueueDisc"}
     for k in range(nodes.GetN()):
         node = nodes.Get(k)
         tc = node.GetObject[ns.TrafficControlLayer]()
