@@ -187,6 +187,21 @@ def test_one_client_over_a_constant_rate_bottleneck_fetches_every_segment() -> N
 
 
 @needs_netns
+def test_flow_samples_carry_the_last_completed_rung_as_in_the_simulator() -> None:
+    """`flow_samples.app_level` of an emulated ABR flow: the rung of the last segment completed
+    by each sample (0 before the first), as the simulator writes it."""
+    res = emulated("synthetic", scenario())
+    seg = res.tables["abr_segments"]
+    samples = res.tables["flow_samples"]
+    mine = samples[samples["flow"] == 0]
+    done = (seg["request_ns"] + seg["download_ns"]).to_numpy()
+    for t, level in zip(mine["t_ns"], mine["app_level"], strict=True):
+        completed = seg[done <= t]
+        assert level == (int(completed["rung"].iloc[-1]) if len(completed) else 0), (t, level)
+    assert mine["app_level"].max() == seg["rung"].max() > 0
+
+
+@needs_netns
 def test_stalls_are_counted_on_a_link_slower_than_the_only_rung(tmp_path: Path) -> None:
     """One 2 Mbit/s rung over 1 Mbit/s: each 2 s segment takes about 4 s, so playback stalls
     after every segment; the client's count equals the recount from its arrival times."""

@@ -464,6 +464,9 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
     if len(media) or any(f["proto"] == "udp" for f in flows_plan):
         tables["media"] = media
     tables.update(_abr_tables(raw["receiver"], flows_plan))
+    if "abr_segments" in tables:
+        samples = _abr_app_levels(samples, tables["abr_segments"])
+        tables["flow_samples"] = samples
     video = [schedule.media_frames(raw["schedules"][f["flow"]]) for f in flows_plan if f["kind"] == "video"]
     if video:
         tables["media_frames"] = pd.concat(video, ignore_index=True)
@@ -509,6 +512,23 @@ def _abr_tables(receiver: dict[str, np.ndarray], flows: list[dict]) -> dict[str,
         if parts:
             out[table] = pd.concat(parts, ignore_index=True)
     return out
+
+
+def _abr_app_levels(samples: pd.DataFrame, segments: pd.DataFrame) -> pd.DataFrame:
+    """`flow_samples.app_level` of each ABR flow as the simulator writes it: the rung of the
+    last segment the client completed by the sample's time (0 before the first). The samples
+    are taken in the sender namespace; the completions come from the client's own rows
+    (request time plus download time, on the run's clock)."""
+    samples = samples.copy()
+    for flow, rows in segments.groupby("flow", sort=False):
+        done = (rows["request_ns"] + rows["download_ns"]).to_numpy(dtype=np.int64)
+        order = np.argsort(done, kind="stable")
+        done, rungs = done[order], rows["rung"].to_numpy()[order]
+        mine = samples["flow"] == flow
+        last = np.searchsorted(done, samples.loc[mine, "t_ns"].to_numpy(dtype=np.int64), side="right") - 1
+        samples.loc[mine, "app_level"] = np.where(last >= 0, rungs[np.maximum(last, 0)], 0).astype(
+            samples["app_level"].dtype)
+    return samples
 
 
 def _frames_table(sc: Scenario, flows: list[dict], schedules: dict[int, dict], received: pd.DataFrame) -> pd.DataFrame:
