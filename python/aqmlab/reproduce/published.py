@@ -11,6 +11,7 @@ them."""
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -131,7 +132,6 @@ def mark_figures(folder: Path, reasons: Sequence[str], keep: Iterable[str] = ())
     from matplotlib import font_manager
     from PIL import Image, ImageDraw, ImageFont
 
-    lines = ["Not the paper's scenario:"] + [f"  {r}" for r in reasons]
     # The figures' own font (matplotlib's DejaVu Sans), at the size of their tick labels.
     font_file = font_manager.findfont(font_manager.FontProperties(family="DejaVu Sans"))
     kept = set(keep)
@@ -141,6 +141,10 @@ def mark_figures(folder: Path, reasons: Sequence[str], keep: Iterable[str] = ())
         with Image.open(path) as img:
             figure = img.convert("RGB")
         font = ImageFont.truetype(font_file, size=max(11, figure.width // 90))
+        # Long overrides wrap at the figure's width instead of running off its edge.
+        per_line = max(20, int((figure.width - 16) / font.getlength("x")))
+        lines = ["Not the paper's scenario:"] + [
+            f"  {part}" for r in reasons for part in textwrap.wrap(r, per_line - 2, break_on_hyphens=False)]
         line_height = int(font.getbbox("Ag")[3]) + 4
         strip = Image.new("RGB", (figure.width, line_height * len(lines) + 8), "white")
         for i, line in enumerate(lines):
