@@ -255,3 +255,35 @@ def test_the_emulator_follows_the_schedule_in_every_100ms_window():
     assert within >= 0.9 and max(receiver) < 0.10, [(k, round(e, 3)) for k, e in zip(range(5, 36), receiver,
                                                                                        strict=True)]
     assert got == pytest.approx(want, rel=0.01)
+
+
+@pytest.mark.skipif(MISSING is not None, reason=f"emulation unavailable: {MISSING}")
+def test_the_emulators_default_way_back_follows_the_schedules_delay():
+    """Without `topology.reverse` the ACKs come back with the bottleneck schedule's delay, as
+    in the simulator: a 10 -> 40 ms step raises the kernel's smoothed RTT by about 60 ms (both
+    ways), not 30 (one way); the way back stays unshaped."""
+    from aqmlab.emu.run import emulate
+
+    s = _scenario([{"at": "0s", "rate": "20Mbps", "delay": "10ms"}, {"at": "5s", "rate": "20Mbps", "delay": "40ms"}],
+                  duration="10s", app={"kind": "bulk", "tcp": {"congestion_control": "cubic"}})
+    s["topology"]["bottleneck"]["qdisc"] = {"kind": "fq_codel"}  # a short queue, so srtt is the path's
+    s["records"] = {"flow_sample": "100ms"}
+    samples = emulate(validate(s)).tables["flow_samples"]
+    srtt = samples[samples["flow"] == 0].set_index("t_ns")["srtt_ns"] / 1e6
+
+    def window(a: float, b: float) -> float:
+        return float(srtt[(srtt.index >= a * 1e9) & (srtt.index < b * 1e9)].median())
+
+    before, after = window(3, 4.9), window(8, 10)
+    assert 55 <= after - before <= 75, (before, after)
+
+
+def test_the_default_way_back_keeps_the_delays_and_outages_and_leaves_the_rate_unshaped():
+    from aqmlab.emu.run import UNSHAPED_BPS, unshaped_way_back
+
+    steps = [{"at_ns": 0, "rate_bps": 20, "delay_ns": 1}, {"at_ns": 5, "rate_bps": 0, "delay_ns": 2},
+             {"at_ns": 9, "rate_bps": 3, "delay_ns": 4}]
+    back = unshaped_way_back({"steps": steps, "period_ns": 10})
+    assert back["period_ns"] == 10
+    assert [(x["at_ns"], x["rate_bps"], x["delay_ns"]) for x in back["steps"]] == [
+        (0, UNSHAPED_BPS, 1), (5, 0, 2), (9, UNSHAPED_BPS, 4)]

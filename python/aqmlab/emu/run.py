@@ -214,6 +214,19 @@ def _abr_files(sc: Scenario, gi: int, app: Abr, work: Path, made: dict[int, str]
     return out
 
 
+#: The rate of the default way back's schedule steps: far above any veth's, so the ACK path
+#: stays unshaped (1500 B in 120 ns) while it follows the bottleneck schedule's delays.
+UNSHAPED_BPS = 100_000_000_000
+
+
+def unshaped_way_back(schedule: dict[str, Any]) -> dict[str, Any]:
+    """The default way back of a scheduled bottleneck: its delays and outages at the same times
+    (the simulator's default way back follows the whole schedule, docs/links.md), its rates
+    unshaped, as the emulator's default way back always is."""
+    steps = [{**step, "rate_bps": UNSHAPED_BPS if step["rate_bps"] > 0 else 0} for step in schedule["steps"]]
+    return {**schedule, "steps": steps}
+
+
 def router_config(sc: Scenario, tb: Testbed, flows: list[dict[str, Any]]) -> dict[str, Any]:
     sim = sc.to_sim_config()["topology"]
     emu = sc.emulation
@@ -222,6 +235,11 @@ def router_config(sc: Scenario, tb: Testbed, flows: list[dict[str, Any]]) -> dic
     reverse = sim["reverse"] if sc.topology.reverse is not None else {
         "rate_bps": 0, "delay_ns": sim["bottleneck"]["delay_ns"],
         "qdisc": {"kind": "droptail", "limit": {"packets": 10000}}}
+    if sc.topology.reverse is None and sim["bottleneck"].get("schedule"):
+        back = unshaped_way_back(sim["bottleneck"]["schedule"])
+        # A scheduled link's own rate and delay are its first step's (the router checks).
+        first = back["steps"][0]
+        reverse.update(schedule=back, rate_bps=first["rate_bps"], delay_ns=first["delay_ns"])
     cfg = {
         "seed": sc.seed,
         "sender_iface": tb.router_sender_if,
