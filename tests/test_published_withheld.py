@@ -98,3 +98,22 @@ def test_figures_of_a_run_under_set_say_so_and_the_models_do_not(tmp_path):
         # red text on white: the note is drawn
         colours = {colour for _, colour in strip.getcolors(maxcolors=1 << 16) or []}
         assert any(r > 120 and g < 60 and bl < 60 for r, g, bl in colours)
+
+
+def test_tables_whose_own_scenarios_an_override_leaves_alone_keep_their_published_values(tmp_path):
+    """A TCP setting changes rb-rio's TCP and mixed sets, not its MPEG-only one: Tables 1 and 2
+    keep the paper's values and Figure 6 stays unmarked; Figure 5's table and Figure 8 do not."""
+    from PIL import Image
+
+    plain, tcp = tmp_path / "plain", tmp_path / "tcp"
+    assert aqmlab("reproduce", "rb-rio", "--quick", "--out", str(plain)).returncode == 0
+    r = aqmlab("reproduce", "rb-rio", "--quick", "--out", str(tcp), "--set", "flows.*.app.tcp.profile=linux")
+    assert r.returncode == 0, r.stderr
+    assert "kept in fig6_jain, table1, table2" in r.stdout
+    for table in ("table1", "table2"):
+        assert any(c.startswith("published") for c in pd.read_csv(tcp / "tables" / f"{table}.csv").columns), table
+        assert (tcp / "tables" / f"{table}.csv").read_bytes() == (plain / "tables" / f"{table}.csv").read_bytes()
+    assert not any(c.startswith("published") for c in pd.read_csv(tcp / "tables" / "fig5.csv").columns)
+    assert (tcp / "figures" / "fig6.png").read_bytes() == (plain / "figures" / "fig6.png").read_bytes()
+    with Image.open(plain / "figures" / "fig8.png") as a, Image.open(tcp / "figures" / "fig8.png") as b:
+        assert b.height > a.height

@@ -693,6 +693,14 @@ def check_overrides(names: list[str], overrides: Sequence[str]) -> list[str]:
     return advisories(loaded)
 
 
+def unchanged_sources(mod: Any, overrides: Sequence[str]) -> list[str]:
+    """The tables and figures of a reproduction whose own scenarios `overrides` leave as the
+    paper's (they keep their published values); [] for a module that does not say its sources."""
+    from aqmlab.reproduce import published
+
+    return published.unchanged_sources(mod.sources(), overrides) if hasattr(mod, "sources") else []
+
+
 def reproduce_into(paper: str, mod: Any, tmp: Path, seed_list: list[int], first_seed: int, quick: bool,
                    records: bool, overrides: Sequence[str], workers: int | None, clips: int | None,
                    quality_flows: int | None, reasons: list[str]) -> dict[str, pd.DataFrame]:
@@ -712,8 +720,10 @@ def reproduce_into(paper: str, mod: Any, tmp: Path, seed_list: list[int], first_
             kwargs["quality_flows"] = quality_flows if quality_flows is not None else (0 if quick else 2)
         tables = mod.reproduce(tmp, seed_list, tuple(overrides), keep_records=records, workers=workers, **kwargs)
     if reasons:
-        tables = published.withhold(tables, reasons, tmp, keep=getattr(mod, "SCENARIO_FREE_PUBLISHED", ()),
-                                    keep_figures=getattr(mod, "SCENARIO_FREE_FIGURES", ()))
+        unchanged = unchanged_sources(mod, overrides)
+        keep = [*getattr(mod, "SCENARIO_FREE_PUBLISHED", ()), *(n for n in unchanged if not n.endswith(".png"))]
+        keep_figures = [*getattr(mod, "SCENARIO_FREE_FIGURES", ()), *(n for n in unchanged if n.endswith(".png"))]
+        tables = published.withhold(tables, reasons, tmp, keep=keep, keep_figures=keep_figures, unchanged=unchanged)
     return tables
 
 
@@ -744,7 +754,7 @@ def reproduce(paper: str, *, quick: bool = False, seeds: int = 1, seed: int = 1,
     with bars.shown(not progress), _directory(target) as tmp:
         tables = reproduce_into(paper, mod, tmp, seed_list, seed, quick, records, overrides, workers, clips,
                                 quality_flows, reasons)
-    notes = [published.note(reasons)] if reasons else []
+    notes = [published.note(reasons, unchanged_sources(mod, set))] if reasons else []
     return Reproduction(paper, tables, {k: mod.TITLES[k] for k in tables}, notes, target)
 
 

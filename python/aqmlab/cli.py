@@ -245,7 +245,7 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
 
     printer = TablePrinter(as_json)
     if reasons:
-        printer.note(published.note(reasons))
+        printer.note(published.note(reasons, api.unchanged_sources(mod, overrides)))
     for name, df in tables.items():
         _print_table(printer, name, mod.TITLES[name], df)
     printer.note(f"tables, figures and report.md in {out_dir}")

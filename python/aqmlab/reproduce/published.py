@@ -84,9 +84,24 @@ def departures(scenarios: Iterable[str], overrides: Sequence[str]) -> list[str]:
     return phrases
 
 
-def note(reasons: Sequence[str]) -> str:
-    """The line that stands where the published values would be."""
-    return f"published: n/a ({'; '.join(reasons)})"
+def note(reasons: Sequence[str], kept: Sequence[str] = ()) -> str:
+    """The line that stands where the published values would be; `kept`: the tables and
+    figures whose own scenarios the overrides leave as the paper's, which keep them."""
+    also = f"; kept in {', '.join(kept)}, whose scenarios the overrides leave as the paper's" if kept else ""
+    return f"published: n/a ({'; '.join(reasons)}){also}"
+
+
+def unchanged_sources(sources: Mapping[str, Sequence[str]], overrides: Sequence[str]) -> list[str]:
+    """The names (tables, figures) of `sources` whose scenarios no override changes."""
+    by_scenarios: dict[tuple[str, ...], bool] = {}
+    kept = []
+    for name, scenarios in sources.items():
+        key = tuple(scenarios)
+        if key not in by_scenarios:
+            by_scenarios[key] = not departures(key, overrides)
+        if by_scenarios[key]:
+            kept.append(name)
+    return kept
 
 
 def published_columns(df: pd.DataFrame) -> list[str]:
@@ -94,12 +109,14 @@ def published_columns(df: pd.DataFrame) -> list[str]:
 
 
 def withhold(tables: Mapping[str, pd.DataFrame], reasons: Sequence[str], out_dir: Path,
-             keep: Iterable[str] = (), keep_figures: Iterable[str] = ()) -> dict[str, pd.DataFrame]:
+             keep: Iterable[str] = (), keep_figures: Iterable[str] = (),
+             unchanged: Sequence[str] = ()) -> dict[str, pd.DataFrame]:
     """`tables` without their published columns (except the tables named in `keep`, whose
     published values do not depend on the scenario, e.g. a closed-form model's), rewritten in
     out_dir/tables/ and in report.md, which starts with the note; every figure marked as not
     the paper's scenario except those named in `keep_figures` (a model's curves, the clip
-    population). Returns the new tables."""
+    population). `unchanged` names the tables and figures (among those kept) whose own
+    scenarios the overrides did not change, for the note. Returns the new tables."""
     from aqmlab.reproduce import write_tables
 
     kept = set(keep)
@@ -118,7 +135,7 @@ def withhold(tables: Mapping[str, pd.DataFrame], reasons: Sequence[str], out_dir
         write_tables(changed, out_dir / "tables")
     if text is not None:
         title, _, rest = text.partition("\n")
-        report.write_text(f"{title}\n\n{note(reasons)}\n{rest}")
+        report.write_text(f"{title}\n\n{note(reasons, unchanged)}\n{rest}")
     mark_figures(out_dir / "figures", reasons, keep=keep_figures)
     return new
 

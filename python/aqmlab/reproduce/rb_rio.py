@@ -86,6 +86,19 @@ def scenarios() -> list[str]:
     return [scenario_name(e, d) for e in SETS for d in disciplines()]
 
 
+#: The experiment set each table and figure comes from.
+_SET_OF = {"fig5": "tcp", "fig5_jain": "tcp", "fig6_jain": "mpeg", "fig8_jain": "mixed", "table1": "mpeg",
+           "table2": "mpeg", "fig6_throughput": "mpeg", "fig8_throughput": "mixed", "quality": "mpeg",
+           "fig4.png": "tcp", "fig6.png": "mpeg", "fig7.png": "mpeg", "fig8.png": "mixed"}
+
+
+def sources() -> dict[str, list[str]]:
+    """The scenarios behind each table and figure: an override that leaves a table's own
+    scenarios as the paper's (a TCP setting, for the MPEG-only set) keeps its published values
+    and leaves its figure unmarked."""
+    return {name: [scenario_name(s, d) for d in disciplines()] for name, s in _SET_OF.items()}
+
+
 def run_job(job: Job) -> dict[str, Any]:
     """One simulation; returns only the small measurements the tables and figures need."""
     sc, raw = load(scenario_name(job.experiment, job.discipline), list(job.overrides), job.seed)
