@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 import aqmlab.scenario as sc
@@ -65,3 +66,26 @@ def test_an_unknown_section_names_the_allowed_ones():
     assert r.returncode == 2
     for section in ("scenarios", *LIST_SECTIONS):
         assert section in r.stderr
+
+
+def test_on_a_narrow_terminal_every_field_path_stays_on_one_line(monkeypatch):
+    """The rich layout folds the descriptions, not the paths a user copies into `--set`."""
+    import io
+
+    from aqmlab.display import TablePrinter
+    from aqmlab.schema import listed_tables
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setenv("COLUMNS", "100")
+    out = Terminal()
+    printer = TablePrinter(stream=out)
+    fields = listed_tables("fields")[0]
+    frame = pd.DataFrame([(r.path, r.description) for r in fields.rows], columns=["parameter", "meaning"])
+    printer.table("fields", fields.title, frame, left_columns=("parameter", "meaning"), no_wrap=("parameter",))
+    text = out.getvalue()
+    longest = max((r.path for r in fields.rows), key=len)
+    assert len(longest) > 30
+    assert longest in text, longest

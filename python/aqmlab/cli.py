@@ -592,7 +592,7 @@ def list_components(what: str | None = None, as_json: bool = False) -> None:
             rows = [(r.path, r.default, r.unit.split(" (e.g.")[0], r.allowed, r.description) for r in listed.rows]
             printer.table(listed.key, listed.title,
                           pd.DataFrame(rows, columns=["parameter", "default", "unit", "allowed", "meaning"]),
-                          left_columns=("parameter", "default", "unit", "allowed", "meaning"))
+                          left_columns=("parameter", "default", "unit", "allowed", "meaning"), no_wrap=("parameter",))
     printer.finish()
 
 

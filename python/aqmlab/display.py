@@ -65,19 +65,23 @@ class TablePrinter:
         return "rich" if self.stream.isatty() else "markdown"
 
     def table(self, key: str, title: str, df: pd.DataFrame, json_df: pd.DataFrame | None = None,
-              sections: list[int] | None = None, left_columns: tuple[str, ...] = ("scenario", "qdisc")) -> None:
+              sections: list[int] | None = None, left_columns: tuple[str, ...] = ("scenario", "qdisc"),
+              no_wrap: tuple[str, ...] = ()) -> None:
         """Shows `df` (cells as text) under `title`; in JSON, `json_df` (default `df`) with its
         numbers as numbers. `sections`: row indices after which the rich layout draws a rule;
-        `left_columns`: the text columns the rich layout aligns left (numbers align right)."""
+        `left_columns`: the text columns the rich layout aligns left (numbers align right);
+        `no_wrap`: columns the rich layout keeps on one line (a field path that must stay
+        copyable), the others folding to make room."""
         if self.mode == "json":
             self.tables[key] = {"title": title, "rows": records(df if json_df is None else json_df)}
         elif self.mode == "rich":
-            self._rich(title, df, set(sections or ()), left_columns)
+            self._rich(title, df, set(sections or ()), left_columns, set(no_wrap))
         else:
             self.stream.write(f"{title}\n\n{markdown(df)}\n\n")
             self.stream.flush()
 
-    def _rich(self, title: str, df: pd.DataFrame, sections: set[int], left_columns: tuple[str, ...]) -> None:
+    def _rich(self, title: str, df: pd.DataFrame, sections: set[int], left_columns: tuple[str, ...],
+              no_wrap: set[str]) -> None:
         # rich loads only in this mode: a pipe or a file gets Markdown, without it.
         from rich.console import Console
         from rich.table import Table
@@ -86,7 +90,8 @@ class TablePrinter:
         headers, rows = _cells(df)
         for col in headers:
             # fold, not ellipsis: on a narrow terminal a number wraps instead of losing digits
-            t.add_column(col, justify="left" if col in left_columns else "right", overflow="fold")
+            t.add_column(col, justify="left" if col in left_columns else "right", overflow="fold",
+                         no_wrap=col in no_wrap)
         for i, row in enumerate(rows):
             t.add_row(*row, end_section=i in sections)
         Console(file=self.stream).print(t)
