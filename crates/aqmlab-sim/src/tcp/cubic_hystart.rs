@@ -26,8 +26,8 @@
 //! Not modelled: Linux's discarding of samples in the first second after a recovery
 //! (`epoch_start`), which concerns congestion avoidance, not slow start.
 
+use super::send_times::SendTimes;
 use aqmlab_core::Time;
-use std::collections::VecDeque;
 
 /// `hystart_low_window`: HyStart acts only once cwnd has reached 16 segments.
 pub const LOW_WINDOW_SEGMENTS: u64 = 16;
@@ -65,8 +65,8 @@ pub struct CubicHyStart {
     sample_cnt: u32,
     /// `delay_min`: the minimum RTT sample since the start or the last timeout.
     delay_min: Option<Time>,
-    /// (end sequence, send time) of first transmissions not yet acknowledged.
-    sent: VecDeque<(u64, Time)>,
+    /// The send times of first transmissions not yet acknowledged.
+    sent: SendTimes,
     /// How often each test ended slow start.
     pub ack_train_exits: u32,
     pub delay_exits: u32,
@@ -90,7 +90,7 @@ impl CubicHyStart {
             curr_rtt: None,
             sample_cnt: 0,
             delay_min: None,
-            sent: VecDeque::new(),
+            sent: SendTimes::default(),
             ack_train_exits: 0,
             delay_exits: 0,
         };
@@ -100,7 +100,7 @@ impl CubicHyStart {
 
     /// The segment ending at `end` was sent for the first time at `now`.
     pub fn on_sent(&mut self, end: u64, now: Time) {
-        self.sent.push_back((end, now));
+        self.sent.on_sent(end, now);
     }
 
     /// A retransmission timeout (`cubictcp_state(TCP_CA_Loss)`): everything starts over, the
@@ -125,7 +125,7 @@ impl CubicHyStart {
     /// `snd_nxt` the highest sequence sent; `in_slow_start`: cwnd < ssthresh. Returns the test
     /// that ends slow start on this ACK (the sender then sets ssthresh = cwnd), if one does.
     pub fn on_ack(&mut self, ack: u64, cwnd: u64, snd_nxt: u64, in_slow_start: bool, now: Time) -> Option<Exit> {
-        let delay = self.rtt_sample(ack, now)?;
+        let delay = self.sent.rtt_sample(ack, now)?;
         // `cubictcp_acked`: delay_min is the minimum of every sample.
         let delay_min = *self.delay_min.get_or_insert(delay);
         let delay_min = delay_min.min(delay);
@@ -161,20 +161,6 @@ impl CubicHyStart {
             return Some(Exit::Delay);
         }
         None
-    }
-
-    /// The RTT of an ACK up to `ack`: now minus the send time of the newest first transmission
-    /// it covers; None when it covers none.
-    fn rtt_sample(&mut self, ack: u64, now: Time) -> Option<Time> {
-        let mut newest = None;
-        while let Some(&(end, sent)) = self.sent.front() {
-            if end > ack {
-                break;
-            }
-            newest = Some(sent);
-            self.sent.pop_front();
-        }
-        newest.map(|sent| now - sent)
     }
 }
 

@@ -26,8 +26,8 @@
 //! retransmitted (a retransmission follows a loss or timeout, which ends it), so every sample
 //! satisfies Karn's rule.
 
+use super::send_times::SendTimes;
 use aqmlab_core::Time;
-use std::collections::VecDeque;
 
 /// Section 4.3: MIN_RTT_THRESH = 4 msec.
 pub const MIN_RTT_THRESH: Time = Time(4_000_000);
@@ -83,8 +83,8 @@ pub struct HyStart {
     /// The bytes of growth CSS's division left over, carried to the next ACK so that CSS grows
     /// exactly 1/CSS_GROWTH_DIVISOR as fast as slow start over any run of ACKs.
     css_remainder: u64,
-    /// (end sequence, send time) of the segments sent and not yet acknowledged.
-    sent: VecDeque<(u64, Time)>,
+    /// The send times of the segments sent and not yet acknowledged.
+    sent: SendTimes,
     /// Times the RTT rise sent it into CSS, and times CSS went back to slow start.
     pub css_entries: u32,
     pub css_resumes: u32,
@@ -105,7 +105,7 @@ impl HyStart {
             css_baseline_min_rtt: None,
             css_rounds: 0,
             css_remainder: 0,
-            sent: VecDeque::new(),
+            sent: SendTimes::default(),
             css_entries: 0,
             css_resumes: 0,
         }
@@ -131,7 +131,7 @@ impl HyStart {
     /// The segment ending at `end` was sent for the first time at `now`.
     pub fn on_sent(&mut self, end: u64, now: Time) {
         if self.active() {
-            self.sent.push_back((end, now));
+            self.sent.on_sent(end, now);
         }
     }
 
@@ -141,7 +141,7 @@ impl HyStart {
     /// slow start).
     pub fn end(&mut self) {
         self.phase = Phase::Done;
-        self.sent = VecDeque::new();
+        self.sent.clear();
     }
 
     /// An ACK in slow start (cwnd < ssthresh, outside loss recovery) that acknowledged `acked`
@@ -151,7 +151,7 @@ impl HyStart {
         if !self.active() {
             return step;
         }
-        let rtt = self.rtt_sample(ack, now);
+        let rtt = self.sent.rtt_sample(ack, now);
         // Section 4.2, "For each arriving ACK in slow start ...: cwnd = cwnd + min(N, L*SMSS)";
         // "... in CSS ...: cwnd = cwnd + (min(N, L*SMSS) / CSS_GROWTH_DIVISOR)".
         let n = self.limit_segments.map_or(acked, |l| acked.min(l * self.mss));
@@ -232,20 +232,6 @@ impl HyStart {
             self.css_rounds = 0;
             self.css_resumes += 1;
         }
-    }
-
-    /// currRTT of an ACK up to `ack`: now minus the send time of the highest segment it
-    /// acknowledges; None when it acknowledges no segment HyStart++ saw sent.
-    fn rtt_sample(&mut self, ack: u64, now: Time) -> Option<Time> {
-        let mut newest = None;
-        while let Some(&(end, sent)) = self.sent.front() {
-            if end > ack {
-                break;
-            }
-            newest = Some(sent);
-            self.sent.pop_front();
-        }
-        newest.map(|sent| now - sent)
     }
 }
 

@@ -71,6 +71,7 @@ pub mod rack;
 pub mod rate_sample;
 pub mod rtt;
 pub mod sack;
+pub mod send_times;
 pub mod tlp;
 
 use aqmlab_core::{SackBlocks, SimRng, Time};
