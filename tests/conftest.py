@@ -31,6 +31,20 @@ def small_scenario(**over: Any) -> dict[str, Any]:
     return s
 
 
+def one_tcp_flow_in_a_bdp_fifo(name: str, tcp: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """One bulk TCP flow through a 10 Mbit/s bottleneck with a 20 ms base RTT and a one-BDP
+    FIFO (17 packets: 34 fit in the path), measured 5-20 s; `extra` adds top-level fields."""
+    return {
+        "name": name, "seed": 1, "duration": "20s",
+        "topology": {"bottleneck": {"rate": "10Mbps", "delay": "8ms", "qdisc": {"kind": "droptail", "limit": "17p"}},
+                     "reverse": {"rate": "10Mbps", "delay": "8ms", "qdisc": {"kind": "droptail", "limit": "1000p"}}},
+        "flows": [{"name": "tcp", "count": 1, "access_rate": "1Gbps", "sender_delay": "1ms", "receiver_delay": "1ms",
+                   "app": {"kind": "bulk", "tcp": tcp}}],
+        "metrics": {"periods": [["5s", "20s"]]},
+        **extra,
+    }
+
+
 @pytest.fixture
 def write_scenario(tmp_path: Path):
     def write(data: dict[str, Any], name: str = "scenario.toml") -> Path:

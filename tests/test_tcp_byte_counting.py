@@ -10,19 +10,13 @@ import pytest
 
 from aqmlab.run import simulate
 from aqmlab.scenario import validate
+from conftest import one_tcp_flow_in_a_bdp_fifo
 
 
 def _flow(byte_counting: bool):
     tcp = {"congestion_control": "newreno", "sack": True, "delayed_ack": True, "delayed_ack_timeout": "40ms",
            "initial_cwnd": 10, "min_rto": "200ms", "mss": "1460B", "byte_counting": byte_counting}
-    sc = validate({
-        "name": "byte-counting", "seed": 1, "duration": "20s",
-        "topology": {"bottleneck": {"rate": "10Mbps", "delay": "8ms", "qdisc": {"kind": "droptail", "limit": "17p"}},
-                     "reverse": {"rate": "10Mbps", "delay": "8ms", "qdisc": {"kind": "droptail", "limit": "1000p"}}},
-        "flows": [{"name": "tcp", "count": 1, "access_rate": "1Gbps", "sender_delay": "1ms", "receiver_delay": "1ms",
-                   "app": {"kind": "bulk", "tcp": tcp}}],
-        "metrics": {"periods": [["5s", "20s"]]},
-    }, "test")
+    sc = validate(one_tcp_flow_in_a_bdp_fifo("byte-counting", tcp), "test")
     return simulate(sc, progress=False).tables["flows"].iloc[0]
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from aqmlab.run import simulate
 from aqmlab.scenario import ScenarioError, validate
+from conftest import one_tcp_flow_in_a_bdp_fifo
 
 MSS = 1460
 
@@ -16,15 +17,7 @@ MSS = 1460
 def _run(cubic_hystart: bool):
     tcp = {"congestion_control": "cubic", "sack": True, "delayed_ack": False, "initial_cwnd": 10, "min_rto": "200ms",
            "mss": f"{MSS}B", "cubic_hystart": cubic_hystart}
-    sc = validate({
-        "name": "cubic-hystart", "seed": 1, "duration": "20s",
-        "topology": {"bottleneck": {"rate": "10Mbps", "delay": "8ms", "qdisc": {"kind": "droptail", "limit": "17p"}},
-                     "reverse": {"rate": "10Mbps", "delay": "8ms", "qdisc": {"kind": "droptail", "limit": "1000p"}}},
-        "flows": [{"name": "tcp", "count": 1, "access_rate": "1Gbps", "sender_delay": "1ms", "receiver_delay": "1ms",
-                   "app": {"kind": "bulk", "tcp": tcp}}],
-        "records": {"flow_sample": "5ms"},
-        "metrics": {"periods": [["5s", "20s"]]},
-    }, "test")
+    sc = validate(one_tcp_flow_in_a_bdp_fifo("cubic-hystart", tcp, records={"flow_sample": "5ms"}), "test")
     r = simulate(sc, progress=False)
     samples = r.tables["flow_samples"]
     first = samples[samples["ssthresh_bytes"].notna()].iloc[0]
