@@ -304,18 +304,9 @@ def aqm_attributes(ns, q):
         return "ns3::FqPieQueueDisc", {
             **common,
             **flow_hash_attributes(ns, q),
-            "QueueDelayReference": seconds_value(ns, q["target_s"]),
-            "Tupdate": seconds_value(ns, q["t_update_s"]),
-            "A": ns.DoubleValue(q["alpha"]),
-            "B": ns.DoubleValue(q["beta"]),
-            "MaxBurstAllowance": seconds_value(ns, q["max_burst_s"]),
-            # Not passed on to the per-flow PIE children by ns-3 3.44 (they keep PIE's 0.1).
-            "MarkEcnThreshold": ns.DoubleValue(q["mark_ecn_threshold"]),
-            "MeanPktSize": ns.UintegerValue(q["mtu"]),
-            "UseDerandomization": ns.BooleanValue(bool(q["derandomize"])),
-            "UseDequeueRateEstimator": ns.BooleanValue(q["estimator"] == "rate"),
-            "DequeueThreshold": ns.UintegerValue(q["dq_threshold"]),
-            "UseCapDropAdjustment": ns.BooleanValue(True),
+            # The controller's attributes; ns-3 3.44 does not pass MarkEcnThreshold on to the
+            # per-flow PIE children (they keep PIE's 0.1).
+            **pie_attributes(ns, q),
             "CeThreshold": ns.TimeValue(ns.Time.Max()),
             "UseL4s": ns.BooleanValue(False),
         }
@@ -339,8 +330,12 @@ def aqm_attributes(ns, q):
             "Flows": ns.UintegerValue(q["flows"]),
             "DropBatchSize": ns.UintegerValue(q["drop_batch"]),
         }
-    return "ns3::PieQueueDisc", {
-        **common,
+    return "ns3::PieQueueDisc", {**common, **pie_attributes(ns, q)}
+
+
+def pie_attributes(ns, q):
+    """PIE's controller (RFC 8033) in the attribute names PieQueueDisc and FqPieQueueDisc share."""
+    return {
         "QueueDelayReference": seconds_value(ns, q["target_s"]),
         "Tupdate": seconds_value(ns, q["t_update_s"]),
         "A": ns.DoubleValue(q["alpha"]),
