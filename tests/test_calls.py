@@ -69,3 +69,14 @@ def test_the_summary_has_intervals_over_seeds_and_none_for_one():
     assert "| cellular | FIFO | 0.500 ± 0.248 | 0.5 ± 0.2 |" in table
     # 0.55 ± 4.45 leaves SSIM's [0, 1]: shown cut there and marked.
     assert "| cellular | PIE | 0.550 [0.000, 1.000] clipped |" in table
+
+
+def test_the_figures_error_bars_stop_where_the_tables_intervals_are_cut():
+    """PIE's SSIM of 0.55 ± 4.45 is drawn from 0 to 1, as the table writes it; a delay's bar
+    stops at 0 ms below and reaches its whole half-width above."""
+    c = pd.DataFrame([{"link": "cellular", "discipline": "PIE", "seed": s, **dict.fromkeys(calls.MEASURES, v)}
+                      for s, v in ((1, 0.2), (2, 0.9))])
+    s = calls.summary(c)
+    x_bar, y_bar = (coll.get_segments()[0] for coll in calls.draw(s, 150.0).axes[0].collections)
+    assert sorted(y_bar[:, 1]) == pytest.approx([0.0, 1.0])
+    assert sorted(x_bar[:, 0]) == pytest.approx([0.0, 0.55 + s.iloc[0]["delay_p95_ms_ci"]])

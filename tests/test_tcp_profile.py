@@ -30,12 +30,39 @@ def test_rfc_profile_is_the_default_and_normalizes_exactly_as_before():
 def test_linux_profile_sets_the_kernel_defaults():
     t = Tcp.model_validate({"profile": "linux"})
     assert (t.congestion_control, t.sack, t.prr, t.limited_transmit, t.delayed_ack) == ("cubic", True, True, True, True)
-    assert t.initial_cwnd == 10
+    assert (t.rack, t.cubic_hystart, t.byte_counting) == (True, True, True)
+    assert t.initial_cwnd == 10 and t.rwnd == 6291456
     assert t.min_rto == 200_000_000 and t.delayed_ack_timeout == 40_000_000
+    assert not (t.hystart or t.frto or t.paced())
     engine = _engine_tcp(["flows.tcp.app.tcp.profile=linux"])
     assert engine["prr"] is True and engine["limited_transmit"] is True
+    assert engine["rack"] is True and engine["cubic_hystart"] is True and engine["byte_counting"] is True
     assert engine["congestion_control"] == "cubic" and engine["initial_cwnd_segments"] == 10
     assert engine["min_rto_ns"] == 200_000_000
+    # sqf/testbed-fifo writes its own receive window: the scenario's value wins over the profile's.
+    assert engine["rwnd"] == 4_000_000
+
+
+@pytest.mark.parametrize("written, off, kept", [
+    ({"congestion_control": "bbr"}, "cubic_hystart", "rack"),
+    ({"congestion_control": "newreno"}, "cubic_hystart", "byte_counting"),
+    ({"hystart": True}, "cubic_hystart", "hystart"),
+    ({"sack": False}, "rack", "cubic_hystart"),
+])
+def test_linux_profile_values_that_the_stack_cannot_run_are_left_off(written, off, kept):
+    """CUBIC's HyStart exists inside cubic alone and yields to a scenario's HyStart++; RACK-TLP
+    needs SACK: the profile leaves them off there instead of refusing the scenario."""
+    t = Tcp.model_validate({"profile": "linux", **written})
+    assert Tcp.model_validate({"profile": "linux"}).model_dump()[off] is True
+    assert getattr(t, off) is False
+    assert getattr(t, kept) is True
+
+
+def test_a_contradiction_the_scenario_writes_itself_is_still_refused():
+    with pytest.raises(ScenarioError) as e:
+        load("sqf/testbed-fifo", BASE + ["flows.tcp.app.tcp.profile=linux", "flows.tcp.app.tcp.congestion_control=bbr",
+                                         "flows.tcp.app.tcp.cubic_hystart=true"])
+    assert "cubic_hystart" in str(e.value) and "allowed with bbr: false" in str(e.value)
 
 
 @pytest.mark.parametrize("field, value, read", [
@@ -51,9 +78,14 @@ def test_an_explicit_field_wins_over_the_profile(field, value, read):
     assert getattr(tcp, field) == read
     # Every other profile field keeps the profile's value.
     linux = Tcp.model_validate({"profile": "linux"})
+    # ... except a value the profile sets only where the stack can run it (the test above).
+    # (sqf/testbed-fifo writes its own rwnd, which wins too.)
+    left_off = {"congestion_control": {"cubic_hystart"}, "sack": {"rack"}}.get(field, set())
     for other in LINUX_PROFILE:
-        if other != field:
+        if other not in {field, "rwnd"} | left_off:
             assert getattr(tcp, other) == getattr(linux, other), other
+    for other in left_off:
+        assert getattr(tcp, other) is False, other
 
 
 def _ns3_engine_tcp(overrides: list[str]) -> dict:

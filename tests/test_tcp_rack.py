@@ -1,6 +1,6 @@
 """`tcp.rack` (RACK-TLP, RFC 8985): off by default and left out of the engine config when off
-(every existing run byte-identical), passed to the simulator when on, not part of the linux
-profile yet, and listed as not emulated (the kernel runs its own)."""
+(every existing run byte-identical), passed to the simulator when on, part of the linux profile
+(as a kernel runs it), and listed as not emulated (the kernel runs its own)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,11 @@ def test_rack_is_off_by_default_and_absent_from_the_engine_config():
     assert Tcp().rack is False
     assert "rack" not in _engine_tcp([])
     assert "rack" not in _engine_tcp(["flows.tcp.app.tcp.sack=true"])
-    assert "rack" not in LINUX_PROFILE
+
+
+def test_the_linux_profile_runs_rack_as_a_kernel_does():
+    assert LINUX_PROFILE["rack"] is True
+    assert _engine_tcp(["flows.tcp.app.tcp.profile=linux"])["rack"] is True
 
 
 def test_rack_on_reaches_the_engine():

@@ -53,6 +53,15 @@ def physical_range(name: str) -> tuple[float, float]:
     return NON_NEGATIVE
 
 
+def error_bar(mean: float, half: float, bounds: tuple[float, float] = NON_NEGATIVE) -> tuple[float, float]:
+    """How far a figure's error bar reaches below and above `mean`: the interval mean ± half cut
+    at `bounds`, as `interval_text` cuts it in the tables (0 and 0 without a half-width), for
+    matplotlib's asymmetric `xerr`/`yerr`."""
+    if half != half or mean != mean:
+        return 0.0, 0.0
+    return mean - max(bounds[0], mean - half), min(bounds[1], mean + half) - mean
+
+
 def ci_text(values: Sequence[float], fmt: str, bounds: tuple[float, float] = NON_NEGATIVE) -> str:
     """"mean ± half-width" of `values` (see `interval_text`)."""
     return interval_text(*mean_ci(values), fmt, bounds)

@@ -20,12 +20,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from aqmlab.outdir import atomic_write
-from aqmlab.stats import NON_NEGATIVE, PERCENT, UNIT, ci_text, mean_ci
+from aqmlab.stats import NON_NEGATIVE, PERCENT, UNIT, ci_text, error_bar, mean_ci
 from aqmlab.viewer import received_seqs
 
 MEASURES = ("ssim", "psnr_db", "freeze_s", "late_pct", "loss_pct", "delay_p95_ms", "tcp_goodput_mbps")
@@ -105,7 +106,13 @@ def markdown(c: pd.DataFrame) -> str:
 
 def figure(s: pd.DataFrame, path: Path, deadline_ms: float) -> None:
     """Two panels, one per link: the call's SSIM against its one-way delay p95, one point per
-    discipline with its 95 % intervals, the deadline as a vertical line."""
+    discipline with its 95 % intervals, the deadline as a vertical line (`draw`), saved to `path`."""
+    fig = draw(s, deadline_ms)
+    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120))
+
+
+def draw(s: pd.DataFrame, deadline_ms: float) -> Any:
+    """The matplotlib Figure of `figure`."""
     import matplotlib.ticker  # noqa: PLC0415 - plotting only when a figure is asked for
     from matplotlib.figure import Figure  # noqa: PLC0415
 
@@ -116,8 +123,11 @@ def figure(s: pd.DataFrame, path: Path, deadline_ms: float) -> None:
     markers = dict(zip(dict.fromkeys(s["discipline"]), "osD^v<>p", strict=False))
     for ax, link in zip(axes[0], links, strict=True):
         for r in s[s["link"] == link].itertuples():
-            ax.errorbar(r.delay_p95_ms, r.ssim, xerr=np.nan_to_num(r.delay_p95_ms_ci), yerr=np.nan_to_num(r.ssim_ci),
-                        marker=markers[r.discipline], linestyle="none", capsize=3, label=r.discipline)
+            # The bars stop where the table's intervals are cut: SSIM at 1, a delay at 0.
+            xerr = np.array(error_bar(r.delay_p95_ms, r.delay_p95_ms_ci, NON_NEGATIVE)).reshape(2, 1)
+            yerr = np.array(error_bar(r.ssim, r.ssim_ci, UNIT)).reshape(2, 1)
+            ax.errorbar(r.delay_p95_ms, r.ssim, xerr=xerr, yerr=yerr, marker=markers[r.discipline], linestyle="none",
+                        capsize=3, label=r.discipline)
         ax.axvline(deadline_ms, color="grey", linestyle=":", linewidth=1)
         ax.text(deadline_ms, 1.0, " deadline", transform=ax.get_xaxis_transform(), va="top", fontsize="small",
                 color="grey")
@@ -131,7 +141,7 @@ def figure(s: pd.DataFrame, path: Path, deadline_ms: float) -> None:
     axes[0][0].set_ylabel(f"call's SSIM, played {deadline_ms:g} ms after due")
     axes[0][-1].legend(title="discipline", loc="lower left", fontsize="small")
     fig.tight_layout()
-    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120))
+    return fig
 
 
 def main(argv: list[str] | None = None) -> None:

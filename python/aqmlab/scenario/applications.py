@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
@@ -16,24 +17,36 @@ KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic", "bbr": "bbr"}
 
 #: What `tcp.profile = "linux"` sets, each value a current Linux kernel's default (a field the
 #: scenario writes itself wins). CUBIC (net.ipv4.tcp_congestion_control), SACK (tcp_sack = 1),
-#: PRR (tcp_cwnd_reduction), Limited Transmit, an initial window of 10 (TCP_INIT_CWND, RFC 6928),
-#: a minimum RTO of 200 ms (TCP_RTO_MIN) and delayed ACKs. The delayed-ACK timer: Linux adapts it
-#: between TCP_DELACK_MIN (40 ms) and TCP_DELACK_MAX (200 ms) starting from TCP_ATO_MIN (40 ms);
-#: the simulator has one fixed timer, set to the 40 ms a kernel starts from. Not set: F-RTO
-#: (Linux runs RFC 5682's SACK-enhanced variant, the simulator only the basic one), pacing (a
-#: kernel paces CUBIC only under the fq qdisc; it paces BBR by itself, and `pacing` is on for
-#: bbr whatever the profile), RACK-TLP (`rack`: a kernel runs it, but adding it here moves every
-#: linux-profile figure, not re-measured yet; docs/tcp.md), HyStart++ (`hystart`: RFC 9406; a
-#: kernel's cubic runs the older HyStart of tcp_cubic.c, which the simulator does not have, and
-#: adding HyStart++ here would move the linux figures too; docs/tcp.md measures what it changes),
-#: byte counting (`byte_counting`: a kernel grows by acknowledged segments, tcp_slow_start and
-#: tcp_cong_avoid_ai; measured to close the simulated reno's retransmission gap to the kernel,
-#: docs/fidelity.md, but adding it here moves every linux-profile figure, not re-measured yet),
-#: and what is not modelled yet (quick-ACK start). The profile keeps CUBIC: BBR is chosen by
-#: `congestion_control = "bbr"`.
+#: RACK-TLP (tcp_recovery = 1, tcp_early_retrans = 3), PRR (tcp_cwnd_reduction), Limited Transmit,
+#: an initial window of 10 (TCP_INIT_CWND, RFC 6928), a minimum RTO of 200 ms (TCP_RTO_MIN),
+#: delayed ACKs, CUBIC's own HyStart (tcp_cubic.c, hystart = 1), growth by acknowledged segments
+#: (tcp_slow_start, tcp_cong_avoid_ai: `byte_counting`, RFC 3465 with L = 2, docs/tcp.md says why
+#: not unlimited) and a receive window of 6 MB, the ceiling a kernel autotunes the receive buffer
+#: up to (net.ipv4.tcp_rmem's third value, 6291456; the autotuning below it is not modelled: a bulk
+#: receiver that reads at once reaches the ceiling). The delayed-ACK timer: Linux adapts it between
+#: TCP_DELACK_MIN (40 ms) and TCP_DELACK_MAX (200 ms) starting from TCP_ATO_MIN (40 ms); the
+#: simulator has one fixed timer, set to the 40 ms a kernel starts from. Not set: F-RTO (Linux runs
+#: RFC 5682's SACK-enhanced variant, the simulator only the basic one), pacing (a kernel paces
+#: CUBIC only under the fq qdisc; it paces BBR by itself, and `pacing` is on for bbr whatever the
+#: profile), HyStart++ (`hystart`: RFC 9406, which a kernel does not run), and what is not modelled
+#: yet (quick-ACK start). The profile keeps CUBIC: BBR is chosen by `congestion_control = "bbr"`.
+#: docs/fidelity.md measures the profile against the kernel, before and after it took RACK-TLP,
+#: CUBIC's HyStart, byte counting and the 6 MB window.
 LINUX_PROFILE: dict[str, Any] = {
-    "congestion_control": "cubic", "sack": True, "prr": True, "limited_transmit": True,
+    "congestion_control": "cubic", "sack": True, "rack": True, "prr": True, "limited_transmit": True,
     "initial_cwnd": 10, "min_rto": "200ms", "delayed_ack": True, "delayed_ack_timeout": "40ms",
+    "cubic_hystart": True, "byte_counting": True, "rwnd": "6291456B",
+}
+
+#: Profile values that hold only where the rest of the stack can run them, each a test of the
+#: scenario's TCP with the profile applied: a kernel runs tcp_cubic.c's HyStart inside cubic alone
+#: (so `congestion_control = "bbr"` with the linux profile leaves it off, as does a scenario's own
+#: `hystart = true`, one slow-start exit at a time); RACK-TLP reads SACK blocks (a scenario's
+#: `sack = false` leaves it off, as a kernel without SACK falls back to duplicate ACKs). A value
+#: the scenario writes itself is never dropped: a contradiction it writes is refused by `_sane`.
+PROFILE_CONDITIONS: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "cubic_hystart": lambda tcp: tcp.get("congestion_control") == "cubic" and tcp.get("hystart") is not True,
+    "rack": lambda tcp: tcp.get("sack") is True,
 }
 
 #: What `tcp.profile = "ns3"` sets: ns-3 3.44's defaults (nsnam/ns-3-dev-git, tag ns-3.44,
@@ -88,14 +101,14 @@ class Tcp(Strict):
     profile: Literal["rfc", "linux", "ns3"] = Field(
         "rfc", description="a whole stack at once; a field set here too wins over it. rfc: the RFC textbook "
                            "defaults below (every paper reproduction uses them); linux: a current kernel's "
-                           "defaults as far as modelled: cubic, sack, prr, limited_transmit, initial_cwnd 10, "
-                           "min_rto 200ms, delayed_ack with a 40ms delayed_ack_timeout (pacing stays off, as a kernel "
-                           "without fq runs cubic; rack stays off until the linux figures are re-measured, set it "
-                           "with the profile). Not yet modelled, so absent from linux: "
-                           "quick-ACK start, SACK-enhanced F-RTO; hystart stays off (the kernel's cubic runs "
-                           "the older HyStart). ns3: ns-3 3.44's defaults: cubic, sack, prr, limited_transmit, "
-                           "initial_cwnd 10, delayed_ack with a 200ms timeout, min_rto 1s, initial_rto 1s, "
-                           "mss 536B, rwnd 131072B (docs/tcp.md lists what ns-3 does that aqmlab cannot)")
+                           "defaults as far as modelled: cubic, sack, rack, prr, limited_transmit, initial_cwnd "
+                           "10, min_rto 200ms, delayed_ack with a 40ms delayed_ack_timeout, cubic_hystart (with "
+                           "cubic only, and not with hystart), byte_counting, rwnd 6291456B (pacing stays off, as "
+                           "a kernel without fq runs cubic; rack only with sack). Not yet modelled, so absent "
+                           "from linux: quick-ACK start, SACK-enhanced F-RTO. ns3: ns-3 3.44's defaults: cubic, "
+                           "sack, prr, limited_transmit, initial_cwnd 10, delayed_ack with a 200ms timeout, "
+                           "min_rto 1s, initial_rto 1s, mss 536B, rwnd 131072B (docs/tcp.md lists what ns-3 "
+                           "does that aqmlab cannot)")
     mss: Size = Field(written("1460B"), description="payload per segment; packets are mss + 40 B")
     initial_cwnd: int = Field(2, ge=1, le=100, json_schema_extra={"unit": "segments"},
                               description="initial congestion window")
@@ -160,7 +173,12 @@ class Tcp(Strict):
         """Fill the fields the scenario leaves unset from the profile (an unknown profile is left
         for the field's own check, which names the allowed values)."""
         if isinstance(data, dict) and isinstance(data.get("profile"), str) and data["profile"] in PROFILES:
-            return {**PROFILES[data["profile"]], **data}
+            profile = PROFILES[data["profile"]]
+            merged = {**profile, **data}
+            for field, holds in PROFILE_CONDITIONS.items():
+                if field in profile and field not in data and not holds(merged):
+                    del merged[field]
+            return merged
         return data
 
     @model_validator(mode="after")
