@@ -28,6 +28,9 @@ fn seeded_tcp_fuzz_short_run_finds_nothing() {
         // ECN-Echo ends it.
         assert!(!stack.hystart || stack.ecn || t.hystart_css_entries > 0, "{name}: {t:?}");
         assert!(stack.hystart || t.hystart_css_entries == 0, "{name}: {t:?}");
+        // Timeouts and duplicated segments must have given the quick-ACK start new budgets.
+        assert!(!stack.quickack || t.quickack_regrants > 0, "{name}: {t:?}");
+        assert!(stack.quickack || t.quickack_regrants == 0, "{name}: {t:?}");
     }
 }
 
@@ -40,8 +43,8 @@ fn fuzzed_stacks_are_every_combination_once() {
     assert_eq!(unique.len(), names.len());
     assert_eq!(
         names.len(),
-        2 * 3 * 2 * 2 * 2 + 3 * 2 + 2 * 2 * 2 + 5 * 2 + 2 * 4 + 1 + 3 * 2 + 2 * 4 + 2 + 5,
-        "NewReno/CUBIC x (no SACK, SACK, SACK+PRR) x Limited Transmit x F-RTO x ECN, DCTCP+ECN x (no SACK, SACK, SACK+PRR) x F-RTO, BBR x SACK x Limited Transmit x F-RTO, SACK+RACK x (NewReno, NewReno+PRR, CUBIC, CUBIC+PRR, BBR) x F-RTO, HyStart++ x (NewReno, CUBIC) x (plain, ECN, SACK, SACK+PRR+LT+RACK+F-RTO) and DCTCP+ECN+SACK, Prague+ECN x (no SACK, SACK, SACK+PRR) x F-RTO, and byte counting x (NewReno, CUBIC) x (plain, SACK, SACK+PRR+LT+RACK+F-RTO, SACK+HyStart++) and (DCTCP, Prague)+ECN+SACK, and CUBIC's HyStart x (plain, ECN, SACK, SACK+byte counting, the full kernel stack)"
+        2 * 3 * 2 * 2 * 2 + 3 * 2 + 2 * 2 * 2 + 5 * 2 + 2 * 4 + 1 + 3 * 2 + 2 * 4 + 2 + 5 + 7,
+        "NewReno/CUBIC x (no SACK, SACK, SACK+PRR) x Limited Transmit x F-RTO x ECN, DCTCP+ECN x (no SACK, SACK, SACK+PRR) x F-RTO, BBR x SACK x Limited Transmit x F-RTO, SACK+RACK x (NewReno, NewReno+PRR, CUBIC, CUBIC+PRR, BBR) x F-RTO, HyStart++ x (NewReno, CUBIC) x (plain, ECN, SACK, SACK+PRR+LT+RACK+F-RTO) and DCTCP+ECN+SACK, Prague+ECN x (no SACK, SACK, SACK+PRR) x F-RTO, and byte counting x (NewReno, CUBIC) x (plain, SACK, SACK+PRR+LT+RACK+F-RTO, SACK+HyStart++) and (DCTCP, Prague)+ECN+SACK, and CUBIC's HyStart x (plain, ECN, SACK, SACK+byte counting, the full kernel stack), and the quick-ACK start x ((NewReno, CUBIC) x (plain, SACK), the full kernel stack, DCTCP+ECN+SACK, BBR+SACK)"
     );
 }
 

@@ -105,7 +105,7 @@ class Tcp(Strict):
                            "10, min_rto 200ms, delayed_ack with a 40ms delayed_ack_timeout, cubic_hystart (with "
                            "cubic only, and not with hystart), byte_counting, rwnd 6291456B (pacing stays off, as "
                            "a kernel without fq runs cubic; rack only with sack). Not yet modelled, so absent "
-                           "from linux: quick-ACK start, SACK-enhanced F-RTO. ns3: ns-3 3.44's defaults: cubic, "
+                           "from linux: SACK-enhanced F-RTO; quickack (the quick-ACK start, measured not to close the one-flow cubic gap, docs/fidelity.md) stays off. ns3: ns-3 3.44's defaults: cubic, "
                            "sack, prr, limited_transmit, initial_cwnd 10, delayed_ack with a 200ms timeout, "
                            "min_rto 1s, initial_rto 1s, mss 536B, rwnd 131072B (docs/tcp.md lists what ns-3 "
                            "does that aqmlab cannot)")
@@ -148,6 +148,13 @@ class Tcp(Strict):
                                                    "half as fast per RTT behind delayed ACKs; cubic's congestion "
                                                    "avoidance counts bytes either way; bbr ignores it; simulator "
                                                    "only (the emulated kernel always counts)")
+    quickack: bool = Field(False, description="Linux's quick-ACK start at the receiver: an immediate ACK for "
+                                              "every segment while a budget of min(rwnd / (2 mss), 16) ACKs "
+                                              "lasts (2 when that is 0; every ACK sent spends one), granted "
+                                              "at the first data, after in-order data pauses longer than "
+                                              "min_rto (the receiver's RTO) and on data already received; "
+                                              "needs delayed_ack = true; simulator only (the emulated kernel "
+                                              "always runs it)")
     congestion_control: Literal["newreno", "cubic", "dctcp", "bbr", "prague"] = Field(
         "newreno", description="window rules: newreno (RFC 5681), cubic (RFC 9438), dctcp (RFC 8257, "
                                "needs ecn = true; simulator only), bbr (BBR v1 as Linux's tcp_bbr.c, "
@@ -184,7 +191,8 @@ class Tcp(Strict):
     @model_validator(mode="after")
     def _sane(self) -> Tcp:
         """mss positive; min_rto <= max_rto; dctcp, prague and ect1 need ecn; prague needs ect1; bbr and
-        prague need pacing; rack needs sack; hystart not with bbr; cubic_hystart with cubic alone."""
+        prague need pacing; rack needs sack; hystart not with bbr; cubic_hystart with cubic alone;
+        quickack needs delayed_ack."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
         if self.min_rto > self.max_rto:
@@ -217,6 +225,9 @@ class Tcp(Strict):
         if self.cubic_hystart and self.hystart:
             raise ValueError("cubic_hystart: one slow-start exit at a time: not with hystart = true (HyStart++); "
                              "allowed with hystart: false")
+        if self.quickack and not self.delayed_ack:
+            raise ValueError("quickack: the quick-ACK start belongs to a delayed-ACK receiver: needs delayed_ack = "
+                             "true; allowed without delayed_ack: false")
         return self
 
 

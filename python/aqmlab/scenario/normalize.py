@@ -168,6 +168,7 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         **({"cubic_hystart": True} if t.cubic_hystart else {}),
         **({"pacing": True} if t.paced() else {}),
         **({"byte_counting": True} if t.byte_counting else {}),
+        **({"quickack": True} if t.quickack else {}),
     }
 
 

@@ -70,6 +70,12 @@ pub struct TcpConfig {
     /// start differs; BBR sets its own window and ignores it.
     #[serde(default)]
     pub byte_counting: bool,
+    /// Linux's quick-ACK start at the receiver (`aqmlab_sim::tcp::quickack`): an immediate ACK
+    /// for every segment while a budget of min(rwnd / (2 mss), 16) ACKs lasts, granted at the
+    /// first data, after an idle gap longer than the receiver's RTO and on duplicate data
+    /// (`tcp_incr_quickack`, `tcp_event_data_recv`, `tcp_data_queue`); needs `delayed_ack`.
+    #[serde(default)]
+    pub quickack: bool,
 }
 
 impl TcpConfig {
@@ -110,6 +116,10 @@ impl TcpConfig {
             return Err(
                 "cubic_hystart: one slow-start exit at a time: not with hystart = true (HyStart++); allowed with hystart: false".into()
             );
+        }
+        if self.quickack && !self.delayed_ack {
+            // Without delayed ACKs every segment is acknowledged at once already.
+            return Err("quickack: the quick-ACK start belongs to a delayed-ACK receiver: needs delayed_ack = true; allowed without delayed_ack: false".into());
         }
         if self.hystart && self.congestion_control == CongestionControl::Bbr {
             // BBR sets cwnd itself on every ACK (its STARTUP replaces slow start).
@@ -175,6 +185,7 @@ mod tests {
             ecn_codepoint,
             pacing: false,
             byte_counting: false,
+            quickack: false,
         }
     }
 
@@ -205,6 +216,14 @@ mod tests {
         let err = bbr.clone().validate().unwrap_err();
         assert!(err.starts_with("pacing: bbr needs pacing = true"), "{err}");
         assert_eq!(TcpConfig { pacing: true, ..bbr }.validate(), Ok(()));
+    }
+
+    #[test]
+    fn quickack_needs_delayed_acks_and_the_refusal_names_the_field() {
+        let quick = TcpConfig { congestion_control: CongestionControl::Cubic, quickack: true, ..dctcp(false, EcnCodepoint::Ect0) };
+        let err = quick.clone().validate().unwrap_err();
+        assert!(err.starts_with("quickack: the quick-ACK start belongs to a delayed-ACK receiver"), "{err}");
+        assert_eq!(TcpConfig { delayed_ack: true, ..quick }.validate(), Ok(()));
     }
 
     #[test]

@@ -271,6 +271,7 @@ mod tests {
             ecn_codepoint: Default::default(),
             pacing: false,
             byte_counting: false,
+            quickack: false,
         }
     }
 

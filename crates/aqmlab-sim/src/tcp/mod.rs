@@ -67,6 +67,7 @@ pub mod hystart;
 pub mod limited_transmit;
 pub mod pacing;
 pub mod prr;
+pub mod quickack;
 pub mod rack;
 pub mod rate_sample;
 pub mod rtt;
@@ -83,6 +84,7 @@ use ecn_feedback::DctcpEcho;
 use hystart::HyStart;
 use pacing::Pacer;
 use prr::Prr;
+use quickack::QuickAck;
 use rack::Rack;
 use rate_sample::DeliveryRate;
 use rtt::RttEstimator;
@@ -1353,6 +1355,9 @@ pub struct TcpReceiver {
     ce_pending: bool,
     /// DCTCP's ECN-Echo (RFC 8257 section 3.2) in place of `ce_pending`'s rule.
     dctcp_echo: Option<DctcpEcho>,
+    /// Linux's quick-ACK start (`quickack.rs`): Some when `TcpConfig::quickack`. Boxed, so
+    /// that a receiver without it stays as small as before.
+    quickack: Option<Box<QuickAck>>,
     pub delivered_bytes: u64,
 }
 
@@ -1368,12 +1373,18 @@ impl TcpReceiver {
             delack_deadline: None,
             ce_pending: false,
             dctcp_echo: matches!(cfg.congestion_control, CongestionControl::Dctcp | CongestionControl::Prague).then(DctcpEcho::default),
+            quickack: cfg.quickack.then(|| Box::new(QuickAck::new(cfg.rwnd, cfg.mss, Time(cfg.min_rto_ns)))),
             delivered_bytes: 0,
         }
     }
 
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
+    }
+
+    /// The quick-ACK start's state, when `TcpConfig::quickack` is on.
+    pub fn quickack(&self) -> Option<&QuickAck> {
+        self.quickack.as_deref()
     }
 
     /// The SACK blocks to put on the next ACK (RFC 2018 section 4): up to three held blocks,
@@ -1387,6 +1398,9 @@ impl TcpReceiver {
     pub fn take_ack(&mut self) -> (u64, bool) {
         self.unacked_segments = 0;
         self.delack_deadline = None;
+        if let Some(q) = self.quickack.as_mut() {
+            q.on_ack_sent();
+        }
         let ece = match &self.dctcp_echo {
             Some(echo) => echo.ece(),
             None => std::mem::take(&mut self.ce_pending),
@@ -1409,6 +1423,7 @@ impl TcpReceiver {
             }
         };
         let end = seq + len as u64;
+        let quick = self.quickack.as_mut().is_some_and(|q| q.on_segment(seq, end, self.rcv_nxt, now));
         if end <= self.rcv_nxt {
             return AckAction::Now; // duplicate: ACK at once so the sender learns
         }
@@ -1421,7 +1436,7 @@ impl TcpReceiver {
         }
         let filled_gap = !self.ooo.is_empty();
         self.advance(end);
-        if !self.delayed_ack || filled_gap || ecn_ack_now {
+        if !self.delayed_ack || filled_gap || ecn_ack_now || quick {
             return AckAction::Now;
         }
         self.unacked_segments += 1;

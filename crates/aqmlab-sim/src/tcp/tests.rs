@@ -29,6 +29,7 @@ pub(crate) fn cfg() -> TcpConfig {
         ecn_codepoint: Default::default(),
         pacing: false,
         byte_counting: false,
+        quickack: false,
     }
 }
 
