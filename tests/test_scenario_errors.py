@@ -53,7 +53,7 @@ def _error_lines(stderr: str) -> list[str]:
         (lambda s: s["topology"]["bottleneck"].update(qdisc={"kind": "pie", "estimator": "clock"}),
          ["topology.bottleneck.qdisc.estimator", "'timestamp' or 'rate'"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "vegas"}}),
-         ["flows.0.app.tcp.congestion_control", "'newreno', 'cubic', 'dctcp', 'bbr' or 'prague'"]),
+         ["flows.0.app.tcp.congestion_control", "'newreno', 'cubic', 'dctcp', 'bbr', 'bbr3' or 'prague'"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "bbr", "pacing": False}}),
          ["flows.0.app.tcp", "pacing: bbr needs pacing", "true or unset"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "dctcp"}}),
@@ -66,12 +66,17 @@ def _error_lines(stderr: str) -> list[str]:
          ["flows.0.app.tcp", "rack: rack = true needs sack = true", "without sack: false"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "bbr", "hystart": True}}),
          ["flows.0.app.tcp", "hystart: bbr has its own startup", "allowed with bbr: false"]),
+        (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "bbr3", "pacing": False}}),
+         ["flows.0.app.tcp", "pacing: bbr3 needs pacing", "allowed with bbr3: true or unset"]),
+        (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "bbr3", "hystart": True}}),
+         ["flows.0.app.tcp", "hystart: bbr3 has its own startup", "allowed with bbr3: false"]),
     ],
     ids=["unknown-discipline", "negative-rate", "min_th>=max_th", "unknown-key", "unit-typo",
          "zero-flows", "unknown-app", "class-weights", "gop-letter", "gop-start", "frame>buffer",
          "negative-AP", "codel-target>=interval", "fq_codel-zero-buckets", "fq_codel-zero-quantum",
          "pie-negative-target", "pie-zero-t_update", "pie-estimator", "congestion-control", "bbr-without-pacing",
-         "dctcp-without-ecn", "ect1-without-ecn", "tcp-profile", "rack-without-sack", "hystart-with-bbr"],
+         "dctcp-without-ecn", "ect1-without-ecn", "tcp-profile", "rack-without-sack", "hystart-with-bbr",
+         "bbr3-without-pacing", "hystart-with-bbr3"],
 )
 def test_bad_scenario_is_one_clear_line_exit_2_no_output(tmp_path, write_scenario, mutate, expect):
     s = small_scenario()

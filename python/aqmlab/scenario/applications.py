@@ -82,8 +82,8 @@ PROFILES: dict[str, dict[str, Any]] = {"linux": LINUX_PROFILE, "ns3": NS3_PROFIL
 
 
 class Tcp(Strict):
-    """TCP with NewReno, CUBIC, DCTCP, BBR or Prague window rules (RFC 5681, RFC 6582, RFC 6298;
-    RFC 9438; RFC 8257; Linux tcp_bbr.c; draft-briscoe-iccrg-prague-congestion-control)."""
+    """TCP with NewReno, CUBIC, DCTCP, BBR, BBRv3 or Prague window rules (RFC 5681, RFC 6582, RFC 6298;
+    RFC 9438; RFC 8257; Linux tcp_bbr.c; draft-ietf-ccwg-bbr; draft-briscoe-iccrg-prague-congestion-control)."""
 
     profile: Literal["rfc", "linux", "ns3"] = Field(
         "rfc", description="a whole stack at once; a field set here too wins over it. rfc: the RFC textbook "
@@ -120,7 +120,7 @@ class Tcp(Strict):
     hystart: bool = Field(False, description="HyStart++ (RFC 9406) in the initial slow start: leaves exponential "
                                              "growth when the RTT rises, for five rounds of Conservative Slow "
                                              "Start at a quarter of the growth, then congestion avoidance; not "
-                                             "with bbr; simulator only (the emulated kernel's cubic runs its "
+                                             "with bbr or bbr3; simulator only (the emulated kernel's cubic runs its "
                                              "own HyStart)")
     cubic_hystart: bool = Field(False, description="CUBIC's own HyStart as Linux's tcp_cubic.c runs it by default "
                                                    "(Ha and Rhee): from 16 segments, an ACK train longer than "
@@ -135,10 +135,12 @@ class Tcp(Strict):
                                                    "half as fast per RTT behind delayed ACKs; cubic's congestion "
                                                    "avoidance counts bytes either way; bbr ignores it; simulator "
                                                    "only (the emulated kernel always counts)")
-    congestion_control: Literal["newreno", "cubic", "dctcp", "bbr", "prague"] = Field(
+    congestion_control: Literal["newreno", "cubic", "dctcp", "bbr", "bbr3", "prague"] = Field(
         "newreno", description="window rules: newreno (RFC 5681), cubic (RFC 9438), dctcp (RFC 8257, "
                                "needs ecn = true; simulator only), bbr (BBR v1 as Linux's tcp_bbr.c, "
-                               "paced) or prague (TCP Prague, draft-briscoe-iccrg-prague-congestion-control "
+                               "paced), bbr3 (BBRv3 after draft-ietf-ccwg-bbr-06: loss-bounded inflight, "
+                               "four-phase ProbeBW, ProbeRTT every 5 s; paced; no ECN response; "
+                               "simulator only) or prague (TCP Prague, draft-briscoe-iccrg-prague-congestion-control "
                                "as the L4S team's Linux tcp_prague.c runs it by default: DCTCP's response, "
                                "RTT independence with a 25 ms target, paced, classic on loss; needs ecn = "
                                "true and ecn_codepoint = ect1; simulator only); emulated as kernel reno, "
@@ -147,7 +149,7 @@ class Tcp(Strict):
         None, description="sender pacing as Linux paces inside TCP: segments leave no faster than the "
                           "pacing rate (bbr's gain x bandwidth; prague's 100 % of cwnd/srtt after slow "
                           "start; for the others 200 % of cwnd/srtt in slow start, 120 % after). Unset: on "
-                          "for bbr and prague, off for the others; bbr and prague refuse false")
+                          "for bbr, bbr3 and prague, off for the others; bbr, bbr3 and prague refuse false")
     ecn_codepoint: Literal["ect0", "ect1"] = Field(
         "ect0", description="ECN codepoint of data segments when ecn is on: ect0 (RFC 3168) or ect1, "
                             "which makes the flow L4S traffic (RFC 9331) that DualPI2 puts in its L "
@@ -166,7 +168,7 @@ class Tcp(Strict):
     @model_validator(mode="after")
     def _sane(self) -> Tcp:
         """mss positive; min_rto <= max_rto; dctcp, prague and ect1 need ecn; prague needs ect1; bbr and
-        prague need pacing; rack needs sack; hystart not with bbr; cubic_hystart with cubic alone."""
+        prague need pacing (bbr3 too); rack needs sack; hystart not with bbr or bbr3; cubic_hystart with cubic alone."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
         if self.min_rto > self.max_rto:
@@ -182,17 +184,17 @@ class Tcp(Strict):
             if self.pacing is False:
                 raise ValueError("pacing: prague needs pacing (Prague paces its window); allowed with prague: "
                                  "true or unset")
-        if self.congestion_control == "bbr" and self.pacing is False:
-            raise ValueError("pacing: bbr needs pacing (BBR sends at its pacing rate); allowed with bbr: "
-                             "true or unset")
+        if self.congestion_control in ("bbr", "bbr3") and self.pacing is False:
+            raise ValueError(f"pacing: {self.congestion_control} needs pacing (BBR sends at its pacing rate); "
+                             f"allowed with {self.congestion_control}: true or unset")
         if self.ecn_codepoint == "ect1" and not self.ecn:
             raise ValueError("ecn_codepoint: ect1 needs ecn = true (without ECN segments are Not-ECT)")
         if self.rack and not self.sack:
             raise ValueError("rack: rack = true needs sack = true (RFC 8985 detects losses from SACK); "
                              "allowed without sack: false")
-        if self.hystart and self.congestion_control == "bbr":
-            raise ValueError("hystart: bbr has its own startup and no slow start for HyStart++ to change; "
-                             "allowed with bbr: false")
+        if self.hystart and self.congestion_control in ("bbr", "bbr3"):
+            raise ValueError(f"hystart: {self.congestion_control} has its own startup and no slow start for "
+                             f"HyStart++ to change; allowed with {self.congestion_control}: false")
         if self.cubic_hystart and self.congestion_control != "cubic":
             raise ValueError("cubic_hystart: CUBIC's own HyStart needs congestion_control = cubic; allowed with "
                              f"{self.congestion_control}: false")
@@ -203,8 +205,8 @@ class Tcp(Strict):
 
 
     def paced(self) -> bool:
-        """Whether the sender paces: as set, else only for bbr and prague."""
-        return self.pacing if self.pacing is not None else self.congestion_control in ("bbr", "prague")
+        """Whether the sender paces: as set, else only for bbr, bbr3 and prague."""
+        return self.pacing if self.pacing is not None else self.congestion_control in ("bbr", "bbr3", "prague")
 
 
 class Bulk(Strict):

@@ -95,6 +95,10 @@ impl TcpConfig {
             // tcp_bbr.c sets the socket's pacing rate and relies on it to send at gain * bw.
             return Err("pacing: bbr needs pacing = true (BBR sends at its pacing rate); allowed with bbr: true".into());
         }
+        if self.congestion_control == CongestionControl::Bbr3 && !self.pacing {
+            // draft-ietf-ccwg-bbr section 5.6.2: the pacing rate is BBR's primary control.
+            return Err("pacing: bbr3 needs pacing = true (BBR sends at its pacing rate); allowed with bbr3: true".into());
+        }
         if self.ecn_codepoint == EcnCodepoint::Ect1 && !self.ecn {
             return Err("ecn_codepoint: ect1 needs ecn = true (without ECN segments are Not-ECT)".into());
         }
@@ -110,6 +114,9 @@ impl TcpConfig {
             return Err(
                 "cubic_hystart: one slow-start exit at a time: not with hystart = true (HyStart++); allowed with hystart: false".into()
             );
+        }
+        if self.hystart && self.congestion_control == CongestionControl::Bbr3 {
+            return Err("hystart: bbr3 has its own startup and no slow start for HyStart++ to change; allowed with bbr3: false".into());
         }
         if self.hystart && self.congestion_control == CongestionControl::Bbr {
             // BBR sets cwnd itself on every ACK (its STARTUP replaces slow start).
@@ -133,6 +140,9 @@ pub enum CongestionControl {
     /// BBR v1 as Linux's `tcp_bbr.c` runs it: model-based, paced at gain * the windowed
     /// maximum delivery rate (`aqmlab_sim::tcp::cc::bbr`). Emulated as the kernel's bbr.
     Bbr,
+    /// BBRv3 after draft-ietf-ccwg-bbr-06 (`aqmlab_sim::tcp::cc::bbr3`): BBR's model with
+    /// loss-bounded inflight and a four-phase ProbeBW. Not emulated (the kernel here has v1).
+    Bbr3,
     /// TCP Prague (draft-briscoe-iccrg-prague-congestion-control): DCTCP's scalable response
     /// sent as ECT(1), paced, with reduced RTT-dependence and a classic response to loss
     /// (`aqmlab_sim::tcp::cc::prague`). Not emulated (the kernel here has no prague).
