@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from aqmlab.emu.run import emulation_problems
 from aqmlab.run import simulate
 from aqmlab.scenario import ScenarioError, validate
@@ -25,7 +26,8 @@ def test_bbr3_is_paced_and_refuses_pacing_off_in_one_line():
     assert (tcp["congestion_control"], tcp["pacing"]) == ("bbr3", True)
     with pytest.raises(ScenarioError) as err:
         validate(_bbr3_scenario({"pacing": False}))
-    assert "pacing: bbr3 needs pacing (BBR sends at its pacing rate); allowed with bbr3: true or unset" in str(err.value)
+    message = "pacing: bbr3 needs pacing (BBR sends at its pacing rate); allowed with bbr3: true or unset"
+    assert message in str(err.value)
     assert "Traceback" not in str(err.value)
 
 

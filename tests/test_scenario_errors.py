@@ -70,13 +70,15 @@ def _error_lines(stderr: str) -> list[str]:
          ["flows.0.app.tcp", "pacing: bbr3 needs pacing", "allowed with bbr3: true or unset"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "bbr3", "hystart": True}}),
          ["flows.0.app.tcp", "hystart: bbr3 has its own startup", "allowed with bbr3: false"]),
+        (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "bbr3", "ecn": True}}),
+         ["flows.0.app.tcp", "ecn: bbr3 has no ECN response", "allowed with bbr3: false"]),
     ],
     ids=["unknown-discipline", "negative-rate", "min_th>=max_th", "unknown-key", "unit-typo",
          "zero-flows", "unknown-app", "class-weights", "gop-letter", "gop-start", "frame>buffer",
          "negative-AP", "codel-target>=interval", "fq_codel-zero-buckets", "fq_codel-zero-quantum",
          "pie-negative-target", "pie-zero-t_update", "pie-estimator", "congestion-control", "bbr-without-pacing",
          "dctcp-without-ecn", "ect1-without-ecn", "tcp-profile", "rack-without-sack", "hystart-with-bbr",
-         "bbr3-without-pacing", "hystart-with-bbr3"],
+         "bbr3-without-pacing", "hystart-with-bbr3", "bbr3-with-ecn"],
 )
 def test_bad_scenario_is_one_clear_line_exit_2_no_output(tmp_path, write_scenario, mutate, expect):
     s = small_scenario()

@@ -139,8 +139,9 @@ class Tcp(Strict):
         "newreno", description="window rules: newreno (RFC 5681), cubic (RFC 9438), dctcp (RFC 8257, "
                                "needs ecn = true; simulator only), bbr (BBR v1 as Linux's tcp_bbr.c, "
                                "paced), bbr3 (BBRv3 after draft-ietf-ccwg-bbr-06: loss-bounded inflight, "
-                               "four-phase ProbeBW, ProbeRTT every 5 s; paced; no ECN response; "
-                               "simulator only) or prague (TCP Prague, draft-briscoe-iccrg-prague-congestion-control "
+                               "four-phase ProbeBW, ProbeRTT every 5 s; paced; no ECN response, so "
+                               "refuses ecn = true; simulator only) or prague (TCP Prague, "
+                               "draft-briscoe-iccrg-prague-congestion-control "
                                "as the L4S team's Linux tcp_prague.c runs it by default: DCTCP's response, "
                                "RTT independence with a 25 ms target, paced, classic on loss; needs ecn = "
                                "true and ecn_codepoint = ect1; simulator only); emulated as kernel reno, "
@@ -167,8 +168,9 @@ class Tcp(Strict):
 
     @model_validator(mode="after")
     def _sane(self) -> Tcp:
-        """mss positive; min_rto <= max_rto; dctcp, prague and ect1 need ecn; prague needs ect1; bbr and
-        prague need pacing (bbr3 too); rack needs sack; hystart not with bbr or bbr3; cubic_hystart with cubic alone."""
+        """mss positive; min_rto <= max_rto; dctcp, prague and ect1 need ecn; prague needs ect1; bbr, bbr3
+        and prague need pacing; bbr3 refuses ecn; rack needs sack; hystart not with bbr or bbr3; cubic_hystart
+        with cubic alone."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
         if self.min_rto > self.max_rto:
@@ -184,6 +186,9 @@ class Tcp(Strict):
             if self.pacing is False:
                 raise ValueError("pacing: prague needs pacing (Prague paces its window); allowed with prague: "
                                  "true or unset")
+        if self.congestion_control == "bbr3" and self.ecn:
+            raise ValueError("ecn: bbr3 has no ECN response (draft-ietf-ccwg-bbr section 3.7 requires one with "
+                             "ECN); allowed with bbr3: false")
         if self.congestion_control in ("bbr", "bbr3") and self.pacing is False:
             raise ValueError(f"pacing: {self.congestion_control} needs pacing (BBR sends at its pacing rate); "
                              f"allowed with {self.congestion_control}: true or unset")

@@ -47,7 +47,8 @@ pub struct TcpConfig {
     #[serde(default)]
     pub cubic_hystart: bool,
     /// The window rules: NewReno (RFC 5681), CUBIC (RFC 9438), DCTCP (RFC 8257; needs `ecn`),
-    /// BBR, or Prague (needs `ecn`, `ecn_codepoint` ect1 and `pacing`).
+    /// BBR, BBRv3 (needs `pacing`, refuses `ecn`), or Prague (needs `ecn`, `ecn_codepoint` ect1
+    /// and `pacing`).
     #[serde(default)]
     pub congestion_control: CongestionControl,
     /// The ECN-capable codepoint data segments carry when `ecn` is on: ECT(0) (RFC 3168), or
@@ -94,6 +95,13 @@ impl TcpConfig {
         if self.congestion_control == CongestionControl::Bbr && !self.pacing {
             // tcp_bbr.c sets the socket's pacing rate and relies on it to send at gain * bw.
             return Err("pacing: bbr needs pacing = true (BBR sends at its pacing rate); allowed with bbr: true".into());
+        }
+        if self.congestion_control == CongestionControl::Bbr3 && self.ecn {
+            // draft-ietf-ccwg-bbr-06 section 3.7: an ECN-capable BBR must treat CE marks as
+            // congestion; the simulator's bbr3 has no ECN response.
+            return Err(
+                "ecn: bbr3 has no ECN response (draft-ietf-ccwg-bbr section 3.7 requires one with ECN); allowed with bbr3: false".into()
+            );
         }
         if self.congestion_control == CongestionControl::Bbr3 && !self.pacing {
             // draft-ietf-ccwg-bbr section 5.6.2: the pacing rate is BBR's primary control.
@@ -215,6 +223,18 @@ mod tests {
         let err = bbr.clone().validate().unwrap_err();
         assert!(err.starts_with("pacing: bbr needs pacing = true"), "{err}");
         assert_eq!(TcpConfig { pacing: true, ..bbr }.validate(), Ok(()));
+    }
+
+    #[test]
+    fn bbr3_needs_pacing_refuses_ecn_and_hystart_and_each_refusal_names_the_field() {
+        let ok = TcpConfig { congestion_control: CongestionControl::Bbr3, pacing: true, ..dctcp(false, EcnCodepoint::Ect0) };
+        assert_eq!(ok.validate(), Ok(()));
+        let err = TcpConfig { pacing: false, ..ok.clone() }.validate().unwrap_err();
+        assert!(err.starts_with("pacing: bbr3 needs pacing = true"), "{err}");
+        let err = TcpConfig { ecn: true, ..ok.clone() }.validate().unwrap_err();
+        assert!(err.starts_with("ecn: bbr3 has no ECN response"), "{err}");
+        let err = TcpConfig { hystart: true, ..ok }.validate().unwrap_err();
+        assert!(err.starts_with("hystart: bbr3 has its own startup"), "{err}");
     }
 
     #[test]

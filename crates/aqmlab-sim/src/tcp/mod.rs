@@ -506,10 +506,8 @@ impl TcpSender {
             }
         }
         self.stats.segments_sent += 1;
-        // P.tx_in_flight for BBRv3 (this segment included); v1 does not read it.
-        let tx_in_flight = if matches!(self.cc, Controller::Bbr3(_)) { self.bbr_in_flight() + self.mss } else { 0 };
-        if let Some(r) = self.rate.as_mut() {
-            r.on_sent(seq, now, self.snd_una >= self.snd_max, tx_in_flight);
+        if self.rate.is_some() {
+            self.rate_on_sent(seq, now);
         }
         if let Some(r) = self.rack.as_mut() {
             r.on_sent(seq, now, retransmission);
@@ -1224,6 +1222,18 @@ impl TcpSender {
         };
         if let Some(p) = self.pacer.as_mut() {
             p.set_rate(rate);
+        }
+    }
+
+    /// The delivery-rate estimator's snapshot of a segment sent (BBR only; out of line so that
+    /// `transmit` stays small enough to inline into the send loops of every other controller).
+    #[inline(never)]
+    fn rate_on_sent(&mut self, seq: u64, now: Time) {
+        // P.tx_in_flight for BBRv3 (this segment included); v1 does not read it.
+        let tx_in_flight = if matches!(self.cc, Controller::Bbr3(_)) { self.bbr_in_flight() + self.mss } else { 0 };
+        let nothing_in_flight = self.snd_una >= self.snd_max;
+        if let Some(r) = self.rate.as_mut() {
+            r.on_sent(seq, now, nothing_in_flight, tx_in_flight);
         }
     }
 
