@@ -20,7 +20,7 @@
 //! and the pacing rate itself on every ACK from the delivery-rate sample, in and out of loss
 //! recovery. Its arm answers the three rules without changing anything (ssthresh stays where
 //! it is, the window is its own), and the sender calls [`bbr::Bbr::on_ack`] after each ACK
-//! (`TcpSender::bbr_on_ack`).
+//! (`TcpSender::bbr_on_ack`). BBRv3 ([`bbr3`], draft-ietf-ccwg-bbr) takes the same path.
 
 pub mod bbr;
 pub mod bbr3;

@@ -52,8 +52,9 @@
 //!   [`TcpSender::on_pacing_timer`]). Off, every rule above is unchanged.
 //! * BBR (`CongestionControl::Bbr`, [`cc::bbr`]): the delivery-rate estimator ([`rate_sample`])
 //!   runs beside the sender, and after every ACK BBR sets cwnd and the pacing rate
-//!   ([`TcpSender::bbr_on_ack`]); which segments loss recovery sends is unchanged. With any
-//!   other controller neither runs.
+//!   ([`TcpSender::bbr_on_ack`]); which segments loss recovery sends is unchanged. BBRv3
+//!   (`CongestionControl::Bbr3`, [`cc::bbr3`]) runs in the same step, with the estimator's
+//!   P.tx_in_flight and C.lost. With any other controller neither runs.
 //!
 //! Sequence numbers are 64-bit byte offsets starting at 1 (the SYN's), never wrapping. Data is
 //! always sent in full-sized segments at `ISS_DATA + k * mss`, so SACK blocks fall on segment
