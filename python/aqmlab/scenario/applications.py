@@ -28,8 +28,10 @@ KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic", "bbr": "bbr"}
 #: simulator has one fixed timer, set to the 40 ms a kernel starts from. Not set: F-RTO (Linux runs
 #: RFC 5682's SACK-enhanced variant, the simulator only the basic one), pacing (a kernel paces
 #: CUBIC only under the fq qdisc; it paces BBR by itself, and `pacing` is on for bbr whatever the
-#: profile), HyStart++ (`hystart`: RFC 9406, which a kernel does not run), and what is not modelled
-#: yet (quick-ACK start). The profile keeps CUBIC: BBR is chosen by `congestion_control = "bbr"`.
+#: profile), HyStart++ (`hystart`: RFC 9406, which a kernel does not run), and the quick-ACK start
+#: (`quickack`: a kernel runs it, but it moved no fidelity target toward the kernel and the rule
+#: that would matter, quick ACKs as autotuning raises the window, is not modelled; docs/fidelity.md).
+#: The profile keeps CUBIC: BBR is chosen by `congestion_control = "bbr"`.
 #: docs/fidelity.md measures the profile against the kernel, before and after it took RACK-TLP,
 #: CUBIC's HyStart, byte counting and the 6 MB window.
 LINUX_PROFILE: dict[str, Any] = {
@@ -95,8 +97,8 @@ PROFILES: dict[str, dict[str, Any]] = {"linux": LINUX_PROFILE, "ns3": NS3_PROFIL
 
 
 class Tcp(Strict):
-    """TCP with NewReno, CUBIC, DCTCP, BBR or Prague window rules (RFC 5681, RFC 6582, RFC 6298;
-    RFC 9438; RFC 8257; Linux tcp_bbr.c; draft-briscoe-iccrg-prague-congestion-control)."""
+    """TCP with NewReno, CUBIC, DCTCP, BBR, BBRv3 or Prague window rules (RFC 5681, RFC 6582, RFC 6298;
+    RFC 9438; RFC 8257; Linux tcp_bbr.c; draft-ietf-ccwg-bbr; draft-briscoe-iccrg-prague-congestion-control)."""
 
     profile: Literal["rfc", "linux", "ns3"] = Field(
         "rfc", description="a whole stack at once; a field set here too wins over it. rfc: the RFC textbook "
@@ -105,7 +107,8 @@ class Tcp(Strict):
                            "10, min_rto 200ms, delayed_ack with a 40ms delayed_ack_timeout, cubic_hystart (with "
                            "cubic only, and not with hystart), byte_counting, rwnd 6291456B (pacing stays off, as "
                            "a kernel without fq runs cubic; rack only with sack). Not yet modelled, so absent "
-                           "from linux: SACK-enhanced F-RTO; quickack (the quick-ACK start, measured not to close the one-flow cubic gap, docs/fidelity.md) stays off. ns3: ns-3 3.44's defaults: cubic, "
+                           "from linux: SACK-enhanced F-RTO; quickack (the quick-ACK start, measured not to close "
+                           "the one-flow cubic gap, docs/fidelity.md) stays off. ns3: ns-3 3.44's defaults: cubic, "
                            "sack, prr, limited_transmit, initial_cwnd 10, delayed_ack with a 200ms timeout, "
                            "min_rto 1s, initial_rto 1s, mss 536B, rwnd 131072B (docs/tcp.md lists what ns-3 "
                            "does that aqmlab cannot)")
@@ -133,7 +136,7 @@ class Tcp(Strict):
     hystart: bool = Field(False, description="HyStart++ (RFC 9406) in the initial slow start: leaves exponential "
                                              "growth when the RTT rises, for five rounds of Conservative Slow "
                                              "Start at a quarter of the growth, then congestion avoidance; not "
-                                             "with bbr; simulator only (the emulated kernel's cubic runs its "
+                                             "with bbr or bbr3; simulator only (the emulated kernel's cubic runs its "
                                              "own HyStart)")
     cubic_hystart: bool = Field(False, description="CUBIC's own HyStart as Linux's tcp_cubic.c runs it by default "
                                                    "(Ha and Rhee): from 16 segments, an ACK train longer than "
@@ -155,10 +158,13 @@ class Tcp(Strict):
                                               "min_rto (the receiver's RTO) and on data already received; "
                                               "needs delayed_ack = true; simulator only (the emulated kernel "
                                               "always runs it)")
-    congestion_control: Literal["newreno", "cubic", "dctcp", "bbr", "prague"] = Field(
+    congestion_control: Literal["newreno", "cubic", "dctcp", "bbr", "bbr3", "prague"] = Field(
         "newreno", description="window rules: newreno (RFC 5681), cubic (RFC 9438), dctcp (RFC 8257, "
                                "needs ecn = true; simulator only), bbr (BBR v1 as Linux's tcp_bbr.c, "
-                               "paced) or prague (TCP Prague, draft-briscoe-iccrg-prague-congestion-control "
+                               "paced), bbr3 (BBRv3 after draft-ietf-ccwg-bbr-06: loss-bounded inflight, "
+                               "four-phase ProbeBW, ProbeRTT every 5 s; paced; no ECN response, so "
+                               "refuses ecn = true; simulator only) or prague (TCP Prague, "
+                               "draft-briscoe-iccrg-prague-congestion-control "
                                "as the L4S team's Linux tcp_prague.c runs it by default: DCTCP's response, "
                                "RTT independence with a 25 ms target, paced, classic on loss; needs ecn = "
                                "true and ecn_codepoint = ect1; simulator only); emulated as kernel reno, "
@@ -167,7 +173,7 @@ class Tcp(Strict):
         None, description="sender pacing as Linux paces inside TCP: segments leave no faster than the "
                           "pacing rate (bbr's gain x bandwidth; prague's 100 % of cwnd/srtt after slow "
                           "start; for the others 200 % of cwnd/srtt in slow start, 120 % after). Unset: on "
-                          "for bbr and prague, off for the others; bbr and prague refuse false")
+                          "for bbr, bbr3 and prague, off for the others; bbr, bbr3 and prague refuse false")
     ecn_codepoint: Literal["ect0", "ect1"] = Field(
         "ect0", description="ECN codepoint of data segments when ecn is on: ect0 (RFC 3168) or ect1, "
                             "which makes the flow L4S traffic (RFC 9331) that DualPI2 puts in its L "
@@ -190,9 +196,9 @@ class Tcp(Strict):
 
     @model_validator(mode="after")
     def _sane(self) -> Tcp:
-        """mss positive; min_rto <= max_rto; dctcp, prague and ect1 need ecn; prague needs ect1; bbr and
-        prague need pacing; rack needs sack; hystart not with bbr; cubic_hystart with cubic alone;
-        quickack needs delayed_ack."""
+        """mss positive; min_rto <= max_rto; dctcp, prague and ect1 need ecn; prague needs ect1; bbr, bbr3
+        and prague need pacing; bbr3 refuses ecn; rack needs sack; hystart not with bbr or bbr3; cubic_hystart
+        with cubic alone; quickack needs delayed_ack."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
         if self.min_rto > self.max_rto:
@@ -208,17 +214,20 @@ class Tcp(Strict):
             if self.pacing is False:
                 raise ValueError("pacing: prague needs pacing (Prague paces its window); allowed with prague: "
                                  "true or unset")
-        if self.congestion_control == "bbr" and self.pacing is False:
-            raise ValueError("pacing: bbr needs pacing (BBR sends at its pacing rate); allowed with bbr: "
-                             "true or unset")
+        if self.congestion_control == "bbr3" and self.ecn:
+            raise ValueError("ecn: bbr3 has no ECN response (draft-ietf-ccwg-bbr section 3.7 requires one with "
+                             "ECN); allowed with bbr3: false")
+        if self.congestion_control in ("bbr", "bbr3") and self.pacing is False:
+            raise ValueError(f"pacing: {self.congestion_control} needs pacing (BBR sends at its pacing rate); "
+                             f"allowed with {self.congestion_control}: true or unset")
         if self.ecn_codepoint == "ect1" and not self.ecn:
             raise ValueError("ecn_codepoint: ect1 needs ecn = true (without ECN segments are Not-ECT)")
         if self.rack and not self.sack:
             raise ValueError("rack: rack = true needs sack = true (RFC 8985 detects losses from SACK); "
                              "allowed without sack: false")
-        if self.hystart and self.congestion_control == "bbr":
-            raise ValueError("hystart: bbr has its own startup and no slow start for HyStart++ to change; "
-                             "allowed with bbr: false")
+        if self.hystart and self.congestion_control in ("bbr", "bbr3"):
+            raise ValueError(f"hystart: {self.congestion_control} has its own startup and no slow start for "
+                             f"HyStart++ to change; allowed with {self.congestion_control}: false")
         if self.cubic_hystart and self.congestion_control != "cubic":
             raise ValueError("cubic_hystart: CUBIC's own HyStart needs congestion_control = cubic; allowed with "
                              f"{self.congestion_control}: false")
@@ -232,8 +241,8 @@ class Tcp(Strict):
 
 
     def paced(self) -> bool:
-        """Whether the sender paces: as set, else only for bbr and prague."""
-        return self.pacing if self.pacing is not None else self.congestion_control in ("bbr", "prague")
+        """Whether the sender paces: as set, else only for bbr, bbr3 and prague."""
+        return self.pacing if self.pacing is not None else self.congestion_control in ("bbr", "bbr3", "prague")
 
 
 class Bulk(Strict):

@@ -47,7 +47,8 @@ pub struct TcpConfig {
     #[serde(default)]
     pub cubic_hystart: bool,
     /// The window rules: NewReno (RFC 5681), CUBIC (RFC 9438), DCTCP (RFC 8257; needs `ecn`),
-    /// BBR, or Prague (needs `ecn`, `ecn_codepoint` ect1 and `pacing`).
+    /// BBR, BBRv3 (needs `pacing`, refuses `ecn`), or Prague (needs `ecn`, `ecn_codepoint` ect1
+    /// and `pacing`).
     #[serde(default)]
     pub congestion_control: CongestionControl,
     /// The ECN-capable codepoint data segments carry when `ecn` is on: ECT(0) (RFC 3168), or
@@ -101,6 +102,17 @@ impl TcpConfig {
             // tcp_bbr.c sets the socket's pacing rate and relies on it to send at gain * bw.
             return Err("pacing: bbr needs pacing = true (BBR sends at its pacing rate); allowed with bbr: true".into());
         }
+        if self.congestion_control == CongestionControl::Bbr3 && self.ecn {
+            // draft-ietf-ccwg-bbr-06 section 3.7: an ECN-capable BBR must treat CE marks as
+            // congestion; the simulator's bbr3 has no ECN response.
+            return Err(
+                "ecn: bbr3 has no ECN response (draft-ietf-ccwg-bbr section 3.7 requires one with ECN); allowed with bbr3: false".into()
+            );
+        }
+        if self.congestion_control == CongestionControl::Bbr3 && !self.pacing {
+            // draft-ietf-ccwg-bbr section 5.6.2: the pacing rate is BBR's primary control.
+            return Err("pacing: bbr3 needs pacing = true (BBR sends at its pacing rate); allowed with bbr3: true".into());
+        }
         if self.ecn_codepoint == EcnCodepoint::Ect1 && !self.ecn {
             return Err("ecn_codepoint: ect1 needs ecn = true (without ECN segments are Not-ECT)".into());
         }
@@ -120,6 +132,9 @@ impl TcpConfig {
         if self.quickack && !self.delayed_ack {
             // Without delayed ACKs every segment is acknowledged at once already.
             return Err("quickack: the quick-ACK start belongs to a delayed-ACK receiver: needs delayed_ack = true; allowed without delayed_ack: false".into());
+        }
+        if self.hystart && self.congestion_control == CongestionControl::Bbr3 {
+            return Err("hystart: bbr3 has its own startup and no slow start for HyStart++ to change; allowed with bbr3: false".into());
         }
         if self.hystart && self.congestion_control == CongestionControl::Bbr {
             // BBR sets cwnd itself on every ACK (its STARTUP replaces slow start).
@@ -143,6 +158,9 @@ pub enum CongestionControl {
     /// BBR v1 as Linux's `tcp_bbr.c` runs it: model-based, paced at gain * the windowed
     /// maximum delivery rate (`aqmlab_sim::tcp::cc::bbr`). Emulated as the kernel's bbr.
     Bbr,
+    /// BBRv3 after draft-ietf-ccwg-bbr-06 (`aqmlab_sim::tcp::cc::bbr3`): BBR's model with
+    /// loss-bounded inflight and a four-phase ProbeBW. Not emulated (the kernel here has v1).
+    Bbr3,
     /// TCP Prague (draft-briscoe-iccrg-prague-congestion-control): DCTCP's scalable response
     /// sent as ECT(1), paced, with reduced RTT-dependence and a classic response to loss
     /// (`aqmlab_sim::tcp::cc::prague`). Not emulated (the kernel here has no prague).
@@ -224,6 +242,18 @@ mod tests {
         let err = quick.clone().validate().unwrap_err();
         assert!(err.starts_with("quickack: the quick-ACK start belongs to a delayed-ACK receiver"), "{err}");
         assert_eq!(TcpConfig { delayed_ack: true, ..quick }.validate(), Ok(()));
+    }
+
+    #[test]
+    fn bbr3_needs_pacing_refuses_ecn_and_hystart_and_each_refusal_names_the_field() {
+        let ok = TcpConfig { congestion_control: CongestionControl::Bbr3, pacing: true, ..dctcp(false, EcnCodepoint::Ect0) };
+        assert_eq!(ok.validate(), Ok(()));
+        let err = TcpConfig { pacing: false, ..ok.clone() }.validate().unwrap_err();
+        assert!(err.starts_with("pacing: bbr3 needs pacing = true"), "{err}");
+        let err = TcpConfig { ecn: true, ..ok.clone() }.validate().unwrap_err();
+        assert!(err.starts_with("ecn: bbr3 has no ECN response"), "{err}");
+        let err = TcpConfig { hystart: true, ..ok }.validate().unwrap_err();
+        assert!(err.starts_with("hystart: bbr3 has its own startup"), "{err}");
     }
 
     #[test]

@@ -20,15 +20,17 @@
 //! and the pacing rate itself on every ACK from the delivery-rate sample, in and out of loss
 //! recovery. Its arm answers the three rules without changing anything (ssthresh stays where
 //! it is, the window is its own), and the sender calls [`bbr::Bbr::on_ack`] after each ACK
-//! (`TcpSender::bbr_on_ack`).
+//! (`TcpSender::bbr_on_ack`). BBRv3 ([`bbr3`], draft-ietf-ccwg-bbr) takes the same path.
 
 pub mod bbr;
+pub mod bbr3;
 pub mod dctcp;
 pub mod prague;
 
 use aqmlab_core::Time;
 use aqmlab_model::app::tcp_config::CongestionControl;
 use bbr::Bbr;
+use bbr3::Bbr3;
 use dctcp::Dctcp;
 use prague::Prague;
 
@@ -47,6 +49,7 @@ pub enum Controller {
     Cubic(Cubic),
     Dctcp(Dctcp),
     Bbr(Box<Bbr>),
+    Bbr3(Box<Bbr3>),
     Prague(Prague),
 }
 
@@ -64,6 +67,9 @@ impl Controller {
             // The sender gives BBR its initial window and its flow's random stream
             // (`TcpSender::with_rng`); this default serves tests of the seam alone.
             CongestionControl::Bbr => Controller::Bbr(Box::new(Bbr::new(mss, bbr::TCP_INIT_CWND, aqmlab_model::streams::flow_bbr(0, 0)))),
+            CongestionControl::Bbr3 => {
+                Controller::Bbr3(Box::new(Bbr3::new(mss, bbr::TCP_INIT_CWND, aqmlab_model::streams::flow_bbr(0, 0))))
+            }
         }
     }
 
@@ -75,7 +81,7 @@ impl Controller {
             Controller::Cubic(c) => c.reno.byte_counting = on,
             Controller::Dctcp(c) => c.reno.byte_counting = on,
             Controller::Prague(c) => c.reno.byte_counting = on,
-            Controller::Bbr(_) => {}
+            Controller::Bbr(_) | Controller::Bbr3(_) => {}
         }
         self
     }
@@ -88,7 +94,7 @@ impl Controller {
             Controller::Cubic(c) => c.on_ack(cwnd, ssthresh, acked, srtt, now),
             Controller::Dctcp(c) => c.on_ack(cwnd, ssthresh, acked),
             Controller::Prague(c) => c.on_ack(cwnd, ssthresh, acked, srtt),
-            Controller::Bbr(_) => cwnd, // BBR sets cwnd in its own per-ACK step
+            Controller::Bbr(_) | Controller::Bbr3(_) => cwnd, // BBR sets cwnd in its own per-ACK step
         }
     }
 
@@ -101,6 +107,7 @@ impl Controller {
             Controller::Dctcp(c) => c.on_loss(flight),
             Controller::Prague(c) => c.on_loss(flight),
             Controller::Bbr(b) => b.on_congestion_event(),
+            Controller::Bbr3(b) => b.on_congestion_event(),
         }
     }
 
@@ -119,6 +126,8 @@ impl Controller {
             // BBR v1 does not respond to ECN (Linux's cong_control hook bypasses the CWR
             // reduction); ssthresh stays as it is.
             Controller::Bbr(b) => b.ssthresh_or_unset(),
+            // The ECN response of BBRv3 is not built (`cc::bbr3`): ECN-Echo is ignored.
+            Controller::Bbr3(b) => b.ssthresh_or_unset(),
             _ => self.on_congestion_event(cwnd, flight),
         })
     }
@@ -151,6 +160,10 @@ impl Controller {
             Controller::Dctcp(c) => c.on_loss(flight),
             Controller::Prague(c) => c.on_loss(flight),
             Controller::Bbr(b) => {
+                b.on_timeout();
+                b.ssthresh_or_unset()
+            }
+            Controller::Bbr3(b) => {
                 b.on_timeout();
                 b.ssthresh_or_unset()
             }

@@ -116,6 +116,7 @@ impl Stack {
             CongestionControl::Cubic => "cubic",
             CongestionControl::Dctcp => "dctcp",
             CongestionControl::Bbr => "bbr",
+            CongestionControl::Bbr3 => "bbr3",
             CongestionControl::Prague => "prague",
         });
         let tags = [
@@ -143,7 +144,7 @@ impl Stack {
 /// option multiplies this list. PRR is combined with SACK only: without SACK it changes
 /// nothing, and the list stays at 48 stacks.
 pub fn stacks() -> Vec<Stack> {
-    use CongestionControl::{Bbr, Cubic, Dctcp, NewReno, Prague};
+    use CongestionControl::{Bbr, Bbr3, Cubic, Dctcp, NewReno, Prague};
     // SACK's recovery variants: none, RFC 6675, RFC 6675 shaped by PRR.
     const RECOVERY: [(bool, bool); 3] = [(false, false), (true, false), (true, true)];
     const BOTH: [bool; 2] = [false, true];
@@ -233,6 +234,13 @@ pub fn stacks() -> Vec<Stack> {
         Stack::new(Dctcp).quickack(true).ecn(true).sack(true),
         Stack::new(Bbr).quickack(true).sack(true),
     ]);
+    // BBRv3, appended as DCTCP: without SACK, with SACK, with SACK and RACK-TLP, each with and
+    // without F-RTO (no PRR, HyStart++ or ECN, as for BBR v1).
+    for frto in BOTH {
+        v.push(Stack::new(Bbr3).frto(frto));
+        v.push(Stack::new(Bbr3).sack(true).frto(frto));
+        v.push(Stack::new(Bbr3).sack(true).rack(true).frto(frto));
+    }
     v
 }
 
@@ -374,7 +382,7 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         cubic_hystart: stack.cubic_hystart,
         congestion_control: stack.cc,
         ecn_codepoint: if stack.cc == CongestionControl::Prague { EcnCodepoint::Ect1 } else { Default::default() },
-        pacing: matches!(stack.cc, CongestionControl::Bbr | CongestionControl::Prague),
+        pacing: matches!(stack.cc, CongestionControl::Bbr | CongestionControl::Bbr3 | CongestionControl::Prague),
         byte_counting: stack.byte_counting,
         quickack: stack.quickack,
     }
@@ -693,7 +701,10 @@ pub fn run_episode(stack: Stack, seed: u64) -> Result<Tally, Failure> {
                 after_timeout = true;
             }
         }
-        if stack.cc != CongestionControl::Bbr && reductions(&s) != reduced_before && s.ssthresh != ssthresh_before {
+        if !matches!(stack.cc, CongestionControl::Bbr | CongestionControl::Bbr3)
+            && reductions(&s) != reduced_before
+            && s.ssthresh != ssthresh_before
+        {
             let bound = window_before(stack, cwnd_before, ssthresh_before, flight_before);
             if s.ssthresh > bound {
                 return Err(fail(

@@ -52,8 +52,9 @@
 //!   [`TcpSender::on_pacing_timer`]). Off, every rule above is unchanged.
 //! * BBR (`CongestionControl::Bbr`, [`cc::bbr`]): the delivery-rate estimator ([`rate_sample`])
 //!   runs beside the sender, and after every ACK BBR sets cwnd and the pacing rate
-//!   ([`TcpSender::bbr_on_ack`]); which segments loss recovery sends is unchanged. With any
-//!   other controller neither runs.
+//!   ([`TcpSender::bbr_on_ack`]); which segments loss recovery sends is unchanged. BBRv3
+//!   (`CongestionControl::Bbr3`, [`cc::bbr3`]) runs in the same step, with the estimator's
+//!   P.tx_in_flight and C.lost. With any other controller neither runs.
 //!
 //! Sequence numbers are 64-bit byte offsets starting at 1 (the SYN's), never wrapping. Data is
 //! always sent in full-sized segments at `ISS_DATA + k * mss`, so SACK blocks fall on segment
@@ -78,6 +79,7 @@ pub mod tlp;
 use aqmlab_core::{SackBlocks, SimRng, Time};
 use aqmlab_model::app::tcp_config::{CongestionControl, TcpConfig};
 use cc::bbr::{AckInput, Bbr, CaState};
+use cc::bbr3::{Bbr3, V3Sample};
 use cc::Controller;
 use cubic_hystart::CubicHyStart;
 use ecn_feedback::DctcpEcho;
@@ -256,15 +258,19 @@ impl TcpSender {
     /// A sender whose BBR draws its random PROBE_BW phases from `rng()` (called only for BBR).
     pub fn with_rng(cfg: &TcpConfig, rng: impl FnOnce() -> SimRng) -> TcpSender {
         let mss = cfg.mss as u64;
-        let is_bbr = cfg.congestion_control == CongestionControl::Bbr;
-        let cc = if is_bbr {
-            Controller::Bbr(Box::new(Bbr::new(mss, cfg.initial_cwnd_segments.max(1) as u64, rng())))
-        } else {
-            Controller::new(cfg.congestion_control, mss).with_byte_counting(cfg.byte_counting)
+        let is_bbr = matches!(cfg.congestion_control, CongestionControl::Bbr | CongestionControl::Bbr3);
+        let iw = cfg.initial_cwnd_segments.max(1) as u64;
+        let cc = match cfg.congestion_control {
+            CongestionControl::Bbr => Controller::Bbr(Box::new(Bbr::new(mss, iw, rng()))),
+            // v3 draws its probe waits from the flow's BBR stream: a flow runs one BBR.
+            CongestionControl::Bbr3 => Controller::Bbr3(Box::new(Bbr3::new(mss, iw, rng()))),
+            _ => Controller::new(cfg.congestion_control, mss).with_byte_counting(cfg.byte_counting),
         };
         let mut pacer = (cfg.pacing || is_bbr).then(Pacer::default);
-        if let (Some(p), Controller::Bbr(b)) = (pacer.as_mut(), &cc) {
-            p.set_rate(b.pacing_rate());
+        match (pacer.as_mut(), &cc) {
+            (Some(p), Controller::Bbr(b)) => p.set_rate(b.pacing_rate()),
+            (Some(p), Controller::Bbr3(b)) => p.set_rate(b.pacing_rate()),
+            _ => {}
         }
         TcpSender {
             mss,
@@ -316,6 +322,14 @@ impl TcpSender {
     pub fn bbr(&self) -> Option<&Bbr> {
         match &self.cc {
             Controller::Bbr(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// BBRv3's state, when the sender runs it.
+    pub fn bbr3(&self) -> Option<&Bbr3> {
+        match &self.cc {
+            Controller::Bbr3(b) => Some(b),
             _ => None,
         }
     }
@@ -495,8 +509,8 @@ impl TcpSender {
             }
         }
         self.stats.segments_sent += 1;
-        if let Some(r) = self.rate.as_mut() {
-            r.on_sent(seq, now, self.snd_una >= self.snd_max);
+        if self.rate.is_some() {
+            self.rate_on_sent(seq, now);
         }
         if let Some(r) = self.rack.as_mut() {
             r.on_sent(seq, now, retransmission);
@@ -581,7 +595,7 @@ impl TcpSender {
     fn on_tlp_repair(&mut self) {
         self.stats.tlp_repairs += 1;
         self.end_hystart();
-        if matches!(self.cc, Controller::Bbr(_)) || self.in_recovery {
+        if matches!(self.cc, Controller::Bbr(_) | Controller::Bbr3(_)) || self.in_recovery {
             return;
         }
         self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.reduction_basis());
@@ -770,10 +784,10 @@ impl TcpSender {
                 // sender continues in congestion avoidance, and send new data, not the
                 // rest of the window again (no go-back-N). The RTO backoff is cleared by the
                 // next RTT sample (RFC 6298 section 5.7), taken from the new segments.
-                if let Controller::Bbr(b) = &mut self.cc {
-                    b.on_spurious_timeout(); // BBR keeps its own window (Linux bbr_undo_cwnd)
-                } else {
-                    self.cwnd = self.ssthresh;
+                match &mut self.cc {
+                    Controller::Bbr(b) => b.on_spurious_timeout(), // BBR keeps its own window (Linux bbr_undo_cwnd)
+                    Controller::Bbr3(b) => b.on_spurious_loss(),   // draft-ietf-ccwg-bbr section 5.5.11.2
+                    _ => self.cwnd = self.ssthresh,
                 }
                 self.snd_nxt = self.snd_max;
                 false
@@ -1214,6 +1228,18 @@ impl TcpSender {
         }
     }
 
+    /// The delivery-rate estimator's snapshot of a segment sent (BBR only; out of line so that
+    /// `transmit` stays small enough to inline into the send loops of every other controller).
+    #[inline(never)]
+    fn rate_on_sent(&mut self, seq: u64, now: Time) {
+        // P.tx_in_flight for BBRv3 (this segment included); v1 does not read it.
+        let tx_in_flight = if matches!(self.cc, Controller::Bbr3(_)) { self.bbr_in_flight() + self.mss } else { 0 };
+        let nothing_in_flight = self.snd_una >= self.snd_max;
+        if let Some(r) = self.rate.as_mut() {
+            r.on_sent(seq, now, nothing_in_flight, tx_in_flight);
+        }
+    }
+
     /// BBR's view of the sender's loss state (Linux's `icsk_ca_state`): fast recovery, or a
     /// timeout's loss state until what was outstanding at the timeout is acknowledged.
     fn ca_state(&self) -> CaState {
@@ -1275,9 +1301,11 @@ impl TcpSender {
         } else if una == una_before && una < max {
             r.on_duplicate_ack(flight);
         }
+        let losses = self.take_newly_lost();
+        let Some(r) = self.rate.as_mut() else { return };
+        r.on_lost(losses);
         let rs = r.finish_ack(now);
         let delivered = r.delivered();
-        let losses = self.take_newly_lost();
         let in_flight = self.bbr_in_flight();
         let input = AckInput {
             now,
@@ -1293,9 +1321,18 @@ impl TcpSender {
             state: self.ca_state(),
             srtt: self.rtt.srtt(),
         };
-        let Controller::Bbr(b) = &mut self.cc else { return };
-        b.on_ack(&input);
-        let (cwnd, rate, ssthresh, probe_rtt) = (b.cwnd_bytes(), b.pacing_rate(), b.ssthresh_or_unset(), b.in_probe_rtt());
+        let (cwnd, rate, ssthresh, probe_rtt) = match &mut self.cc {
+            Controller::Bbr(b) => {
+                b.on_ack(&input);
+                (b.cwnd_bytes(), b.pacing_rate(), b.ssthresh_or_unset(), b.in_probe_rtt())
+            }
+            Controller::Bbr3(b) => {
+                let x = V3Sample { delivered: rs.delivered, tx_in_flight: rs.tx_in_flight, lost: rs.lost, has_sack: self.sack };
+                b.on_ack(&input, &x);
+                (b.cwnd_bytes(), b.pacing_rate(), b.ssthresh_or_unset(), b.in_probe_rtt())
+            }
+            _ => return,
+        };
         if probe_rtt {
             // Linux bbr_update_min_rtt: PROBE_RTT's low-rate samples are marked app-limited.
             if let Some(r) = self.rate.as_mut() {

@@ -53,6 +53,11 @@ pub struct TxRecord {
     pub retransmitted: bool,
     /// Already counted in C.delivered (SACKed).
     pub delivered_already: bool,
+    /// P.tx_in_flight: bytes in flight when it was sent, itself included (draft-ietf-ccwg-bbr
+    /// section 2.3; BBRv3 only, 0 when the sender does not track it).
+    pub tx_in_flight: u64,
+    /// P.lost: C.lost when it was sent (BBRv3).
+    pub lost: u64,
 }
 
 /// One ACK's rate sample (draft section 3.1's rs.*, Linux's `struct rate_sample`).
@@ -73,6 +78,10 @@ pub struct RateSample {
     /// Whether `delivered` / `interval` is a rate (a segment was delivered and the interval is
     /// at least the minimum RTT).
     pub valid: bool,
+    /// RS.tx_in_flight: P.tx_in_flight of the sample's segment (draft-ietf-ccwg-bbr section 2.3).
+    pub tx_in_flight: u64,
+    /// RS.lost: C.lost - P.lost of the sample's segment, the bytes marked lost since it was sent.
+    pub lost: u64,
 }
 
 impl RateSample {
@@ -93,6 +102,8 @@ pub struct DeliveryRate {
     delivered_time: Time,
     first_sent_time: Time,
     app_limited: u64,
+    /// C.lost: bytes marked lost so far (kept by the sender for BBRv3, [`Self::on_lost`]).
+    lost: u64,
     /// Bytes counted delivered by duplicate ACKs (no SACK) and not yet cumulatively acked.
     reno_sacked: u64,
     min_rtt: Option<Time>,
@@ -114,6 +125,7 @@ impl DeliveryRate {
             delivered_time: Time::ZERO,
             first_sent_time: Time::ZERO,
             app_limited: 0,
+            lost: 0,
             reno_sacked: 0,
             min_rtt: None,
             rs: RateSample::default(),
@@ -151,9 +163,20 @@ impl DeliveryRate {
         (seq >= self.base).then(|| ((seq - self.base) / self.mss) as usize)
     }
 
+    /// C.lost: bytes marked lost so far.
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+
+    /// `bytes` newly marked lost (C.lost += bytes).
+    pub fn on_lost(&mut self, bytes: u64) {
+        self.lost += bytes;
+    }
+
     /// Draft "OnPacketSent": the segment at `seq` leaves at `now`; `nothing_in_flight` when no
-    /// data was outstanding before it (a new flight starts).
-    pub fn on_sent(&mut self, seq: u64, now: Time, nothing_in_flight: bool) {
+    /// data was outstanding before it (a new flight starts); `tx_in_flight` the bytes in
+    /// flight with it (P.tx_in_flight, 0 when not tracked).
+    pub fn on_sent(&mut self, seq: u64, now: Time, nothing_in_flight: bool, tx_in_flight: u64) {
         if nothing_in_flight {
             self.first_sent_time = now;
             self.delivered_time = now;
@@ -169,6 +192,8 @@ impl DeliveryRate {
             is_app_limited: self.app_limited != 0,
             retransmitted: false,
             delivered_already: false,
+            tx_in_flight,
+            lost: self.lost,
         };
         let Some(i) = self.index(seq) else { return };
         if i < self.records.len() {
@@ -293,6 +318,8 @@ impl DeliveryRate {
         self.first_sent_time = p.sent_time;
         self.rs.prior_delivered = p.delivered;
         self.rs.is_app_limited = p.is_app_limited;
+        self.rs.tx_in_flight = p.tx_in_flight;
+        self.rs.lost = self.lost - p.lost;
         self.rs.delivered = self.delivered - p.delivered;
         let send_elapsed = p.sent_time - p.first_sent_time;
         let ack_elapsed = now - p.delivered_time;

@@ -84,3 +84,15 @@ pub fn f64s(c: &Column) -> Vec<f64> {
         _ => panic!("not f64"),
     }
 }
+
+/// `count` bulk TCP flows on [`one_flow_in_a_deep_fifo`]'s dumbbell (10 Mbit/s, 40 ms base RTT,
+/// the same TCP settings with `tcp` added) but with a Drop-Tail FIFO of `limit_packets` and each
+/// flow starting at a uniform time in the first 0.5 s (the group's start stream, seed 1).
+pub fn flows_in_a_fifo(secs: u64, count: u32, limit_packets: u64, tcp: Value) -> Value {
+    let mut v = one_flow_in_a_deep_fifo(secs, tcp, false);
+    v["topology"]["bottleneck"]["qdisc"]["limit"]["packets"] = json!(limit_packets);
+    let group = &mut v["flow_groups"][0];
+    group["count"] = json!(count);
+    group["start_jitter_ns"] = json!(500_000_000u64);
+    v
+}
