@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from aqmlab import rrul
 from aqmlab.emu import netns
 from aqmlab.emu.run import emulation_problems, plan_flows, probes_table, router_config, tcp_received_table
+from aqmlab.run import simulate
 from aqmlab.scenario import load, validate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -99,7 +100,13 @@ def test_emulated_tables_feed_the_shared_flent_builder():
     probe_rows = np.array([(8 + j, k, k * 200_000_000, 30_000_000 if k != 3 else -1)
                            for j in range(4) for k in range(20)], dtype=np.int64)
     probes = probes_table(probe_rows)
-    assert probes["rtt_ns"].isna().sum() == 4 and str(probes["rtt_ns"].dtype) == "UInt64"
+    assert probes["rtt_ns"].isna().sum() == 4
+    # The simulator's probes table, column for column.
+    ping = {"name": "p", "duration": "1s", "topology": {"bottleneck": {"rate": "1Mbps", "delay": "5ms"}},
+            "flows": [{"name": "p", "count": 1, "app": {"kind": "ping"}}]}
+    sim = simulate(validate(ping), progress=False)
+    assert list(probes.dtypes.astype(str)) == list(sim.tables["probes"].dtypes.astype(str)) == [
+        "uint32", "uint64", "uint64", "UInt64"]
     p = rrul.probes_table({"flows": flows, "probes": probes})
     doc = rrul.flent_document(tp, p, title="t", note="n", length_s=2, delay_s=1, step_s=0.2, command="c",
                               generator="g", t0_epoch=1_800_000_000.0)

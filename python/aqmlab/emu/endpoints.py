@@ -100,8 +100,11 @@ def tcp_info(sock: socket.socket) -> dict[str, int]:
             "total_rto": struct.unpack_from("H", raw, 240)[0] if len(raw) >= 242 else -1}
 
 
-def wait_epoch() -> int | None:
-    """The run's epoch once known (the receiver learns it on stdin); None if asked to stop first."""
+def wait_epoch(spec: dict[str, Any]) -> int | None:
+    """The run's epoch: the spec's (the sender starts after it is fixed), else once known (the
+    receiver learns it on stdin); None if asked to stop first."""
+    if spec.get("epoch_ns") is not None:
+        return int(spec["epoch_ns"])
     while not epoch_known.wait(0.05):
         if stopping.is_set():
             return None
@@ -121,7 +124,7 @@ class TcpSender(threading.Thread):
 
     def run(self) -> None:
         f = self.flow
-        epoch = wait_epoch()
+        epoch = wait_epoch(self.spec)
         if epoch is None or not sleep_until(epoch, f["start_ns"]):
             return
         if f.get("upload"):
@@ -176,7 +179,7 @@ def _ssthresh_bytes(segments: int, mss: int) -> int:
 
 def sample_tcp(senders: list[Any], spec: dict[str, Any], rows: list[tuple]) -> None:
     """Samples every connected sender's TCP_INFO on a grid of `flow_sample_ns`."""
-    epoch, every = wait_epoch(), spec["flow_sample_ns"]
+    epoch, every = wait_epoch(spec), spec["flow_sample_ns"]
     if epoch is None:
         return
     k = 0
@@ -197,7 +200,7 @@ def sample_tcp(senders: list[Any], spec: dict[str, Any], rows: list[tuple]) -> N
 def sample_received(counts: dict[int, int], flows: list[int], spec: dict[str, Any], rows: list[tuple]) -> None:
     """Samples the bytes each TCP sink's application has read (`counts`) every `flow_sample_ns`,
     each row stamped with the time it was read: (t_ns, flow, bytes)."""
-    epoch, every = wait_epoch(), spec["flow_sample_ns"]
+    epoch, every = wait_epoch(spec), spec["flow_sample_ns"]
     if epoch is None:
         return
     k = 0
@@ -211,13 +214,16 @@ def sample_received(counts: dict[int, int], flows: list[int], spec: dict[str, An
 # ---- ping -----------------------------------------------------------------------------------
 
 
-def _kernel_stamp(anc: list[tuple[int, int, bytes]]) -> int:
-    """The SO_TIMESTAMPNS receive time (CLOCK_REALTIME ns) of a message, else now."""
+def _kernel_stamp_monotonic(anc: list[tuple[int, int, bytes]]) -> int:
+    """The SO_TIMESTAMPNS receive time of a message on CLOCK_MONOTONIC (ns), else now. The
+    kernel stamps on CLOCK_REALTIME, which a time daemon may step or slew during a run: the
+    stamp is moved to the monotonic clock by the offset between the two read just now, a few
+    microseconds after the stamp."""
     for lvl, typ, data in anc:
         if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS:
             sec, nsec = struct.unpack("qq", data[:16])
-            return sec * 1_000_000_000 + nsec
-    return time.time_ns()
+            return sec * 1_000_000_000 + nsec - (time.time_ns() - time.monotonic_ns())
+    return time.monotonic_ns()
 
 
 class PingClient(threading.Thread):
@@ -225,13 +231,14 @@ class PingClient(threading.Thread):
     became of the earlier ones (as ping -i and irtt do, and the simulator's ping application);
     a second thread takes the replies. UDP requests carry the application header (its sequence
     number); ICMP echoes (`proto = "icmp"`, a raw socket) the sequence number in the echo
-    header, answered by the far side's kernel. Times: send on CLOCK_REALTIME just before the
-    send call, reply by the kernel's receive stamp; rows (flow, seq, sent_ns, rtt_ns or -1)."""
+    header, answered by the far side's kernel. Times: the send just before the send call, the
+    reply by the kernel's receive stamp, both on CLOCK_MONOTONIC; rows (flow, seq, sent_ns,
+    rtt_ns or -1)."""
 
     def __init__(self, flow: dict[str, Any], spec: dict[str, Any]):
         super().__init__(name=f"ping{flow['flow']}", daemon=True)
         self.flow, self.spec = flow, spec
-        self.sent: dict[int, tuple[int, int]] = {}  # seq -> (run time ns, realtime ns)
+        self.sent: dict[int, int] = {}  # seq -> run time ns
         self.rtt: dict[int, int] = {}
         self.icmp = flow["proto"] == "icmp"
         self.icmp_id = (0x4000 + flow["flow"]) & 0xFFFF
@@ -279,18 +286,17 @@ class PingClient(threading.Thread):
                 continue
             except OSError:
                 return
-            stamp = _kernel_stamp(anc)
+            reply_ns = _kernel_stamp_monotonic(anc) - epoch
             k = self._reply_seq(data)
             if k is None or k not in self.sent or k in self.rtt:
                 continue
-            run_ns, sent_rt = self.sent[k]
             # Only replies within the run count, as in the simulator.
-            if run_ns + (stamp - sent_rt) < self.spec["duration_ns"]:
-                self.rtt[k] = stamp - sent_rt
+            if reply_ns < self.spec["duration_ns"]:
+                self.rtt[k] = reply_ns - self.sent[k]
 
     def run(self) -> None:
         f = self.flow
-        epoch = wait_epoch()
+        epoch = wait_epoch(self.spec)
         if epoch is None:
             return
         sock = self._socket()
@@ -304,8 +310,8 @@ class PingClient(threading.Thread):
             t = f["start_ns"] + k * f["interval_ns"]
             if t >= f["stop_ns"] or not sleep_until(epoch, t):
                 break
-            run_ns, rt = now_ns(epoch), time.time_ns()
-            self.sent[k] = (run_ns, rt)
+            run_ns = now_ns(epoch)
+            self.sent[k] = run_ns
             with contextlib.suppress(OSError):
                 sock.sendto(self._request(k, run_ns), dest)
             k += 1
@@ -315,7 +321,7 @@ class PingClient(threading.Thread):
         sock.close()
 
     def rows(self) -> list[tuple]:
-        return [(self.flow["flow"], k, run_ns, self.rtt.get(k, -1)) for k, (run_ns, _) in sorted(self.sent.items())]
+        return [(self.flow["flow"], k, run_ns, self.rtt.get(k, -1)) for k, run_ns in sorted(self.sent.items())]
 
 
 def udp_echo(sock: socket.socket) -> None:
@@ -699,7 +705,7 @@ def run_probe(spec: dict[str, Any], out: Path) -> None:
         body = bytes(36)  # 20 (IP) + 8 (ICMP) + 36 = a 64-byte packet
         header = struct.pack("!BBHHH", 8, 0, 0, ident, k)
         packet = struct.pack("!BBHHH", 8, 0, icmp_checksum(header + body), ident, k) + body
-        t0 = time.time_ns()
+        t0 = time.monotonic_ns()
         sock.sendto(packet, (spec["receiver_ip"], 0))
         deadline = time.monotonic() + 1.0
         while time.monotonic() < deadline:
@@ -710,13 +716,9 @@ def run_probe(spec: dict[str, Any], out: Path) -> None:
             ihl = (data[0] & 0x0F) * 4
             kind, _, _, rid, rseq = struct.unpack_from("!BBHHH", data, ihl)
             if kind == 0 and rid == ident and rseq == k:
-                stamps = [d for lvl, typ, d in anc if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS]
-                if stamps:
-                    sec, nsec = struct.unpack("qq", stamps[0])
-                    t1 = sec * 1_000_000_000 + nsec
-                else:
-                    t1 = time.time_ns()
-                rtts.append(t1 - t0)
+                # On the monotonic clock: a step of the wall clock during the probe (seen here:
+                # a minimum 3.5 ms below the configured path) must not enter the RTT.
+                rtts.append(_kernel_stamp_monotonic(anc) - t0)
                 break
         time.sleep(0.005)
     np.savez(out, rtt_ns=np.array(rtts, dtype=np.int64))
