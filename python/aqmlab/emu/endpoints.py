@@ -20,7 +20,7 @@
   router's classifier (keyed on the R2-side port) sees every flow whichever way it runs.
 * Ping flows (the ``ping`` application) send a request every ``interval_ns`` whether or not
   replies came, from the flow's sending side; the other side echoes UDP requests from a
-  process, and the kernel answers ICMP echoes (flows planned with ``proto = "icmp"``). Round
+  child process of its own, and the kernel answers ICMP echoes (flows planned with ``proto = "icmp"``). Round
   trips are timed with the kernel's receive timestamp (SO_TIMESTAMPNS).
 * Each TCP sink's bytes read by the application are sampled every ``flow_sample_ns``
   (``received`` rows: time, flow, bytes).
