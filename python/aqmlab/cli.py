@@ -562,7 +562,7 @@ def rrul(scenario: str, out_dir: Path, length_s: str, delay_s: str, step_s: str,
         _fail(e.lines)
     except rr.RrulError as e:
         _fail(str(e))
-    except RuntimeError as e:  # the emulator's EmulationError / EmulationUnavailable: one line
+    except _emulator_failures() as e:  # a process of the emulated run failed: its one line
         _fail(str(e), status=1)
     except KeyboardInterrupt:
         _interrupted("the run in progress wrote nothing")
@@ -584,6 +584,14 @@ def rrul(scenario: str, out_dir: Path, length_s: str, delay_s: str, step_s: str,
     click.echo("ping under load: " + ("no replies" if med is None else
                f"median {med:.1f} ms, p90 {s['ping_p90_ms']:.1f} ms, p99 {s['ping_p99_ms']:.1f} ms, "
                f"{s['probes_lost']} of {s['probes_sent']} probes lost"))
+
+
+def _emulator_failures() -> tuple[type[Exception], ...]:
+    """The emulator's one-line failures (importing it needs no root)."""
+    from aqmlab.emu.netns import EmulationUnavailable
+    from aqmlab.emu.run import EmulationError
+
+    return (EmulationError, EmulationUnavailable)
 
 
 @main.command(name="list")
