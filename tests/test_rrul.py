@@ -271,12 +271,14 @@ def test_json_summary(tmp_path):
     assert (tmp_path / "o" / "rrul.flent.gz").exists()
 
 
-def test_emulator_refuses_rrul_by_field():
-    """RRUL is not built in the emulator: its uploads and probes are refused by field name."""
+def test_emulator_takes_rrul_and_refuses_what_it_cannot_send_uploading():
+    """RRUL's uploads and probes are emulated (tests/test_rrul_emulated.py); a reversed path
+    is still refused by field for what the emulator's R2 side cannot send (UDP media)."""
     from aqmlab.emu.run import emulation_problems
 
     sc = validate(rrul.rrul_data(_scenario([{"name": "x", "count": 1, "app": {"kind": "bulk"}}]), 2, 1, 0.2), "t")
-    problems = emulation_problems(sc)
-    assert any(p.startswith("flows.tcp_up_BE.path:") for p in problems), problems
-    assert any(p.startswith("flows.icmp.app.kind: 'ping' cannot be emulated") for p in problems), problems
-    assert not any(p.startswith("flows.tcp_down_BE") for p in problems), problems
+    assert emulation_problems(sc, frozenset({rrul.ICMP_GROUP})) == []
+    cbr_up = validate(_scenario([{"name": "v", "count": 1, "path": [1, 0],
+                                  "app": {"kind": "cbr", "rate": "1Mbps", "packet_size": "1000B"}}]), "t")
+    problems = emulation_problems(cbr_up)
+    assert any(p.startswith("flows.v.path: [1, 0] runs toward R1") for p in problems), problems

@@ -523,13 +523,17 @@ def _emulate_one(sc: api.LoadedScenario, target: Path, force: bool) -> Any:
 @click.option("--force", is_flag=True, help="replace an existing results directory")
 @click.option("--flent-plots", is_flag=True,
               help="also have flent (pip install flent) draw all_scaled, ping_cdf and box_totals PNGs")
+@click.option("--engine", type=str, default="sim", show_default=True,
+              help="sim (the simulator) or emu (the netns emulator: kernel TCP, real ICMP echoes; needs root)")
 @click.option("--progress/--no-progress", default=True, help="progress bar for long runs")
 @click.option("--json", "as_json", is_flag=True, help="print the summary as one JSON document")
 def rrul(scenario: str, out_dir: Path, length_s: str, delay_s: str, step_s: str, seed: int | None,
-         overrides: tuple[str, ...], force: bool, flent_plots: bool, progress: bool, as_json: bool) -> None:
-    """Flent's RRUL test over SCENARIO's bottleneck in the simulator: 4 TCP uploads and 4
-    downloads (BE, BK, CS5, EF) and 4 latency probes (ICMP-like, UDP EF/BK/BE), the discipline
-    on both directions; writes Parquet tables and rrul.flent.gz, which flent opens."""
+         overrides: tuple[str, ...], force: bool, flent_plots: bool, engine: str, progress: bool,
+         as_json: bool) -> None:
+    """Flent's RRUL test over SCENARIO's bottleneck in the simulator (or, with --engine emu, the
+    emulator): 4 TCP uploads and 4 downloads (BE, BK, CS5, EF) and 4 latency probes (ICMP,
+    UDP EF/BK/BE), the discipline on both directions; writes Parquet tables and rrul.flent.gz,
+    which flent opens."""
     import json
 
     from aqmlab import rrul as rr
@@ -538,18 +542,28 @@ def rrul(scenario: str, out_dir: Path, length_s: str, delay_s: str, step_s: str,
         length, delay, step = (rr.seconds(option, text) for option, text in
                                (("--length", length_s), ("--delay", delay_s), ("--step-size", step_s)))
         rr.check_options(length, delay, step)
+        if engine not in rr.ENGINES:
+            raise rr.RrulError(f"--engine: {engine!r}; allowed: {', '.join(rr.ENGINES)}")
     except rr.RrulError as e:
         _fail(str(e))
+    if engine == "emu":
+        from aqmlab.emu import netns
+
+        missing = netns.missing_requirement()
+        if missing:
+            _fail(f"--engine emu: {missing}")
     if flent_plots and not rr.flent_available():
         _fail("--flent-plots: flent is not installed in this Python; pip install flent (or leave the option out)")
     _check_out(out_dir, force)
     try:
         res = rr.run(scenario, out_dir, overrides=overrides, seed=seed, length_s=length, delay_s=delay,
-                     step_s=step, force=force, progress=progress)
+                     step_s=step, force=force, progress=progress, engine=engine)
     except ScenarioError as e:
         _fail(e.lines)
     except rr.RrulError as e:
         _fail(str(e))
+    except _emulator_failures() as e:  # a process of the emulated run failed: its one line
+        _fail(str(e), status=1)
     except KeyboardInterrupt:
         _interrupted("the run in progress wrote nothing")
     if flent_plots:
@@ -562,13 +576,22 @@ def rrul(scenario: str, out_dir: Path, length_s: str, delay_s: str, step_s: str,
     if as_json:
         click.echo(json.dumps(s, indent=2, sort_keys=True))
         return
-    _note(f"rrul: {res.events:,} events in {res.wall_s:.2f} s -> {out_dir} ({res.flent_file.name})")
+    what = "frames through the router" if engine == "emu" else "events"
+    _note(f"rrul: {res.events:,} {what} in {res.wall_s:.2f} s -> {out_dir} ({res.flent_file.name})")
     click.echo(f"upload   {s['upload_mbps']:8.2f} Mbit/s (4 flows)")
     click.echo(f"download {s['download_mbps']:8.2f} Mbit/s (4 flows)")
     med = s["ping_median_ms"]
     click.echo("ping under load: " + ("no replies" if med is None else
                f"median {med:.1f} ms, p90 {s['ping_p90_ms']:.1f} ms, p99 {s['ping_p99_ms']:.1f} ms, "
                f"{s['probes_lost']} of {s['probes_sent']} probes lost"))
+
+
+def _emulator_failures() -> tuple[type[Exception], ...]:
+    """The emulator's one-line failures (importing it needs no root)."""
+    from aqmlab.emu.netns import EmulationUnavailable
+    from aqmlab.emu.run import EmulationError
+
+    return (EmulationError, EmulationUnavailable)
 
 
 @main.command(name="list")

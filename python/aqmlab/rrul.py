@@ -1,4 +1,4 @@
-"""Flent's RRUL test (Realtime Response Under Load) run in the simulator.
+"""Flent's RRUL test (Realtime Response Under Load) run in the simulator or the emulator.
 
 Flent's `rrul` (flent/tests/rrul.conf) runs, over one bottleneck, four TCP uploads and four
 TCP downloads marked BE, BK (CS1), CS5 and EF, for LENGTH seconds starting DELAY seconds in,
@@ -13,6 +13,13 @@ like the TCP client, so a request crosses the reverse link and its reply the bot
 reverse link carries the bottleneck's discipline, rate and delay unless the scenario gives
 `topology.reverse` (then it is used as written, e.g. an asymmetric uplink): the router an RRUL
 user tests shapes both directions of its WAN link with one discipline.
+
+In the emulator (`engine="emu"`, aqmlab.emu) the same rewritten scenario runs on kernel TCP
+(cubic) through the userspace router, the discipline on both directions; the UDP probes are
+requests echoed by a process, the ICMP probe real ICMP echoes the kernel answers (sent from a
+raw socket: the `ping` binary is not required). Throughput is the bytes the receiving
+application read per step, probes are round trips, as in the simulator; the same code below
+builds the tables and the Flent file, whose times are the run's real wall-clock times.
 
 Output: the run's own results directory (Parquet tables as `aqmlab run` writes them, plus
 `rrul_throughput.parquet` and `rrul_probes.parquet`) and `rrul.flent.gz`, a file in Flent's
@@ -262,10 +269,11 @@ def _computed(kind: str, columns: list[list[float | None]]) -> list[float | None
 
 def flent_document(throughput: pd.DataFrame, probes: pd.DataFrame, *, title: str, note: str,
                    length_s: float, delay_s: float, step_s: float, command: str,
-                   generator: str) -> dict[str, Any]:
+                   generator: str, t0_epoch: float = T0_EPOCH) -> dict[str, Any]:
     """The RRUL results as the JSON document Flent writes (flent/resultset.py `serialise`):
     metadata, x_values (the step grid, in seconds from T0), results (each series on the grid)
-    and raw_values (each series' samples, stamped T0 + seconds)."""
+    and raw_values (each series' samples, stamped T0 + seconds). T0 is the fixed T0_EPOCH
+    unless given (the emulator gives its run's real start)."""
     total = length_s + 2 * delay_s
     steps = int(math.ceil(total / step_s - 1e-9))
     xs = np.arange(steps + 1) * step_s
@@ -298,7 +306,7 @@ def flent_document(throughput: pd.DataFrame, probes: pd.DataFrame, *, title: str
         raw[name] = []
     metadata = {
         "NAME": "rrul", "TITLE": title, "NOTE": note, "HOST": HOST, "HOSTS": [HOST], "LOCAL_HOST": "client",
-        "TIME": T0_ISO, "T0": T0_ISO, "LENGTH": length_s, "TOTAL_LENGTH": total, "STEP_SIZE": step_s,
+        "TIME": _iso(t0_epoch), "T0": _iso(t0_epoch), "LENGTH": length_s, "TOTAL_LENGTH": total, "STEP_SIZE": step_s,
         "TEST_PARAMETERS": {}, "FLENT_VERSION": None, "IP_VERSION": 4, "BATCH_NAME": None,
         "BATCH_TIME": None, "BATCH_TITLE": None, "BATCH_UUID": None, "DATA_FILENAME": "rrul.flent.gz",
         "HTTP_GETTER_URLLIST": None, "HTTP_GETTER_DNS": None, "HTTP_GETTER_WORKERS": None,
@@ -309,8 +317,18 @@ def flent_document(throughput: pd.DataFrame, probes: pd.DataFrame, *, title: str
         "version": FLENT_FORMAT_VERSION,
         "x_values": [round(float(x), 9) for x in xs],
         "results": {name: results[name] for name in RESULT_ORDER},
-        "raw_values": {name: [{"t": T0_EPOCH + t, "val": v} for t, v in raw[name]] for name in RESULT_ORDER},
+        "raw_values": {name: [{"t": t0_epoch + t, "val": v} for t, v in raw[name]] for name in RESULT_ORDER},
     }
+
+
+def _iso(epoch_s: float) -> str:
+    """Seconds since the Unix epoch as Flent writes its times (UTC, microseconds, "Z")."""
+    import datetime
+
+    if epoch_s == T0_EPOCH:
+        return T0_ISO
+    t = datetime.datetime.fromtimestamp(epoch_s, tz=datetime.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def write_flent(doc: dict[str, Any], path: Path) -> None:
@@ -365,38 +383,81 @@ class RrulRun:
     events: int
 
 
+#: The engines `run` takes (api.run's names).
+ENGINES = ("sim", "emu")
+#: The flow group the emulator sends as real ICMP echoes (the other probes are UDP).
+ICMP_GROUP = "icmp"
+
+
+def emulated_throughput_tables(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """An emulated run's tables as `throughput_table` reads them: `flow_samples`' delivered
+    bytes replaced by the bytes the receiving application read (the emulator's `tcp_received`;
+    its own `flow_samples` count bytes the sender saw acknowledged, from TCP_INFO)."""
+    received = tables["tcp_received"]
+    return {"flows": tables["flows"],
+            "flow_samples": pd.DataFrame({"flow": received["flow"], "t_ns": received["t_ns"],
+                                          "delivered_bytes": received["received_bytes"]})}
+
+
 def run(name: str, out_dir: Path, *, overrides: list[str] | tuple[str, ...] = (), seed: int | None = None,
         length_s: float = LENGTH_S, delay_s: float = DELAY_S, step_s: float = STEP_S, force: bool = False,
-        progress: bool = True) -> RrulRun:
-    """Runs RRUL over scenario `name` in the simulator; writes the results directory and its
-    `rrul.flent.gz`. Raises RrulError (bad option) or ScenarioError (bad scenario field)."""
+        progress: bool = True, engine: str = "sim") -> RrulRun:
+    """Runs RRUL over scenario `name` in the simulator (`engine="sim"`) or the netns emulator
+    (`"emu"`, root only); writes the results directory and its `rrul.flent.gz`. Raises
+    RrulError (bad option, or the emulator unavailable), ScenarioError (bad scenario field),
+    or the emulator's EmulationError when one of its processes fails."""
     from aqmlab import _core
     from aqmlab.run import simulate, write_results
     from aqmlab.scenario import load, validate
 
     check_options(length_s, delay_s, step_s)
+    if engine not in ENGINES:
+        raise RrulError(f"--engine: {engine!r}; allowed: {', '.join(ENGINES)}")
     sc, raw = load(name, list(overrides), seed)
     data = rrul_data(raw, length_s, delay_s, step_s)
     rsc = validate(data, f"{name} (as RRUL)")
-    result = simulate(rsc, progress=progress)
-    throughput = throughput_table(result.tables)
+    t0 = T0_EPOCH
+    if engine == "emu":
+        from aqmlab.emu import netns
+        from aqmlab.emu.run import emulate
+
+        missing = netns.missing_requirement()
+        if missing:
+            raise RrulError(f"--engine emu: {missing}")
+        result = emulate(rsc, icmp_groups=frozenset({ICMP_GROUP}))
+        throughput = throughput_table(emulated_throughput_tables(result.tables))
+        t0 = result.summary["emu"]["epoch_realtime_ns"] / 1e9
+    else:
+        result = simulate(rsc, progress=progress)
+        throughput = throughput_table(result.tables)
     probes = probes_table(result.tables)
     result.tables["rrul_throughput"] = throughput
     result.tables["rrul_probes"] = probes
     numbers = summary(throughput, probes, delay_s, length_s)
-    result.summary["rrul"] = {"length_s": length_s, "delay_s": delay_s, "step_s": step_s, **numbers}
+    result.summary["rrul"] = {"engine": engine, "length_s": length_s, "delay_s": delay_s, "step_s": step_s,
+                              **numbers}
     write_results(result, data, out_dir, force=force)
     bottleneck = rsc.topology.bottleneck
     title = f"{sc.name}: {bottleneck.qdisc.kind} both ways"
-    note = (f"aqmlab simulator, scenario {sc.name}, seed {rsc.seed}; downloads over topology.bottleneck, "
-            f"uploads over topology.reverse")
+    if engine == "emu":
+        ccs = sorted(set(result.summary["emu"]["congestion_control"].values()))
+        note = (f"aqmlab netns emulator, scenario {sc.name}; kernel TCP {'/'.join(ccs)}; downloads over "
+                f"topology.bottleneck, uploads over topology.reverse, both through aqmlab's userspace router; "
+                f"UDP probes echoed by a process, the ICMP probe real ICMP echoes answered by the kernel "
+                f"(raw socket, not the ping binary); wall-clock times")
+        generator = f"aqmlab {_core.__version__} (emulator, kernel TCP {'/'.join(ccs)})"
+        events = int(sum(result.summary["emu"]["router"]["router"]["rx_frames"]))
+    else:
+        note = (f"aqmlab simulator, scenario {sc.name}, seed {rsc.seed}; downloads over topology.bottleneck, "
+                f"uploads over topology.reverse")
+        generator = f"aqmlab {_core.__version__} (simulator)"
+        events = int(result.summary["sim"].get("events", 0))
+    cmd = f"aqmlab rrul {name}" + (" --engine emu" if engine == "emu" else "")
     doc = flent_document(throughput, probes, title=title, note=note, length_s=length_s, delay_s=delay_s,
-                         step_s=step_s, command=f"aqmlab rrul {name}",
-                         generator=f"aqmlab {_core.__version__} (simulator)")
+                         step_s=step_s, command=cmd, generator=generator, t0_epoch=t0)
     flent_file = Path(out_dir) / "rrul.flent.gz"
     write_flent(doc, flent_file)
-    return RrulRun(Path(out_dir), flent_file, result.summary["rrul"], result.wall_s,
-                   int(result.summary["sim"].get("events", 0)))
+    return RrulRun(Path(out_dir), flent_file, result.summary["rrul"], result.wall_s, events)
 
 
 def flent_available() -> bool:

@@ -26,6 +26,7 @@ pub struct Classifier {
     class_of_dscp: [u8; 64],
     known: HashMap<(FlowProto, u16), (u32, Time, Time)>,
     dynamic: HashMap<(u8, u32, u32, u16, u16), u32>,
+    other_delay: Time,
 }
 
 /// What the router needs besides the packet: the extra delay of the flow in this direction.
@@ -47,7 +48,7 @@ impl Classifier {
                 ((f.proto, f.port), (f.flow, delays.0, delays.1))
             })
             .collect();
-        Classifier { class_of_dscp, known, dynamic: HashMap::new() }
+        Classifier { class_of_dscp, known, dynamic: HashMap::new(), other_delay: Time(cfg.other_extra_delay_ns) }
     }
 
     pub fn classify(&mut self, info: &IpInfo, dir: Direction, uid: u64, now: Time) -> Classified {
@@ -103,7 +104,7 @@ impl Classifier {
             },
         };
         if let Transport::Other { .. } = info.transport {
-            return (OTHER_FLOW, Time::ZERO);
+            return (OTHER_FLOW, self.other_delay);
         }
         let fp = if proto == Proto::Tcp { FlowProto::Tcp } else { FlowProto::Udp };
         let server_port = if dir == Direction::Forward { dport } else { sport };
@@ -155,6 +156,22 @@ mod tests {
         assert_eq!((d.packet.flow, d.extra_delay), (7, Time(3)));
         assert_eq!((a.packet.flow, a.extra_delay), (7, Time(4)));
         assert_eq!((d.packet.size, d.packet.payload, d.packet.proto), (140, 100, Proto::Tcp));
+    }
+
+    #[test]
+    fn packets_without_ports_get_the_configured_extra_delay() {
+        let icmp = info(&ipv4_frame(1, 0, 0, 0, &[0; 56]));
+        let mut plain = Classifier::new(&ClassifyConfig::default(), &flows());
+        assert_eq!(plain.classify(&icmp, Direction::Forward, 0, Time::ZERO).extra_delay, Time::ZERO);
+        let cfg = ClassifyConfig { other_extra_delay_ns: 2_000_000, ..ClassifyConfig::default() };
+        let mut c = Classifier::new(&cfg, &flows());
+        for dir in [Direction::Forward, Direction::Reverse] {
+            let got = c.classify(&icmp, dir, 0, Time::ZERO);
+            assert_eq!((got.packet.flow, got.extra_delay), (OTHER_FLOW, Time(2_000_000)));
+        }
+        // Known flows keep their own delays.
+        let data = info(&ipv4_frame(IPPROTO_TCP, 40000, 5001, 0, &[0; 100]));
+        assert_eq!(c.classify(&data, Direction::Forward, 1, Time::ZERO).extra_delay, Time(3));
     }
 
     #[test]

@@ -56,19 +56,22 @@ pub use aqmlab_core::LinkConfig;
 
 /// DSCP -> priority class (1 lowest .. 3 highest; 0 unclassified).
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct ClassifyConfig {
     /// `[dscp, class]` pairs.
     pub dscp_classes: Vec<(u8, u8)>,
     /// Class of packets whose DSCP is not listed.
     pub default_class: u8,
+    /// Extra one-way delay, each way, of packets without ports (ICMP): the access delays of an
+    /// ICMP echo flow, which has no port to be recognized by. 0 by default.
+    pub other_extra_delay_ns: u64,
 }
 
 impl Default for ClassifyConfig {
     /// Assured Forwarding drop precedences of AF1x (RFC 2597 section 6): AF11 (DSCP 10) is the
     /// lowest drop precedence, so the highest class; AF13 (DSCP 14) the highest, class 1.
     fn default() -> Self {
-        ClassifyConfig { dscp_classes: vec![(10, 3), (12, 2), (14, 1)], default_class: 0 }
+        ClassifyConfig { dscp_classes: vec![(10, 3), (12, 2), (14, 1)], default_class: 0, other_extra_delay_ns: 0 }
     }
 }
 

@@ -430,13 +430,10 @@ impl Router {
         })
     }
 
-    /// The forward direction's packet events and queue samples, in the simulator's schema.
+    /// The forward direction's packet events and queue samples, in the simulator's schema
+    /// (with `records.packet_events` off, an empty `packets` table, as the simulator writes).
     pub fn take_records(&mut self) -> Vec<(&'static str, Table)> {
-        let mut tables = Vec::new();
-        if let Some(ev) = self.sides[0].link.events.take() {
-            tables.push(("packets", ev.into_table()));
-        }
-        tables.push(("queue", std::mem::take(&mut self.queue_samples).into_table()));
-        tables
+        let packets = self.sides[0].link.events.take().unwrap_or_default();
+        vec![("packets", packets.into_table()), ("queue", std::mem::take(&mut self.queue_samples).into_table())]
     }
 }

@@ -13,6 +13,17 @@
   application header the router parses (``AQML``, seq, frame id/type, fragment, send time,
   flow). The receiver timestamps every packet (the simulator's ``media`` schema).
 * ``probe`` measures the base RTT with ICMP echoes, as ping does, before the run starts.
+* Either side may send: the ``sender`` process (R1's side) runs the downloads' senders and the
+  uploads' sinks, the ``receiver`` process (R2's side) the downloads' sinks and the uploads'
+  senders (a flow whose ``upload`` is set: its scenario `path` runs toward R1). The endpoint on
+  R2's side always uses the flow's ``port`` and the one on R1's side its ``sport``, so the
+  router's classifier (keyed on the R2-side port) sees every flow whichever way it runs.
+* Ping flows (the ``ping`` application) send a request every ``interval_ns`` whether or not
+  replies came, from the flow's sending side; the other side echoes UDP requests from a
+  child process of its own, and the kernel answers ICMP echoes (flows planned with ``proto = "icmp"``). Round
+  trips are timed with the kernel's receive timestamp (SO_TIMESTAMPNS).
+* Each TCP sink's bytes read by the application are sampled every ``flow_sample_ns``
+  (``received`` rows: time, flow, bytes).
 
 A process prints ``ready`` once its sockets are set up and stops on SIGTERM/SIGINT, writing its
 records on the way out (the receiver also on ``stop`` on stdin). The sender's times are
@@ -26,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import socket
 import struct
@@ -89,7 +101,22 @@ def tcp_info(sock: socket.socket) -> dict[str, int]:
             "total_rto": struct.unpack_from("H", raw, 240)[0] if len(raw) >= 242 else -1}
 
 
+def wait_epoch(spec: dict[str, Any]) -> int | None:
+    """The run's epoch: the spec's (the sender starts after it is fixed), else once known (the
+    receiver learns it on stdin); None if asked to stop first."""
+    if spec.get("epoch_ns") is not None:
+        return int(spec["epoch_ns"])
+    while not epoch_known.wait(0.05):
+        if stopping.is_set():
+            return None
+    return _epoch[0]
+
+
 class TcpSender(threading.Thread):
+    """A bulk TCP sender: from the flow's own port on this side to the far side's listener.
+    Downloads run it on R1's side (bound to `sport`, to `port`), uploads on R2's side (bound to
+    `port`, to `sport`)."""
+
     def __init__(self, flow: dict[str, Any], spec: dict[str, Any]):
         super().__init__(name=f"tcp{flow['flow']}", daemon=True)
         self.flow, self.spec = flow, spec
@@ -97,17 +124,34 @@ class TcpSender(threading.Thread):
         self.final: dict[str, int] | None = None
 
     def run(self) -> None:
-        epoch, f = self.spec["epoch_ns"], self.flow
-        if not sleep_until(epoch, f["start_ns"]):
+        f = self.flow
+        epoch = wait_epoch(self.spec)
+        if epoch is None or not sleep_until(epoch, f["start_ns"]):
             return
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        _tcp_options(f)(sock)
-        sock.settimeout(POLL_S)
-        try:
-            sock.bind(("", f["sport"]))
-            sock.connect((self.spec["receiver_ip"], f["port"]))
-        except OSError as e:
-            print(f"sender: flow {f['flow']}: connect: {e}", file=sys.stderr)
+        if f.get("upload"):
+            bind, dest = f["port"], (self.spec["sender_ip"], f["sport"])
+        else:
+            bind, dest = f["sport"], (self.spec["receiver_ip"], f["port"])
+        sock = None
+        # The far side's listener may start after this flow's start time (an upload's sink runs
+        # in the process started last): retry a refused connection until the run stops.
+        while not stopping.is_set():
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            _tcp_options(f)(sock)
+            sock.settimeout(POLL_S)
+            try:
+                sock.bind(("", bind))
+                sock.connect(dest)
+                break
+            except ConnectionRefusedError:
+                sock.close()
+                sock = None
+                stopping.wait(0.01)
+            except OSError as e:
+                print(f"sender: flow {f['flow']}: connect: {e}", file=sys.stderr)
+                return
+        if sock is None:
             return
         self.sock = sock
         data = memoryview(bytes(CHUNK))
@@ -136,7 +180,9 @@ def _ssthresh_bytes(segments: int, mss: int) -> int:
 
 def sample_tcp(senders: list[Any], spec: dict[str, Any], rows: list[tuple]) -> None:
     """Samples every connected sender's TCP_INFO on a grid of `flow_sample_ns`."""
-    epoch, every = spec["epoch_ns"], spec["flow_sample_ns"]
+    epoch, every = wait_epoch(spec), spec["flow_sample_ns"]
+    if epoch is None:
+        return
     k = 0
     while sleep_until(epoch, k * every):
         t = k * every
@@ -150,6 +196,187 @@ def sample_tcp(senders: list[Any], spec: dict[str, Any], rows: list[tuple]) -> N
             rows.append((t, s.flow["flow"], i["bytes_acked"], i["snd_cwnd"] * i["snd_mss"],
                          _ssthresh_bytes(i["snd_ssthresh"], i["snd_mss"]), i["rtt_us"] * 1000, i["rto_us"] * 1000, 0))
         k += 1
+
+
+def sample_received(counts: dict[int, int], flows: list[int], spec: dict[str, Any], rows: list[tuple]) -> None:
+    """Samples the bytes each TCP sink's application has read (`counts`) every `flow_sample_ns`,
+    each row stamped with the time it was read: (t_ns, flow, bytes)."""
+    epoch, every = wait_epoch(spec), spec["flow_sample_ns"]
+    if epoch is None:
+        return
+    k = 0
+    while sleep_until(epoch, k * every):
+        t = now_ns(epoch)
+        for flow in flows:
+            rows.append((t, flow, counts[flow]))
+        k += 1
+
+
+# ---- ping -----------------------------------------------------------------------------------
+
+
+def _kernel_stamp_monotonic(anc: list[tuple[int, int, bytes]]) -> int:
+    """The SO_TIMESTAMPNS receive time of a message on CLOCK_MONOTONIC (ns), else now. The
+    kernel stamps on CLOCK_REALTIME, which a time daemon may step or slew during a run: the
+    stamp is moved to the monotonic clock by the offset between the two read just now, a few
+    microseconds after the stamp."""
+    for lvl, typ, data in anc:
+        if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS:
+            sec, nsec = struct.unpack("qq", data[:16])
+            return sec * 1_000_000_000 + nsec - (time.time_ns() - time.monotonic_ns())
+    return time.monotonic_ns()
+
+
+class PingClient(threading.Thread):
+    """The sending side of a ping flow: request k leaves at start + k * interval whatever
+    became of the earlier ones (as ping -i and irtt do, and the simulator's ping application);
+    a second thread takes the replies. UDP requests carry the application header (its sequence
+    number); ICMP echoes (`proto = "icmp"`, a raw socket) the sequence number in the echo
+    header, answered by the far side's kernel. Times: the send just before the send call, the
+    reply by the kernel's receive stamp, both on CLOCK_MONOTONIC; rows (flow, seq, sent_ns,
+    rtt_ns or -1)."""
+
+    def __init__(self, flow: dict[str, Any], spec: dict[str, Any]):
+        super().__init__(name=f"ping{flow['flow']}", daemon=True)
+        self.flow, self.spec = flow, spec
+        self.sent: dict[int, int] = {}  # seq -> run time ns
+        self.rtt: dict[int, int] = {}
+        self.icmp = flow["proto"] == "icmp"
+        self.icmp_id = (0x4000 + flow["flow"]) & 0xFFFF
+
+    def _socket(self) -> socket.socket:
+        f = self.flow
+        if self.icmp:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+        else:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            sock.bind(("", f["port"] if f.get("upload") else f["sport"]))
+        sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, int(f.get("dscp", 0)) << 2)
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        sock.settimeout(POLL_S)
+        return sock
+
+    def _request(self, k: int, sent_ns: int) -> bytes:
+        size = int(self.flow["packet_size"])
+        if not self.icmp:
+            return app_packet(size, k, self.flow["flow"], sent_ns)
+        body = bytes(max(size - 28, 0))  # IPv4 20 + ICMP 8 + body = the packet's IP size
+        header = struct.pack("!BBHHH", 8, 0, 0, self.icmp_id, k & 0xFFFF)
+        return struct.pack("!BBHHH", 8, 0, icmp_checksum(header + body), self.icmp_id, k & 0xFFFF) + body
+
+    def _reply_seq(self, data: bytes) -> int | None:
+        if not self.icmp:
+            if len(data) >= APP_HEADER.size and data[:4] == APP_MAGIC:
+                return int(APP_HEADER.unpack_from(data)[1])
+            return None
+        ihl = (data[0] & 0x0F) * 4
+        if len(data) < ihl + 8:
+            return None
+        kind, _, _, rid, rseq = struct.unpack_from("!BBHHH", data, ihl)
+        if kind != 0 or rid != self.icmp_id:
+            return None
+        # The latest request with these low 16 bits (a 16-bit ICMP sequence wraps).
+        cands = [k for k in self.sent if k & 0xFFFF == rseq]
+        return max(cands) if cands else None
+
+    def _replies(self, sock: socket.socket, epoch: int) -> None:
+        while not stopping.is_set():
+            try:
+                data, anc, _, _ = sock.recvmsg(2048, 1024)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            reply_ns = _kernel_stamp_monotonic(anc) - epoch
+            k = self._reply_seq(data)
+            if k is None or k not in self.sent or k in self.rtt:
+                continue
+            # Only replies within the run count, as in the simulator.
+            if reply_ns < self.spec["duration_ns"]:
+                self.rtt[k] = reply_ns - self.sent[k]
+
+    def run(self) -> None:
+        f = self.flow
+        epoch = wait_epoch(self.spec)
+        if epoch is None:
+            return
+        sock = self._socket()
+        dest = (self.spec["sender_ip"], f["sport"]) if f.get("upload") else (self.spec["receiver_ip"], f["port"])
+        if self.icmp:
+            dest = (dest[0], 0)
+        rx = threading.Thread(target=self._replies, args=(sock, epoch), daemon=True)
+        rx.start()
+        k = 0
+        while True:
+            t = f["start_ns"] + k * f["interval_ns"]
+            if t >= f["stop_ns"] or not sleep_until(epoch, t):
+                break
+            run_ns = now_ns(epoch)
+            self.sent[k] = run_ns
+            with contextlib.suppress(OSError):
+                sock.sendto(self._request(k, run_ns), dest)
+            k += 1
+        # Replies still in flight until the end of the run.
+        sleep_until(epoch, self.spec["duration_ns"])
+        rx.join(2 * POLL_S)
+        sock.close()
+
+    def rows(self) -> list[tuple]:
+        return [(self.flow["flow"], k, run_ns, self.rtt.get(k, -1)) for k, run_ns in sorted(self.sent.items())]
+
+
+def echo_socket(flow: dict[str, Any], ip: str, port: int) -> socket.socket:
+    """The answering side of a UDP ping flow, marked with the flow's DSCP as its requests are."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, int(flow.get("dscp", 0)) << 2)
+    sock.bind((ip, port))
+    return sock
+
+
+def start_echo(socks: list[socket.socket]) -> int | None:
+    """Echoes every datagram on `socks` back to where it came from, at once (the simulator's
+    echo), in a child process of its own: a thread here would wait for the interpreter lock
+    held by this process's TCP threads (measured: under a FIFO's load, UDP probes answered by a
+    thread came back a median 3-11 ms, at p90 31-68 ms, after ICMP echoes sent with them).
+    Returns the child's pid (None without sockets); :func:`stop_echo` ends it."""
+    if not socks:
+        return None
+    pid = os.fork()
+    if pid == 0:  # the child: only this loop, then _exit (no cleanup of the parent's state)
+        try:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            parent = os.getppid()
+            buf = bytearray(65536)
+            while os.getppid() == parent:
+                ready, _, _ = select.select(socks, [], [], POLL_S)
+                for sock in ready:
+                    with contextlib.suppress(OSError):
+                        n, addr = sock.recvfrom_into(buf)
+                        sock.sendto(buf[:n], addr)
+        finally:
+            os._exit(0)
+    for sock in socks:
+        sock.close()
+    return pid
+
+
+def stop_echo(pid: int | None) -> None:
+    if pid is not None:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+            os.waitpid(pid, 0)
+
+
+def _ping_side(flow: dict[str, Any], r1_side: bool) -> str | None:
+    """What this side runs for a ping flow: "client", "echo" (a UDP echo) or None (ICMP:
+    the kernel answers)."""
+    if flow["kind"] != "ping":
+        return None
+    sends_here = bool(flow.get("upload")) != r1_side
+    if sends_here:
+        return "client"
+    return "echo" if flow["proto"] == "udp" else None
 
 
 # ---- UDP -----------------------------------------------------------------------------------
@@ -245,22 +472,64 @@ def abr_servers(spec: dict[str, Any]) -> list[Any]:
     return servers
 
 
-def run_sender(spec: dict[str, Any], out: Path) -> None:
-    tcp: list[Any] = [TcpSender(f, spec) for f in spec["flows"] if f["proto"] == "tcp" and f["kind"] != "abr"]
-    servers = abr_servers(spec)
-    udp = [UdpSender(f, spec) for f in spec["flows"] if f["proto"] == "udp"]
+def _bulk(f: dict[str, Any]) -> bool:
+    return f["proto"] == "tcp" and f["kind"] == "bulk"
+
+
+def tcp_sinks(flows: list[dict[str, Any]], ip: str, counts: dict[int, int], r1_side: bool) -> list[threading.Thread]:
+    """A listener and sink thread per bulk flow received on this side (downloads on R2's side
+    at `port`, uploads on R1's side at `sport`)."""
+    threads = []
+    for f in flows:
+        if _bulk(f) and bool(f.get("upload")) == r1_side:
+            ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            ls.bind((ip, f["sport"] if r1_side else f["port"]))
+            ls.listen(1)
+            counts[f["flow"]] = 0
+            threads.append(threading.Thread(target=tcp_sink, args=(ls, counts, f["flow"]), daemon=True))
+    return threads
+
+
+def ping_threads(spec: dict[str, Any], r1_side: bool) -> tuple[list[PingClient], list[socket.socket]]:
+    """This side's ping clients and UDP echo sockets (for :func:`start_echo`)."""
+    ip = spec["sender_ip"] if r1_side else spec["receiver_ip"]
+    clients, echoes = [], []
     for f in spec["flows"]:
+        side = _ping_side(f, r1_side)
+        if side == "client":
+            clients.append(PingClient(f, spec))
+        elif side == "echo":
+            echoes.append(echo_socket(f, ip, f["sport"] if r1_side else f["port"]))
+    return clients, echoes
+
+
+def run_sender(spec: dict[str, Any], out: Path) -> None:
+    _epoch[0] = spec["epoch_ns"]
+    epoch_known.set()
+    flows = spec["flows"]
+    pings, echoes = ping_threads(spec, r1_side=True)
+    echo_pid = start_echo(echoes)  # forked before any thread starts
+    tcp: list[Any] = [TcpSender(f, spec) for f in flows if _bulk(f) and not f.get("upload")]
+    servers = abr_servers(spec)
+    udp = [UdpSender(f, spec) for f in flows if f["proto"] == "udp" and f["kind"] != "ping"]
+    for f in flows:
         if f["proto"] == "udp" and "schedule_file" in f:
             f["schedule"] = dict(np.load(f["schedule_file"]))
+    counts: dict[int, int] = {}
+    sinks = tcp_sinks(flows, spec["sender_ip"], counts, r1_side=True)
     rows: list[tuple] = []
+    received: list[tuple] = []
     sampler = threading.Thread(target=sample_tcp, args=([*tcp, *servers], spec, rows), daemon=True)
+    counter = threading.Thread(target=sample_received, args=(counts, sorted(counts), spec, received), daemon=True)
     print("ready", flush=True)
-    for t in [*tcp, *udp, sampler]:
+    for t in [*sinks, *tcp, *udp, *pings, sampler, counter]:
         t.start()
     end = spec["duration_ns"]
     sleep_until(spec["epoch_ns"], end)
     stopping.set()
-    for t in [*tcp, *udp]:
+    stop_echo(echo_pid)
+    for t in [*tcp, *udp, *pings, *sinks]:
         t.join(2.0)
     for server in servers:
         with contextlib.suppress(OSError):
@@ -275,7 +544,19 @@ def run_sender(spec: dict[str, Any], out: Path) -> None:
                        i.get("total_rto", -1)))
     for u in udp:
         totals.append((u.flow["flow"], u.sent, 0, 0, 0))
-    np.savez(out, samples=samples, totals=np.array(totals, dtype=np.int64).reshape(-1, 5))
+    for p in pings:
+        totals.append((p.flow["flow"], len(p.sent), 0, 0, 0))
+    arrays: dict[str, Any] = {"samples": samples, "totals": np.array(totals, dtype=np.int64).reshape(-1, 5),
+                              **_side_records(received, pings, counts)}
+    np.savez(out, **arrays)
+
+
+def _side_records(received: list[tuple], pings: list[PingClient], counts: dict[int, int]) -> dict[str, np.ndarray]:
+    """What either side writes alike: its sinks' sampled and final byte counts, its probes."""
+    probes = [row for p in pings for row in p.rows()]
+    return {"received": np.array(received, dtype=np.int64).reshape(-1, 3),
+            "probes": np.array(probes, dtype=np.int64).reshape(-1, 4),
+            "tcp_bytes": np.array(sorted(counts.items()), dtype=np.int64).reshape(-1, 2)}
 
 
 # ---- receiver ------------------------------------------------------------------------------
@@ -324,6 +605,8 @@ def udp_sink(sock: socket.socket, log: list[tuple]) -> None:
 
 def run_receiver(spec: dict[str, Any], out: Path) -> None:
     ip = spec["receiver_ip"]
+    pings, echoes = ping_threads(spec, r1_side=False)
+    echo_pid = start_echo(echoes)  # forked before any thread starts
     threads: list[threading.Thread] = []
     counts: dict[int, int] = {}
     log: list[tuple] = []
@@ -335,29 +618,38 @@ def run_receiver(spec: dict[str, Any], out: Path) -> None:
             counts[f["flow"]] = 0
             abr.append(AbrClientThread(f, ip, spec["sender_ip"], epoch_known, lambda: _epoch[0], stopping, counts))
             threads.append(abr[-1])
-        elif f["proto"] == "tcp":
-            ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            ls.bind((ip, f["port"]))
-            ls.listen(1)
-            counts[f["flow"]] = 0
-            threads.append(threading.Thread(target=tcp_sink, args=(ls, counts, f["flow"]), daemon=True))
-        else:
+        elif f["proto"] == "udp" and f["kind"] != "ping":
             us = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             us.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
             us.bind((ip, f["port"]))
             threads.append(threading.Thread(target=udp_sink, args=(us, log), daemon=True))
-    for t in threads:
+    sink_counts: dict[int, int] = {}
+    threads += tcp_sinks(spec["flows"], ip, sink_counts, r1_side=False)
+    # Uploads: this side sends (the epoch comes on stdin; each sender waits for it).
+    uploads = [TcpSender(f, spec) for f in spec["flows"] if _bulk(f) and f.get("upload")]
+    rows: list[tuple] = []
+    received: list[tuple] = []
+    samplers = [threading.Thread(target=sample_tcp, args=(uploads, spec, rows), daemon=True),
+                threading.Thread(target=sample_received, args=(sink_counts, sorted(sink_counts), spec, received),
+                                 daemon=True)]
+    for t in [*threads, *uploads, *pings, *samplers]:
         t.start()
     threading.Thread(target=_stop_on_stdin, daemon=True).start()
     print("ready", flush=True)
     while not stopping.wait(0.2):
         pass
-    for t in threads:
+    stop_echo(echo_pid)
+    for t in [*threads, *uploads, *pings]:
         t.join(1.0)
     media = np.array(log, dtype=np.int64).reshape(-1, 6)
-    tcp_bytes = np.array(sorted(counts.items()), dtype=np.int64).reshape(-1, 2)
-    arrays: dict[str, Any] = {"media": media, "tcp_bytes": tcp_bytes, **abr_records(abr)}
+    totals = [(s.flow["flow"], (s.final or {}).get("segs_out", 0), (s.final or {}).get("total_retrans", 0),
+               (s.final or {}).get("min_rtt_us", 0) * 1000, (s.final or {}).get("total_rto", -1)) for s in uploads]
+    totals += [(p.flow["flow"], len(p.sent), 0, 0, 0) for p in pings]
+    side = _side_records(received, pings, sink_counts)
+    side["tcp_bytes"] = np.array(sorted({**counts, **sink_counts}.items()), dtype=np.int64).reshape(-1, 2)
+    arrays: dict[str, Any] = {"media": media, **side, **abr_records(abr),
+                              "samples": np.array(rows, dtype=np.int64).reshape(-1, 8),
+                              "totals": np.array(totals, dtype=np.int64).reshape(-1, 5)}
     np.savez(out, **arrays)
 
 
@@ -438,7 +730,7 @@ def run_probe(spec: dict[str, Any], out: Path) -> None:
         body = bytes(36)  # 20 (IP) + 8 (ICMP) + 36 = a 64-byte packet
         header = struct.pack("!BBHHH", 8, 0, 0, ident, k)
         packet = struct.pack("!BBHHH", 8, 0, icmp_checksum(header + body), ident, k) + body
-        t0 = time.time_ns()
+        t0 = time.monotonic_ns()
         sock.sendto(packet, (spec["receiver_ip"], 0))
         deadline = time.monotonic() + 1.0
         while time.monotonic() < deadline:
@@ -449,13 +741,9 @@ def run_probe(spec: dict[str, Any], out: Path) -> None:
             ihl = (data[0] & 0x0F) * 4
             kind, _, _, rid, rseq = struct.unpack_from("!BBHHH", data, ihl)
             if kind == 0 and rid == ident and rseq == k:
-                stamps = [d for lvl, typ, d in anc if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS]
-                if stamps:
-                    sec, nsec = struct.unpack("qq", stamps[0])
-                    t1 = sec * 1_000_000_000 + nsec
-                else:
-                    t1 = time.time_ns()
-                rtts.append(t1 - t0)
+                # On the monotonic clock: a step of the wall clock during the probe (seen here:
+                # a minimum 3.5 ms below the configured path) must not enter the RTT.
+                rtts.append(_kernel_stamp_monotonic(anc) - t0)
                 break
         time.sleep(0.005)
     np.savez(out, rtt_ns=np.array(rtts, dtype=np.int64))

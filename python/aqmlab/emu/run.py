@@ -36,7 +36,7 @@ from aqmlab.emu.netns import EmulationUnavailable, Testbed
 from aqmlab.metrics import flow_period_metrics, period_metrics
 from aqmlab.records import DROP_REASONS, EVENT_NAMES, name_packet_events, null_unset_ssthresh, to_frame
 from aqmlab.run import RunResult
-from aqmlab.scenario import KERNEL_CONGESTION_CONTROL, Abr, Bulk, Cbr, Scenario, ScenarioError
+from aqmlab.scenario import KERNEL_CONGESTION_CONTROL, Abr, Bulk, Cbr, Ping, Scenario, ScenarioError
 from aqmlab.video import annotate_frames
 
 #: Most flows one run may have (each is a socket and a thread in an endpoint process).
@@ -80,9 +80,14 @@ class EmulationError(RuntimeError):
 # ---- what can be emulated -----------------------------------------------------------------
 
 
-def emulation_problems(sc: Scenario) -> list[str]:
-    """One line per field the emulator cannot honour."""
+def emulation_problems(sc: Scenario, icmp_groups: frozenset[str] = frozenset()) -> list[str]:
+    """One line per field the emulator cannot honour. `icmp_groups` names ping groups to be
+    sent as ICMP echoes (the kernel answers) rather than UDP requests echoed by a process."""
     problems = []
+    for name in sorted(icmp_groups):
+        g = next((g for g in sc.flows if g.name == name), None)
+        if g is None or not isinstance(g.app, Ping):
+            problems.append(f"flows.{name}: asked to run as ICMP echoes, but it is not a ping group")
     total = sum(g.count for g in sc.flows)
     if total > MAX_FLOWS:
         problems.append(f"flows: {total} flows; the emulator runs at most {MAX_FLOWS} (one socket each)")
@@ -93,12 +98,17 @@ def emulation_problems(sc: Scenario) -> list[str]:
         elif getattr(g.app, "congestion_control", "none") == "gcc":
             problems.append(f"flows.{g.name}.app.congestion_control: gcc needs receiver feedback during the run, "
                             f"which the emulator's senders do not have (simulator only); allowed: none")
-        elif not isinstance(g.app, (Bulk, Cbr, Abr)) and not schedule.supports(g.app):
+        elif not isinstance(g.app, (Bulk, Cbr, Abr, Ping)) and not schedule.supports(g.app):
             problems.append(f"flows.{g.name}.app.kind: {g.app.kind!r} cannot be emulated; allowed: "
-                            f"bulk, cbr, abr, {', '.join(schedule.KINDS)}")
-        if g.path is not None and g.path[0] > g.path[1]:
+                            f"bulk, cbr, abr, ping, {', '.join(schedule.KINDS)}")
+        if g.path is not None and g.path[0] > g.path[1] and not isinstance(g.app, (Bulk, Ping)):
             problems.append(f"flows.{g.name}.path: {list(g.path)} runs toward R1 (an upload), which the "
-                            f"emulator's endpoints do not do yet; allowed when emulated: enter < exit")
+                            f"emulator's endpoints do for bulk and ping only; allowed for {g.app.kind}: "
+                            f"enter < exit")
+        if isinstance(g.app, Ping) and g.name not in icmp_groups and g.app.packet_size < MIN_UDP_PACKET:
+            problems.append(f"flows.{g.name}.app.packet_size: {g.app.packet_size} B; emulated UDP ping "
+                            f"requests carry a {MIN_UDP_PACKET - UDP_IP_HEADER}-byte application header, "
+                            f"so at least {MIN_UDP_PACKET} B")
         if isinstance(g.app, Cbr) and g.app.packet_size < MIN_UDP_PACKET:
             problems.append(f"flows.{g.name}.app.packet_size: {g.app.packet_size} B; emulated UDP packets "
                             f"carry a {MIN_UDP_PACKET - UDP_IP_HEADER}-byte application header, "
@@ -154,10 +164,13 @@ def kernel_congestion_control(sc: Scenario, g: Any) -> str:
 # ---- plan -----------------------------------------------------------------------------------
 
 
-def plan_flows(sc: Scenario, work: Path | None = None) -> list[dict[str, Any]]:
+def plan_flows(sc: Scenario, work: Path | None = None,
+               icmp_groups: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     """One entry per flow, numbered as the simulator numbers them (groups in order). An ABR
     group's engine config (the simulator's, with its ladder) is written to `work` for its
-    server and clients, with the encoded ladder's segment files."""
+    server and clients, with the encoded ladder's segment files. `upload` is set on a flow
+    whose path runs toward R1 (its sender is on R2's side); ping groups in `icmp_groups` are
+    planned as ICMP echoes (`proto = "icmp"`)."""
     flows: list[dict[str, Any]] = []
     abr_files: dict[int, str] = {}
     for gi, g in enumerate(sc.flows):
@@ -175,6 +188,7 @@ def plan_flows(sc: Scenario, work: Path | None = None) -> list[dict[str, Any]]:
                 "sport": SENDER_PORT_BASE + flow,
                 "start_ns": start, "stop_ns": stop, "sender_delay_ns": sender_delay,
                 "receiver_delay_ns": g.receiver_delay, "dscp": g.dscp,
+                "upload": g.path is not None and g.path[0] > g.path[1],
             }
             if isinstance(g.app, Bulk):
                 f.update(proto="tcp", kind="bulk", cc=kernel_congestion_control(sc, g),
@@ -186,6 +200,9 @@ def plan_flows(sc: Scenario, work: Path | None = None) -> list[dict[str, Any]]:
                     f.update(_abr_files(sc, gi, g.app, work, abr_files))
             elif isinstance(g.app, Cbr):
                 f.update(proto="udp", kind="cbr", rate_bps=g.app.rate, packet_size=g.app.packet_size)
+            elif isinstance(g.app, Ping):
+                f.update(proto="icmp" if g.name in icmp_groups else "udp", kind="ping",
+                         interval_ns=g.app.interval, packet_size=g.app.packet_size)
             else:
                 f.update(proto="udp", kind=g.app.kind)
             ecn = getattr(g.app, "ecn", "not-ect")  # the UDP sources' codepoint (Cbr, Video, ...)
@@ -248,7 +265,8 @@ def router_config(sc: Scenario, tb: Testbed, flows: list[dict[str, Any]]) -> dic
         "reverse": reverse,
         "flows": [{"proto": f["proto"], "port": f["port"], "flow": f["flow"],
                    "extra_forward_delay_ns": f["sender_delay_ns"] + f["receiver_delay_ns"],
-                   "extra_reverse_delay_ns": f["sender_delay_ns"] + f["receiver_delay_ns"]} for f in flows],
+                   "extra_reverse_delay_ns": f["sender_delay_ns"] + f["receiver_delay_ns"]} for f in flows
+                  if f["proto"] != "icmp"],
         "records": {"packet_events": sc.records.packet_events, "queue_sample_ns": sc.records.queue_sample},
         "duration_ns": sc.duration,
     }
@@ -256,6 +274,12 @@ def router_config(sc: Scenario, tb: Testbed, flows: list[dict[str, Any]]) -> dic
         cfg["busy_poll"] = True
     if emu is not None and emu.dscp_classes is not None:
         cfg["classify"] = {"dscp_classes": [list(p) for p in emu.dscp_classes], "default_class": emu.default_class}
+    icmp = [f for f in flows if f["proto"] == "icmp"]
+    if icmp:
+        # ICMP has no port to recognize a flow by: packets without ports get the (first) ICMP
+        # flow's access delays, as its simulated twin has them (the base-RTT probe's echoes too).
+        delay = icmp[0]["sender_delay_ns"] + icmp[0]["receiver_delay_ns"]
+        cfg.setdefault("classify", {})["other_extra_delay_ns"] = delay
     return cfg
 
 
@@ -372,11 +396,13 @@ def standalone_router(forward: dict[str, Any], reverse: dict[str, Any], events: 
 # ---- the run --------------------------------------------------------------------------------
 
 
-def emulate(sc: Scenario, progress: bool = False, testbed: Testbed | None = None) -> RunResult:
+def emulate(sc: Scenario, progress: bool = False, testbed: Testbed | None = None,
+            icmp_groups: frozenset[str] = frozenset()) -> RunResult:
     """Runs the scenario on real packets and computes its metrics, without writing files.
-    Raises ScenarioError for fields that cannot be emulated, EmulationUnavailable when the
-    machine cannot emulate, EmulationError when a process fails."""
-    problems = emulation_problems(sc)
+    Ping groups named in `icmp_groups` send ICMP echoes. Raises ScenarioError for fields that
+    cannot be emulated, EmulationUnavailable when the machine cannot emulate, EmulationError
+    when a process fails."""
+    problems = emulation_problems(sc, icmp_groups)
     if problems:
         raise ScenarioError(problems)
     missing = netns.missing_requirement()
@@ -389,7 +415,7 @@ def emulate(sc: Scenario, progress: bool = False, testbed: Testbed | None = None
     try:
         with _sigterm_as_interrupt():
             tb.create(namespace_sysctls(sc))
-            raw = _run(sc, tb, work, procs)
+            raw = _run(sc, tb, work, procs, icmp_groups)
     finally:
         for p in reversed(procs):
             p.stop(5.0)
@@ -398,12 +424,13 @@ def emulate(sc: Scenario, progress: bool = False, testbed: Testbed | None = None
     return _result(sc, raw, time.perf_counter() - started)
 
 
-def _run(sc: Scenario, tb: Testbed, work: Path, procs: list[Process]) -> dict[str, Any]:
-    flows = plan_flows(sc, work)
+def _run(sc: Scenario, tb: Testbed, work: Path, procs: list[Process],
+         icmp_groups: frozenset[str] = frozenset()) -> dict[str, Any]:
+    flows = plan_flows(sc, work, icmp_groups)
     spec: dict[str, Any] = {"receiver_ip": netns.RECEIVER_IP, "sender_ip": netns.SENDER_IP, "flows": flows,
                             "flow_sample_ns": sc.records.flow_sample, "duration_ns": sc.duration}
     for f in flows:
-        if f["proto"] == "udp" and f["kind"] != "cbr":
+        if f["proto"] == "udp" and f["kind"] not in ("cbr", "ping"):
             f["schedule_file"] = str(schedule.write(sc, f, work / f"schedule{f['flow']}.npz"))
     (work / "router.cfg.json").write_text(json.dumps(router_config(sc, tb, flows)))
     (work / "spec.json").write_text(json.dumps(spec))
@@ -420,6 +447,9 @@ def _run(sc: Scenario, tb: Testbed, work: Path, procs: list[Process]) -> dict[st
     if probe.proc.wait(timeout=60) != 0:
         probe.fail("failed")
     epoch = time.monotonic_ns() + LEAD_NS
+    # The epoch on CLOCK_REALTIME (for wall-clock stamps such as a Flent file's), read as close
+    # to the monotonic reading as two calls allow.
+    epoch_realtime = time.time_ns() + (epoch - time.monotonic_ns())
     router.tell(f"epoch {epoch}")
     receiver.tell(f"epoch {epoch}")  # the ABR clients' t = 0
     spec["epoch_ns"] = epoch
@@ -442,6 +472,7 @@ def _run(sc: Scenario, tb: Testbed, work: Path, procs: list[Process]) -> dict[st
     router.finish()
     return {
         "epoch": epoch,
+        "epoch_realtime_ns": epoch_realtime,
         "flows": flows,
         "router": dict(np.load(work / "router.npz")),
         "router_summary": json.loads((work / "router.json").read_text()),
@@ -461,6 +492,31 @@ def _table(arrays: dict[str, np.ndarray], name: str) -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
+def _both(raw: dict[str, Any], key: str, width: int) -> np.ndarray:
+    """An array both endpoint processes write (each side's senders, sinks, probes), R1's rows first."""
+    parts = [np.asarray(raw[side][key], dtype=np.int64).reshape(-1, width)
+             for side in ("sender", "receiver") if key in raw[side]]
+    return np.concatenate(parts) if parts else np.zeros((0, width), dtype=np.int64)
+
+
+def probes_table(rows: np.ndarray) -> pd.DataFrame:
+    """The simulator's `probes` table (aqmlab-model's ``record::ProbesTable``) from the ping
+    clients' rows (flow, seq, sent_ns, rtt_ns or -1 without a reply), in (flow, seq) order."""
+    rows = rows[np.lexsort((rows[:, 1], rows[:, 0]))] if len(rows) else rows
+    rtt = rows[:, 3]
+    return pd.DataFrame({"flow": rows[:, 0].astype(np.uint32), "seq": rows[:, 1].astype(np.uint64),
+                         "sent_ns": rows[:, 2].astype(np.uint64),
+                         "rtt_ns": pd.arrays.IntegerArray(np.maximum(rtt, 0).astype(np.uint64), rtt < 0)})
+
+
+def tcp_received_table(rows: np.ndarray) -> pd.DataFrame:
+    """Bytes each bulk TCP flow's receiving application had read by `t_ns` (sampled every
+    `records.flow_sample`, stamped when read), in (flow, t_ns) order."""
+    rows = rows[np.lexsort((rows[:, 0], rows[:, 1]))] if len(rows) else rows
+    return pd.DataFrame({"t_ns": rows[:, 0].astype(np.uint64), "flow": rows[:, 1].astype(np.uint32),
+                         "received_bytes": rows[:, 2].astype(np.uint64)})
+
+
 def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
     epoch = raw["epoch"]
     flows_plan = raw["flows"]
@@ -472,15 +528,19 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
     received = received[(received["recv_ns"] >= 0) & (received["recv_ns"] < sc.duration)]
     media = to_frame(_core.replayed_media_table(*(received[c].astype("u8").tolist()
                                                   for c in ("flow", "seq", "size", "sent_ns", "recv_ns"))))
-    samples = _flow_samples(sc, raw["sender"]["samples"], media, flows_plan)
+    samples = _flow_samples(sc, _both(raw, "samples", 8), media, flows_plan)
     samples = null_unset_ssthresh(samples)  # "no threshold yet" as null, as aqmlab.run.simulate does
     flows = _flows_table(sc, flows_plan, raw, media)
     tables = {"flows": flows, "packets": packets, "queue": queue, "flow_samples": samples}
     mpeg = [f for f in flows_plan if f["kind"] == "mpeg"]
     if mpeg:
         tables["frames"] = annotate_frames(_frames_table(sc, mpeg, raw["schedules"], received))
-    if len(media) or any(f["proto"] == "udp" for f in flows_plan):
+    if len(media) or any(f["proto"] == "udp" and f["kind"] != "ping" for f in flows_plan):
         tables["media"] = media
+    if any(f["kind"] == "ping" for f in flows_plan):
+        tables["probes"] = probes_table(_both(raw, "probes", 4))
+    if any(f["kind"] == "bulk" for f in flows_plan):
+        tables["tcp_received"] = tcp_received_table(_both(raw, "received", 3))
     tables.update(_abr_tables(raw["receiver"], flows_plan))
     if "abr_segments" in tables:
         samples = _abr_app_levels(samples, tables["abr_segments"])
@@ -505,8 +565,10 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
             "offloads_off": raw["offloads_off"],
             "congestion_control": {str(f["flow"]): f["cc"] for f in flows_plan if f["proto"] == "tcp"},
             # The kernel's minimum RTT of each TCP connection (tcpi_min_rtt), ms.
-            "kernel_min_rtt_ms": {str(int(r[0])): int(r[3]) / 1e6 for r in raw["sender"]["totals"]
+            "kernel_min_rtt_ms": {str(int(r[0])): int(r[3]) / 1e6 for r in _both(raw, "totals", 5)
                                   if flows_plan[int(r[0])]["proto"] == "tcp"},
+            # t = 0 of the records on CLOCK_REALTIME, ns since the Unix epoch.
+            "epoch_realtime_ns": raw.get("epoch_realtime_ns"),
             "not_emulated": NOT_EMULATED,
         },
         "periods": json.loads(per.to_json(orient="records")) if len(per) else [],
@@ -567,7 +629,7 @@ def _flow_samples(sc: Scenario, tcp_rows: np.ndarray, media: pd.DataFrame, flows
     delivered by every sample time (aqmlab-model's ``replay.flow_samples``)."""
     udp = []
     for f in flows:
-        if f["proto"] == "udp":
+        if f["proto"] == "udp" and f["kind"] != "ping":
             m = media[media["flow"] == f["flow"]]
             udp.append((f["flow"], m["recv_ns"].tolist(), m["size"].tolist()))
     tcp = np.asarray(tcp_rows, dtype=np.int64).reshape(-1).tolist()
@@ -581,8 +643,8 @@ def _flows_table(sc: Scenario, flows: list[dict], raw: dict[str, Any], media: pd
     retransmits or spurious timeouts: those cells are missing (null) for TCP flows, and
     ``timeouts`` is ``tcpi_total_rto`` (missing on kernels before 6.7)."""
     t = sc.to_sim_config()["topology"]
-    totals = {int(r[0]): r for r in raw["sender"]["totals"]}
-    tcp_bytes = {int(r[0]): int(r[1]) for r in raw["receiver"]["tcp_bytes"]}
+    totals = {int(r[0]): r for r in _both(raw, "totals", 5)}
+    tcp_bytes = {int(r[0]): int(r[1]) for r in _both(raw, "tcp_bytes", 2)}
     udp_bytes = (media["size"].astype("i8") - UDP_IP_HEADER).groupby(media["flow"]).sum().to_dict()
     rows = []
     for f in flows:
