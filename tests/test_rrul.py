@@ -160,6 +160,27 @@ def test_cli_refuses_bad_input_in_one_line(tmp_path, args, needle):
     assert not (tmp_path / "o").exists()
 
 
+def test_set_of_flows_reaches_the_tests_own_tcp_flows(monkeypatch):
+    """The test replaces the file's flows with its twelve: `--set flows.*...` changes those (it
+    used to reach the discarded ones and change nothing), and a flow the test has not is refused."""
+    captured = {}
+
+    def fake_simulate(rsc, progress=True):
+        captured["tcp"] = [g.app.tcp for g in rsc.flows if g.app.kind == "bulk"]
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(sys.modules["aqmlab.run"], "simulate", fake_simulate)
+    with pytest.raises(RuntimeError, match="stop here"):
+        rrul.run(str(FIFO), Path("/nonexistent-never-written"), length_s=LENGTH, delay_s=DELAY, progress=False,
+                 overrides=["flows.*.app.tcp.rack=false", "flows.tcp_up_BE.app.tcp.congestion_control=bbr"])
+    tcps = captured["tcp"]
+    assert len(tcps) == 8 and all(t.rack is False and t.profile == "linux" for t in tcps)
+    assert sorted(t.congestion_control for t in tcps) == ["bbr"] + ["cubic"] * 7
+    with pytest.raises(ScenarioError, match="tcp"):
+        rrul.run(str(FIFO), Path("/nonexistent-never-written"), length_s=LENGTH, delay_s=DELAY, progress=False,
+                 overrides=["flows.tcp.count=3"])
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, rrul.RrulRun]:
     base = tmp_path_factory.mktemp("rrul")

@@ -409,12 +409,19 @@ def run(name: str, out_dir: Path, *, overrides: list[str] | tuple[str, ...] = ()
     from aqmlab import _core
     from aqmlab.run import simulate, write_results
     from aqmlab.scenario import load, validate
+    from aqmlab.scenario.overrides import apply_override
 
     check_options(length_s, delay_s, step_s)
     if engine not in ENGINES:
         raise RrulError(f"--engine: {engine!r}; allowed: {', '.join(ENGINES)}")
-    sc, raw = load(name, list(overrides), seed)
+    # The test replaces the file's flows with its own twelve: an override of `flows.` is meant for
+    # those (`flows.*.app.tcp.rack=false`, `flows.tcp_up_BE.dscp=0`) and is applied to them;
+    # applied to the file's flows it would be thrown away unseen.
+    to_flows = [o for o in overrides if o.strip().startswith("flows.")]
+    sc, raw = load(name, [o for o in overrides if o not in to_flows], seed)
     data = rrul_data(raw, length_s, delay_s, step_s)
+    for assignment in to_flows:
+        apply_override(data, assignment)
     rsc = validate(data, f"{name} (as RRUL)")
     t0 = T0_EPOCH
     if engine == "emu":
