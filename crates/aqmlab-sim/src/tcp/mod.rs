@@ -37,7 +37,8 @@
 //!
 //! * optional RACK-TLP (`TcpConfig::rack`, with SACK): RACK's time-based loss detection
 //!   ([`rack`], RFC 8985 section 6) marks segments lost in addition to RFC 6675's IsLost, with
-//!   its reorder timer; tail loss probes ([`tlp`], section 7) fire before the RTO. Both timers
+//!   its reorder timer, and in recovery finds lost retransmissions, which leave the pipe and are
+//!   sent again before anything else; tail loss probes ([`tlp`], section 7) fire before the RTO. Both timers
 //!   share the retransmission timer ([`TcpSender::rto_deadline`] is the earliest). Off, every
 //!   rule above is unchanged.
 //!
@@ -91,6 +92,7 @@ use rack::Rack;
 use rate_sample::DeliveryRate;
 use rtt::RttEstimator;
 use sack::{RangeSet, SackReporter, DUP_THRESH};
+use std::collections::BTreeSet;
 use tlp::{ProbeOutcome, Tlp};
 
 /// A segment the sender wants on the wire.
@@ -196,6 +198,10 @@ pub struct TcpSender {
     /// RACK's loss boundary: every un-SACKed byte below it that was not retransmitted in this
     /// recovery is lost.
     rack_lost_until: u64,
+    /// Segments retransmitted in this recovery (below HighRxt) whose retransmission RACK found
+    /// lost ([`Rack::detect_lost_retransmissions`]) and that wait to be sent again: out of the
+    /// pipe, and NextSeg's first choice.
+    rack_lost_rxt: BTreeSet<u64>,
     /// When RACK's reorder timer is due.
     reo_at: Option<Time>,
     /// The TLP episode (section 7), with RACK.
@@ -246,6 +252,8 @@ enum NextSeg {
     Unsacked(u64),
     /// (4) the rescue retransmission of the highest un-SACKed segment.
     Rescue(u64),
+    /// With RACK, ahead of (1): a segment below HighRxt whose retransmission was lost.
+    LostRetransmission(u64),
 }
 
 impl TcpSender {
@@ -308,6 +316,7 @@ impl TcpSender {
             lost_mark: 0,
             rack: (cfg.rack && cfg.sack).then(|| Rack::new(mss, ISS_DATA)),
             rack_lost_until: 0,
+            rack_lost_rxt: BTreeSet::new(),
             reo_at: None,
             tlp: Tlp::default(),
             rack_timer: None,
@@ -428,7 +437,9 @@ impl TcpSender {
     }
     /// RFC 6675 IsLost(seq).
     pub fn is_lost(&self, seq: u64) -> bool {
-        self.board.is_lost(seq, self.mss) || (self.rack.is_some() && seq < self.rack_lost_until && !self.board.covers(seq, seq + 1))
+        self.board.is_lost(seq, self.mss)
+            || (self.rack.is_some() && seq < self.rack_lost_until && !self.board.covers(seq, seq + 1))
+            || self.rack_lost_rxt.contains(&seq)
     }
 
     /// RFC 6675 section 4 SetPipe(): of the un-SACKed bytes between HighACK and HighData,
@@ -438,7 +449,12 @@ impl TcpSender {
         let una = self.snd_una;
         let lost_below = self.lost_boundary().max(una);
         let high_rxt = if self.in_recovery { self.high_rxt.max(una) } else { una };
-        self.board.uncovered_in(lost_below, self.snd_max) + self.board.uncovered_in(una, high_rxt)
+        let pipe = self.board.uncovered_in(lost_below, self.snd_max) + self.board.uncovered_in(una, high_rxt);
+        // A retransmission RACK found lost is no longer in flight, and its segment is lost
+        // (Linux's `tcp_mark_skb_lost`: the segment counts neither as retransmitted nor as
+        // outstanding). Each one is un-SACKed, at or above SND.UNA and below HighRxt.
+        let relost = |from: u64| self.rack_lost_rxt.range(from..).count() as u64 * self.mss;
+        pipe - relost(una) - relost(lost_below)
     }
 
     /// The application stops producing data: nothing new is sent after what is queued.
@@ -612,11 +628,16 @@ impl TcpSender {
             r.on_delivered(left.max(una), right.min(max), now);
         }
         r.advance(una);
+        // A retransmission found lost that has since been acknowledged needs no resend.
+        let (board, mss) = (&self.board, self.mss);
+        self.rack_lost_rxt.retain(|&s| s >= una && !board.covers(s, s + mss));
         self.rack_detect(now);
     }
 
     /// RFC 8985 section 6.2 steps 4-5: the reordering window, the segments lost, the reorder
-    /// timer. Segments retransmitted in this recovery (below HighRxt) are RFC 6675's to judge.
+    /// timer. Segments retransmitted in this recovery (below HighRxt) stay out of RACK's
+    /// boundary (NextSeg (1) looks above HighRxt); in recovery, those whose retransmission is
+    /// lost join `rack_lost_rxt` to be sent again.
     fn rack_detect(&mut self, now: Time) {
         let in_loss = self.in_recovery || self.snd_una <= self.recover;
         let sacked = self.board.bytes() / self.mss;
@@ -624,10 +645,22 @@ impl TcpSender {
         let Some(r) = self.rack.as_ref() else { return };
         let reo_wnd = r.reo_wnd(in_loss, sacked, self.rtt.srtt());
         let d = r.detect_loss(from, reo_wnd, now);
+        let mut timer = d.timer;
+        if self.in_recovery {
+            let (relost, board, mss) = (&mut self.rack_lost_rxt, &self.board, self.mss);
+            let mut newly = 0;
+            let t = r.detect_lost_retransmissions(self.snd_una, from, reo_wnd, now, |seq| {
+                if !board.covers(seq, seq + mss) && relost.insert(seq) {
+                    newly += mss;
+                }
+            });
+            self.newly_lost += newly;
+            timer = timer.max(t);
+        }
         if d.lost_until > from {
             self.rack_lost_until = self.rack_lost_until.max(d.lost_until);
         }
-        self.reo_at = d.timer;
+        self.reo_at = timer;
     }
 
     /// Arms RACK-TLP's timer ahead of the RTO: the reorder timer when a segment waits for its
@@ -940,6 +973,7 @@ impl TcpSender {
                     // ssthresh, the scoreboard above HighACK is kept.
                     self.in_recovery = false;
                     self.snd_nxt = self.snd_max;
+                    self.rack_lost_rxt.clear();
                     if self.prr.is_some() {
                         // RFC 6937 section 3: at the end of recovery cwnd = ssthresh (Linux's
                         // `tcp_end_cwnd_reduction`).
@@ -1066,6 +1100,11 @@ impl TcpSender {
                     self.transmit(seq, true, now, out);
                     self.rescue_rxt = self.recover + 1;
                 }
+                NextSeg::LostRetransmission(seq) => {
+                    // Below HighRxt, which stays.
+                    self.rack_lost_rxt.remove(&seq);
+                    self.transmit(seq, true, now, out);
+                }
             }
             // (C.4)
             pipe += self.mss;
@@ -1075,6 +1114,11 @@ impl TcpSender {
     /// RFC 6675 section 4 NextSeg(), rules (1) to (4).
     fn next_seg(&self) -> Option<NextSeg> {
         let una = self.snd_una;
+        // Before rule (1): a retransmission RACK found lost, lowest first (RFC 8985 section 6.2
+        // step 5; Linux's `tcp_xmit_retransmit_queue` resends lost segments in sequence order).
+        if let Some(&seq) = self.rack_lost_rxt.first() {
+            return Some(NextSeg::LostRetransmission(seq));
+        }
         // The smallest un-SACKed sequence number above HighRxt (segments are SMSS-aligned).
         let s = self.board.next_uncovered(self.high_rxt.max(una));
         if s < self.lost_boundary() {
@@ -1194,6 +1238,7 @@ impl TcpSender {
         if let Some(r) = self.rack.as_mut() {
             r.on_timeout();
             self.rack_lost_until = 0;
+            self.rack_lost_rxt.clear();
             self.reo_at = None;
             self.rack_timer = None;
             self.tlp = Tlp::default();
@@ -1275,7 +1320,9 @@ impl TcpSender {
             let boundary = self.lost_boundary().max(self.snd_una);
             let from = self.lost_mark.max(self.snd_una);
             if boundary > from {
-                lost = self.board.uncovered_in(from, boundary);
+                // `newly_lost` holds only RACK's lost retransmissions here (the SACK paths add
+                // nothing else to it).
+                lost += self.board.uncovered_in(from, boundary);
             }
             self.lost_mark = self.lost_mark.max(boundary);
         }

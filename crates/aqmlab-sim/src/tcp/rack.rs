@@ -187,6 +187,39 @@ impl Rack {
         }
         d
     }
+
+    /// RFC 8985 section 6.2 step 5 over the segments in `[una, until)`, those retransmitted in
+    /// the current recovery (below RFC 6675's HighRxt), which [`Self::detect_loss`] leaves out:
+    /// the same test on each retransmission's own send time, so that a retransmission is lost
+    /// once a segment sent after it has been delivered and RACK.rtt + reo_wnd has passed since
+    /// it left (step 5 walks every unacknowledged segment, retransmitted or not, and the RFC's
+    /// abstract names lost retransmissions among the losses RACK-TLP detects; Linux's
+    /// `tcp_rack_detect_loss` judges each segment by its latest send time the same way, and
+    /// `tcp_mark_skb_lost` takes a lost retransmission out of the data in flight). Calls `lost` with the
+    /// sequence number of each undelivered segment found lost, and returns the latest expiry of
+    /// those sent before RACK.xmit_ts and still within their window (the reorder timer's
+    /// share of these segments, the RFC's max).
+    pub fn detect_lost_retransmissions(&self, una: u64, until: u64, reo_wnd: Time, now: Time, mut lost: impl FnMut(u64)) -> Option<Time> {
+        let rack_ts = self.xmit_ts?;
+        let first = self.index(una)?;
+        let mut timer: Option<Time> = None;
+        for (k, s) in self.segs.iter().enumerate().skip(first) {
+            let seq = self.base + k as u64 * self.mss;
+            if seq >= until {
+                break;
+            }
+            if s.delivered || !sent_after(rack_ts, self.end_seq, s.xmit_ts, seq + self.mss) {
+                continue;
+            }
+            let expiry = s.xmit_ts + self.rtt + reo_wnd;
+            if expiry <= now {
+                lost(seq);
+            } else {
+                timer = Some(timer.map_or(expiry, |t| t.max(expiry)));
+            }
+        }
+        timer
+    }
 }
 
 #[cfg(test)]

@@ -1100,3 +1100,70 @@ fn tlp_repairs_a_tail_loss_without_a_timeout() {
     }
     assert!(done[1] < done[0], "with TLP {} vs without {}", done[1], done[0]);
 }
+
+/// Issue 27: a fast retransmission that is itself lost. RFC 6675 never resends below HighRxt, so
+/// without RACK's detection of lost retransmissions (RFC 8985 section 6.2 step 5 on the
+/// retransmission's own send time) the segment waits for the RTO; with it, the new data sent
+/// after the retransmission and SACKed shows it lost, and recovery resends it at once.
+#[test]
+fn rack_resends_a_lost_fast_retransmission_without_a_timeout() {
+    let total = 40 * MSS;
+    for rack in [false, true] {
+        let c = TcpConfig { rack, ..sack_cfg() };
+        let mut s = TcpSender::new(&c);
+        s.cwnd = 20 * MSS;
+        s.ssthresh = 20 * MSS;
+        s.write_until(ISS_DATA + total);
+        let mut r = TcpReceiver::new(&c);
+        // Segment 5's first transmission and its fast retransmission are lost.
+        let o = play(&mut s, &mut r, total, ms(25), ms(1), |seq, n| seq == seg(5) && n < 2, no_check);
+        assert!(o.done.is_some(), "rack={rack}: transfer did not finish");
+        assert_eq!(o.transmissions[&seg(5)], 3, "rack={rack}: {:?}", s.stats);
+        if rack {
+            assert_eq!(s.stats.timeouts, 0, "rack: {:?}", s.stats);
+            assert_eq!(s.stats.fast_retransmits, 1, "one recovery: {:?}", s.stats);
+        } else {
+            assert_eq!(s.stats.timeouts, 1, "RFC 6675 alone waits for the RTO: {:?}", s.stats);
+        }
+    }
+}
+
+/// The lost retransmission leaves the pipe at once (Linux's `tcp_mark_skb_lost`), and an
+/// acknowledgment of it before it was sent again takes it off the list.
+#[test]
+fn a_retransmission_rack_finds_lost_leaves_the_pipe_and_is_forgotten_once_acknowledged() {
+    let mut s = TcpSender::new(&rack_cfg());
+    s.cwnd = 10 * MSS;
+    let mut out = Vec::new();
+    s.send_available(ms(0), &mut out);
+    assert_eq!(out.len(), 10);
+    out.clear();
+    // Segment 0 is lost; 1, 2, 3 are SACKed at 100 ms: DupThresh, recovery, segment 0 resent.
+    for k in 1..4 {
+        s.on_ack_sack(seg(0), false, &[(seg(1), seg(k + 1))], ms(100), &mut out);
+    }
+    assert!(s.in_recovery());
+    assert!(out.contains(&Segment { seq: seg(0), len: MSS as u32, retransmission: true }));
+    assert!(s.rack_lost_rxt.is_empty());
+    // Room for one more segment: new data, segment 10, sent at 100 ms after the retransmission.
+    out.clear();
+    s.cwnd = s.pipe() + MSS;
+    s.send_available(ms(100), &mut out);
+    assert_eq!(out, vec![Segment { seq: seg(10), len: MSS as u32, retransmission: false }]);
+    out.clear();
+    let pipe_before = s.pipe();
+    // Segment 10 is SACKed at 150 ms: RACK.xmit_ts is now later than the retransmission's send
+    // time, and RACK.rtt (50 ms) has passed since it.
+    s.cwnd = 0; // nothing goes out: the state stays to look at
+    s.on_ack_sack(seg(0), false, &[(seg(10), seg(11)), (seg(1), seg(4))], ms(150), &mut out);
+    assert!(s.rack_lost_rxt.contains(&seg(0)), "the retransmission of segment 0 is lost");
+    assert!(s.is_lost(seg(0)));
+    // Nothing is in flight: segment 10 is SACKed, segments 4-9 (sent before it) are lost by
+    // RACK's boundary, and the retransmission of segment 0 is lost too (it counted before).
+    assert_eq!(pipe_before, 8 * MSS);
+    assert_eq!(s.pipe(), 0);
+    assert!(out.is_empty());
+    // The retransmission was late, not lost: the cumulative ACK covers it before it is resent.
+    s.on_ack_sack(seg(4), false, &[(seg(10), seg(11))], ms(160), &mut out);
+    assert!(s.rack_lost_rxt.is_empty());
+}

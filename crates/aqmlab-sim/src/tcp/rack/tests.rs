@@ -83,3 +83,36 @@ fn a_retransmission_acked_faster_than_min_rtt_does_not_move_rack() {
     r.on_delivered(seg(2), seg(3), ms(200));
     assert_eq!(r.detect_loss(seg(2), ms(25), ms(10_000)).lost_until, seg(2));
 }
+
+#[test]
+fn a_retransmission_is_lost_once_a_segment_sent_after_it_is_delivered_and_its_window_passed() {
+    let mut r = sent(6);
+    // Segment 1 is delivered at 101 ms (RACK.rtt 100 ms); segment 0 is retransmitted
+    // at 150 ms; segment 5 (sent at 5 ms) is delivered at 160 ms.
+    r.on_delivered(seg(1), seg(2), ms(101));
+    r.on_sent(seg(0), ms(150), true);
+    r.on_delivered(seg(5), seg(6), ms(160));
+    let mut lost = Vec::new();
+    let timer = r.detect_lost_retransmissions(seg(0), seg(1), Time::ZERO, ms(1_000), |s| lost.push(s));
+    assert!(lost.is_empty() && timer.is_none(), "sent after every delivered segment: not judged");
+    // Segments 6 and 7 leave at 155 and 170 ms; 6 is delivered at 250 ms (RACK.rtt 95 ms): the
+    // retransmission (150 ms) was sent before it and is lost at 150 + 95 + reo_wnd.
+    r.on_sent(seg(6), ms(155), false);
+    r.on_sent(seg(7), ms(170), false);
+    r.on_delivered(seg(6), seg(7), ms(250));
+    let w = ms(10);
+    let timer = r.detect_lost_retransmissions(seg(0), seg(1), w, ms(254), |s| lost.push(s));
+    assert!(lost.is_empty());
+    assert_eq!(timer, Some(ms(255)), "the reorder timer waits for the retransmission's window");
+    let timer = r.detect_lost_retransmissions(seg(0), seg(1), w, ms(255), |s| lost.push(s));
+    assert_eq!((lost.as_slice(), timer), (&[seg(0)][..], None));
+    // Only `[una, until)` is examined: segments 2-4, not retransmitted, are detect_loss's.
+    lost.clear();
+    r.detect_lost_retransmissions(seg(0), seg(1), w, ms(10_000), |s| lost.push(s));
+    assert_eq!(lost, vec![seg(0)]);
+    // A delivered retransmission is never lost.
+    r.on_delivered(seg(0), seg(1), ms(300));
+    lost.clear();
+    assert_eq!(r.detect_lost_retransmissions(seg(0), seg(1), w, ms(10_000), |s| lost.push(s)), None);
+    assert!(lost.is_empty());
+}
