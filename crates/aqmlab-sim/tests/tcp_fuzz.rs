@@ -54,3 +54,14 @@ fn an_episode_replays_exactly() {
     let seed = fuzz::episode_seed(3, 1);
     assert_eq!(fuzz::run_episode(stack, seed).unwrap(), fuzz::run_episode(stack, seed).unwrap());
 }
+
+/// Two episodes the 10^6-segment run found (seed 7): an ECN-Echo on a duplicate ACK that
+/// also released a Limited Transmit segment set ssthresh from a FlightSize counting that
+/// segment, above the window the marks were about (`TcpSender::on_ecn_echo`).
+#[test]
+fn an_ecn_echo_on_a_limited_transmit_ack_does_not_raise_ssthresh_above_the_window() {
+    for (name, seed) in [("cubic+lt+ecn", 11753424786227442597), ("cubic+lt+frto+ecn", 859043369345244227)] {
+        let stack = fuzz::stacks().into_iter().find(|s| s.name() == name).expect(name);
+        fuzz::run_episode(stack, seed).unwrap_or_else(|f| panic!("{name}: {} at event {}", f.message, f.event));
+    }
+}
