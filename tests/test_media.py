@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -77,3 +79,16 @@ def test_loss_against_sent_sees_the_packets_lost_after_the_last_one_received():
     cut = {"packets": packets[packets["t_ns"] <= 64 * ms], "flows": tables["flows"],
            "media": tables["media"][tables["media"]["recv_ns"] <= 64 * ms]}
     assert loss_against_sent_pct(cut, 0, 0, 100 * ms, 64 * ms, 4 * ms) == 0.0
+
+
+def test_a_stream_with_one_packet_in_the_period_has_nan_jitter_and_no_warning():
+    """A starved stream (the SQF reproduction under today's TCP) printed numpy's "Mean of empty
+    slice" on the terminal; its jitter is simply undefined."""
+    import warnings
+
+    media = pd.DataFrame({"flow": [0, 0], "seq": [0, 1], "sent_ns": [0, 5_000_000_000],
+                          "recv_ns": [10_000_000, 5_010_000_000]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        q = flow_quality(media, start_ns=1_000_000_000)
+    assert q.loc[0, "received"] == 1 and math.isnan(q.loc[0, "jitter_rfc3550_ms"])

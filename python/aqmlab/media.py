@@ -63,7 +63,9 @@ def flow_quality(media: pd.DataFrame, start_ns: int = 0, end_ns: int | None = No
             "delay_p99_ms": _pct(owd, 99),
             "ipdv_mean_ms": float(v.mean()) if v.size else float("nan"),
             "ipdv_p99_ms": _pct(v, 99),
-            "jitter_rfc3550_ms": float(np.nanmean(j)),
+            # NaN, without numpy's "Mean of empty slice" warning on the user's terminal, for a
+            # stream with fewer than two packets in the period (a starved video).
+            "jitter_rfc3550_ms": float(np.nanmean(j)) if np.isfinite(j).any() else float("nan"),
         })
     return pd.DataFrame(rows)
 
