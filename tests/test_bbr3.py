@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 
 from aqmlab.emu.run import emulation_problems
-from aqmlab.run import simulate
 from aqmlab.scenario import ScenarioError, validate
-from conftest import small_scenario
+from conftest import a_run_that_repeats_and_fills_the_link, small_scenario
 
 
 def _bbr3_scenario(tcp: dict[str, Any]) -> dict[str, Any]:
@@ -41,11 +40,4 @@ def test_the_emulator_refuses_bbr3_in_one_line():
 def test_a_bbr3_run_fills_the_link_and_repeats_byte_for_byte():
     s = _bbr3_scenario({"sack": True, "min_rto": "200ms"})
     s["topology"]["bottleneck"]["qdisc"] = {"kind": "droptail", "limit": "200p"}
-    a = simulate(validate(s), progress=False)
-    b = simulate(validate(s), progress=False)
-    assert a.summary["sim"]["bottleneck"]["invariants_ok"] is True
-    for name in a.tables:
-        assert a.tables[name].equals(b.tables[name]), name
-    p = a.tables["packets"]
-    d = p[(p["event"] == "dequeue") & (p["t_ns"] >= 2e9)]
-    assert float(d["size"].sum()) * 8 / 4.0 > 0.9 * 10e6
+    a_run_that_repeats_and_fills_the_link(s)

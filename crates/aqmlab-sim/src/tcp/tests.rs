@@ -271,6 +271,17 @@ fn sack_cfg() -> TcpConfig {
     TcpConfig { sack: true, ..cfg() }
 }
 
+/// A SACK sender (RACK-TLP on or off) with a window and ssthresh of 20 segments and `total`
+/// bytes to send, and its receiver: the start of the RACK-TLP transfer tests.
+fn sack_pair_with_window_of_20(rack: bool, total: u64) -> (TcpSender, TcpReceiver) {
+    let c = TcpConfig { rack, ..sack_cfg() };
+    let mut s = TcpSender::new(&c);
+    s.cwnd = 20 * MSS;
+    s.ssthresh = 20 * MSS;
+    s.write_until(ISS_DATA + total);
+    (s, TcpReceiver::new(&c))
+}
+
 /// The first byte of segment `k` (segments are full-sized and aligned).
 fn seg(k: u64) -> u64 {
     ISS_DATA + k * MSS
@@ -1081,12 +1092,7 @@ fn tlp_repairs_a_tail_loss_without_a_timeout() {
     let tail = [seg(17), seg(18), seg(19)];
     let mut done = Vec::new();
     for rack in [false, true] {
-        let c = TcpConfig { rack, ..sack_cfg() };
-        let mut s = TcpSender::new(&c);
-        s.cwnd = 20 * MSS;
-        s.ssthresh = 20 * MSS;
-        s.write_until(ISS_DATA + total);
-        let mut r = TcpReceiver::new(&c);
+        let (mut s, mut r) = sack_pair_with_window_of_20(rack, total);
         let o = play(&mut s, &mut r, total, ms(25), ms(1), |seq, n| n == 0 && tail.contains(&seq), no_check);
         assert!(o.done.is_some(), "rack={rack}: transfer did not finish");
         if rack {
@@ -1109,12 +1115,7 @@ fn tlp_repairs_a_tail_loss_without_a_timeout() {
 fn rack_resends_a_lost_fast_retransmission_without_a_timeout() {
     let total = 40 * MSS;
     for rack in [false, true] {
-        let c = TcpConfig { rack, ..sack_cfg() };
-        let mut s = TcpSender::new(&c);
-        s.cwnd = 20 * MSS;
-        s.ssthresh = 20 * MSS;
-        s.write_until(ISS_DATA + total);
-        let mut r = TcpReceiver::new(&c);
+        let (mut s, mut r) = sack_pair_with_window_of_20(rack, total);
         // Segment 5's first transmission and its fast retransmission are lost.
         let o = play(&mut s, &mut r, total, ms(25), ms(1), |seq, n| seq == seg(5) && n < 2, no_check);
         assert!(o.done.is_some(), "rack={rack}: transfer did not finish");

@@ -83,6 +83,16 @@ impl Path {
         }
         assert_eq!(self.b.state(), State::ProbeBwDown);
     }
+
+    /// On from ProbeBW_DOWN through CRUISE and REFILL into UP, at 90 segments in flight.
+    fn reach_probe_bw_up(&mut self) {
+        self.reach_probe_bw();
+        self.ack(1e6, 90 * MSS);
+        while self.b.state() != State::ProbeBwRefill {
+            self.play(ms(10), ack(1e6, 90 * MSS));
+        }
+        self.ack(1e6, 90 * MSS);
+    }
 }
 
 /// Section 5.3.1: Startup paces at 2.77 x bw (less the 1 % margin) with a cwnd gain of 2.
@@ -261,12 +271,7 @@ fn probe_rtt_after_five_seconds_at_half_a_bdp() {
 #[test]
 fn inflight_longterm_cut_on_probe_loss_above_two_percent() {
     let mut p = Path::new(1);
-    p.reach_probe_bw();
-    p.ack(1e6, 90 * MSS);
-    while p.b.state() != State::ProbeBwRefill {
-        p.play(ms(10), ack(1e6, 90 * MSS));
-    }
-    p.ack(1e6, 90 * MSS);
+    p.reach_probe_bw_up();
     assert_eq!(p.b.state(), State::ProbeBwUp);
     assert_eq!(p.b.inflight_longterm(), None);
     // Exactly 2 % of 120 kB lost: not too high.
@@ -292,12 +297,7 @@ fn inflight_longterm_cut_on_probe_loss_above_two_percent() {
 #[test]
 fn inflight_longterm_floor_is_beta_times_target() {
     let mut p = Path::new(1);
-    p.reach_probe_bw();
-    p.ack(1e6, 90 * MSS);
-    while p.b.state() != State::ProbeBwRefill {
-        p.play(ms(10), ack(1e6, 90 * MSS));
-    }
-    p.ack(1e6, 90 * MSS);
+    p.reach_probe_bw_up();
     let target = p.b.bdp().min(p.b.cwnd_bytes());
     let mut k = ack(1e6, 120 * MSS);
     k.losses = MSS;
