@@ -162,7 +162,7 @@ def test_a_schedule_file_gives_the_same_schedule(tmp_path, write_scenario):
     ("time,rate,delay\n0s,20Mbps,10ms\n5s,fast,\n", " line 3 column rate:", "'fast' is not a rate"),
     ("time,rate,delay\n0s,20Mbps,10ms\n5s,,soon\n", " line 3 column delay:", "'soon' is not a duration"),
     ("time,rate,delay\n5s,2Mbps,\n3s,20Mbps,\n", " line 3 column time:", "3s goes back in time"),
-    ("time,speed\n0s,1Mbps\n", " line 1:", "must name the columns time, rate and delay"),
+    ("time,speed\n0s,1Mbps\n", " line 1:", "must name the column time and one or both of rate and delay"),
 ], ids=["empty", "bad-rate", "bad-delay", "backwards", "header"])
 def test_a_bad_schedule_file_is_one_line_naming_file_line_and_column(tmp_path, write_scenario, content, where,
                                                                      fragment):
@@ -203,18 +203,82 @@ def test_a_bad_schedule_is_refused_naming_the_field(schedule, link, path, fragme
     assert problem.path == path and fragment in problem.message, (problem.path, problem.message)
 
 
-def test_a_schedule_beside_a_trace_or_a_period_alone_is_refused():
-    s = _scenario([{"at": "1s", "rate": "1Mbps"}])
-    del s["topology"]["bottleneck"]["rate"]
-    s["topology"]["bottleneck"]["trace"] = {"kind": "constant", "rate": "12Mbps"}
+def test_a_rate_step_beside_a_trace_or_a_period_alone_is_refused():
+    s = _on_a_trace([{"at": "1s", "delay": "20ms"}, {"at": "2s", "rate": "1Mbps"}])
     with pytest.raises(ScenarioError) as err:
         validate(s)
-    assert "either a trace or a schedule" in err.value.problems[0].message
+    (problem,) = err.value.problems
+    assert problem.path == "topology.bottleneck"
+    assert problem.message.startswith("schedule.1.rate: a trace link's schedule changes its delay only"), problem
     s = _scenario(None, schedule_period="1s")
     del s["topology"]["bottleneck"]["schedule"]
     with pytest.raises(ScenarioError) as err:
         validate(s)
     assert "give a schedule too" in err.value.problems[0].message
+
+
+def _on_a_trace(schedule: Any, **kw: Any) -> dict[str, Any]:
+    """`_scenario` with a bottleneck that follows a 12 Mbit/s constant trace (one opportunity
+    a ms) instead of a rate."""
+    s = _scenario(schedule, **kw)
+    del s["topology"]["bottleneck"]["rate"]
+    s["topology"]["bottleneck"]["trace"] = {"kind": "constant", "rate": "12Mbps"}
+    return s
+
+
+def test_a_delay_schedule_on_a_trace_link_moves_the_delay_and_keeps_the_trace_s_sending():
+    m = _one_way_ms(_on_a_trace([{"at": "5s", "delay": "80ms"}, {"at": "7s", "delay": "30ms"}], app=PROBE,
+                                duration="9s"))
+    before = m[(m.sent_s > 4.0) & (m.sent_s < 4.99)].owd_ms
+    raised = m[(m.sent_s >= 5.01) & (m.sent_s < 6.9)].owd_ms
+    lowered = m[(m.sent_s >= 7.1) & (m.sent_s < 9.0)].owd_ms
+    # A 125-byte packet every ms waits for its opportunity (at most one ms) and then the delay.
+    assert 10 <= before.min() and before.max() <= 11.01, (before.min(), before.max())
+    assert raised.min() == pytest.approx(before.min() + 70, abs=0.01) and raised.max() <= 81.01
+    assert lowered.min() == pytest.approx(before.min() + 20, abs=0.01) and lowered.max() <= 31.01
+    by_arrival = m.sort_values("recv_ns", kind="stable")
+    assert (by_arrival.seq.diff().dropna() > 0).all(), "the delay decrease reordered the link"
+    # The link still sends at the trace's opportunities: saturated by 30 Mbit/s of 1500-byte
+    # packets, one per ms, whatever the delay does.
+    sent = _dequeues(_on_a_trace([{"at": "1s", "delay": "80ms"}], duration="3s"))
+    ms = sent[(sent.t_ns >= 0.5e9) & (sent.t_ns < 2.5e9)].t_ns.to_numpy()
+    assert len(ms) == 2000 and (ms % 1_000_000 == 0).all()
+
+
+def test_a_trace_link_s_schedule_reaches_the_engines_with_delays_alone(tmp_path, write_scenario):
+    config = validate(_on_a_trace([{"at": "5s", "delay": "80ms"}], schedule_period="10s")).to_sim_config()
+    link = config["topology"]["bottleneck"]
+    ms = 1_000_000
+    assert link["schedule"] == {"steps": [{"at_ns": 0, "rate_bps": 0, "delay_ns": 10 * ms},
+                                          {"at_ns": 5000 * ms, "rate_bps": 0, "delay_ns": 80 * ms}],
+                                "period_ns": 10_000 * ms}
+    assert (link["rate_bps"], link["delay_ns"]) == (0, 10 * ms) and "trace" in link
+    # The default way back follows the same trace and the same delays.
+    back = config["topology"]["reverse"]
+    assert back["schedule"] == link["schedule"] and back["trace"] == link["trace"]
+    # A file of delays alone gives the same, with or without a rate column.
+    for text in ("time,delay\n5s,80ms\n", "time,rate,delay\n5s,,80ms\n"):
+        _write(tmp_path, text)
+        sc, _ = load(str(write_scenario(_on_a_trace("steps.csv", schedule_period="10s"))))
+        assert sc.to_sim_config()["topology"]["bottleneck"]["schedule"] == link["schedule"], text
+
+
+def test_a_rate_in_a_trace_link_s_schedule_file_is_one_line_naming_the_file(tmp_path, write_scenario):
+    csv = _write(tmp_path, "time,rate,delay\n5s,2Mbps,80ms\n")
+    r = aqmlab("run", str(write_scenario(_on_a_trace("steps.csv"))), "--out", str(tmp_path / "results"))
+    assert r.returncode == 2, r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1, r.stderr
+    assert "topology.bottleneck.schedule" in lines[0] and str(csv.resolve()) in lines[0], lines[0]
+    assert "the step at 5s gives a rate; a trace link's schedule changes its delay only" in lines[0], lines[0]
+
+
+def test_a_trace_bottleneck_s_delays_give_an_unshaped_way_back():
+    from aqmlab.emu.run import UNSHAPED_BPS, unshaped_way_back
+
+    back = unshaped_way_back({"steps": [{"at_ns": 0, "rate_bps": 0, "delay_ns": 1},
+                                        {"at_ns": 5, "rate_bps": 0, "delay_ns": 2}]})
+    assert [(x["rate_bps"], x["delay_ns"]) for x in back["steps"]] == [(UNSHAPED_BPS, 1), (UNSHAPED_BPS, 2)]
 
 
 MISSING = netns.missing_requirement()
@@ -287,3 +351,22 @@ def test_the_default_way_back_keeps_the_delays_and_outages_and_leaves_the_rate_u
     assert back["period_ns"] == 10
     assert [(x["at_ns"], x["rate_bps"], x["delay_ns"]) for x in back["steps"]] == [
         (0, UNSHAPED_BPS, 1), (5, 0, 2), (9, UNSHAPED_BPS, 4)]
+
+
+@pytest.mark.skipif(MISSING is not None, reason=f"emulation unavailable: {MISSING}")
+def test_the_emulator_follows_a_delay_schedule_on_a_trace_link():
+    """The router's trace link gives each packet the delay in force as it leaves, as the
+    simulator's does: a probe's one-way delay steps by 70 ms at 2 s and back by 50 at 4 s."""
+    from aqmlab.emu.run import emulate
+
+    s = _on_a_trace([{"at": "2s", "delay": "80ms"}, {"at": "4s", "delay": "30ms"}], app=PROBE, duration="6s")
+    media = emulate(validate(s)).tables["media"]
+    m = media.assign(owd_ms=(media.recv_ns - media.sent_ns) / 1e6, sent_s=media.sent_ns / 1e9)
+
+    def median(a: float, b: float) -> float:
+        return float(m[(m.sent_s >= a) & (m.sent_s < b)].owd_ms.median())
+
+    base = median(1.0, 1.95)
+    # The opportunity wait (under 1 ms) and the hosts' lateness are in all three windows alike.
+    assert median(2.2, 3.9) - base == pytest.approx(70, abs=2), (base, median(2.2, 3.9))
+    assert median(4.2, 6.0) - base == pytest.approx(20, abs=2), (base, median(4.2, 6.0))

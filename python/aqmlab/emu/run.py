@@ -239,8 +239,11 @@ UNSHAPED_BPS = 100_000_000_000
 def unshaped_way_back(schedule: dict[str, Any]) -> dict[str, Any]:
     """The default way back of a scheduled bottleneck: its delays and outages at the same times
     (the simulator's default way back follows the whole schedule, docs/links.md), its rates
-    unshaped, as the emulator's default way back always is."""
-    steps = [{**step, "rate_bps": UNSHAPED_BPS if step["rate_bps"] > 0 else 0} for step in schedule["steps"]]
+    unshaped, as the emulator's default way back always is. A trace bottleneck's schedule has
+    delays alone (every rate 0, "no rate of its own"): the way back is unshaped throughout."""
+    delays_only = all(step["rate_bps"] == 0 for step in schedule["steps"])
+    steps = [{**step, "rate_bps": UNSHAPED_BPS if step["rate_bps"] > 0 or delays_only else 0}
+             for step in schedule["steps"]]
     return {**schedule, "steps": steps}
 
 

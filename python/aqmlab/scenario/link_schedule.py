@@ -4,7 +4,8 @@ written in the scenario or read from a CSV file, optionally repeating with a per
 
 The engines take the schedule resolved: every step with both values, the first at 0 with the
 link's own `rate` and `delay` (which a step at 0 overrides), times strictly increasing (steps
-at the same time merge, the later's values winning)."""
+at the same time merge, the later's values winning). A link that follows a delivery trace takes
+delay steps alone (`resolve_delays`): the trace decides when it sends."""
 
 from __future__ import annotations
 
@@ -73,6 +74,32 @@ def resolve(steps: list[tuple[int, int | None, int | None]], rate: int, delay: i
     return out
 
 
+def resolve_delays(steps: list[tuple[int, int | None, int | None]], delay: int, period: int | None) -> dict[str, Any]:
+    """The engines' schedule of a link that follows a delivery trace: the trace decides when it
+    sends, so its steps change the delay alone, and every resolved step's rate is 0, which the
+    engines read as "no rate of its own" (aqmlab-core `ScheduleConfig::delay_only`)."""
+    for at, r, _ in steps:
+        if r is not None:
+            raise ScheduleError(f"the step at {format_ns(at)} gives a rate; a trace link's schedule changes its "
+                                "delay only (the trace decides when it sends)")
+    merged: list[dict[str, int]] = [{"at_ns": 0, "rate_bps": 0, "delay_ns": delay}]
+    for at, _, d in steps:
+        if at < merged[-1]["at_ns"]:
+            raise ScheduleError(f"step at {format_ns(at)} is before the step before it "
+                                f"({format_ns(merged[-1]['at_ns'])}); steps go in time order")
+        if at > merged[-1]["at_ns"]:
+            merged.append(dict(merged[-1], at_ns=at))
+        if d is not None:
+            merged[-1]["delay_ns"] = d
+    out: dict[str, Any] = {"steps": merged}
+    if period is not None:
+        if period <= merged[-1]["at_ns"]:
+            raise ScheduleError(f"schedule_period ({format_ns(period)}) must be after the last step "
+                                f"({format_ns(merged[-1]['at_ns'])})")
+        out["period_ns"] = period
+    return out
+
+
 def read_schedule_csv(path: str) -> list[tuple[int, int | None, int | None]]:
     """The steps of the CSV file at `path`: a header naming the columns time, rate and delay, then
     one row per step, each cell written as in a scenario ("5s", "2Mbps", "80ms"; an empty rate or
@@ -89,9 +116,9 @@ def read_schedule_csv(path: str) -> list[tuple[int, int | None, int | None]]:
         raise ScheduleError(f"{path}: empty schedule file (a header line time,rate,delay, then one line per step)")
     header_line, header = rows[0]
     names = [c.strip() for c in header]
-    if sorted(names) != sorted(CSV_COLUMNS):
-        raise ScheduleError(f"{path} line {header_line}: the header must name the columns time, rate and delay "
-                            f"(in any order), not {', '.join(names)}")
+    if "time" not in names or len(set(names)) != len(names) or not set(names) <= set(CSV_COLUMNS) or len(names) < 2:
+        raise ScheduleError(f"{path} line {header_line}: the header must name the column time and one or both of "
+                            f"rate and delay (in any order), not {', '.join(names)}")
     if len(rows) == 1:
         raise ScheduleError(f"{path}: no step after the header (one line per step: time,rate,delay)")
     steps: list[tuple[int, int | None, int | None]] = []
@@ -112,6 +139,8 @@ def read_schedule_csv(path: str) -> list[tuple[int, int | None, int | None]]:
                                     f"{'duration' if name != 'rate' else 'rate'} ({why})") from None
         at = values["time"]
         assert at is not None
+        values.setdefault("rate", None)  # a column the header leaves out: unchanged in every step
+        values.setdefault("delay", None)
         if steps and at < steps[-1][0]:
             raise ScheduleError(f"{path} line {n} column time: {format_ns(at)} goes back in time "
                                 f"(the line before is at {format_ns(steps[-1][0])})")

@@ -99,6 +99,7 @@ def _link(link: Link, field: str, seed: int, name: str) -> dict[str, Any]:
             schedule = link.engine_schedule(steps)
         except ValueError as e:
             raise TraceFileError(f"{field}.schedule", f"{link.schedule}: {str(e).removeprefix('schedule: ')}") from None
+        # (A trace link's steps carry rate 0, "no rate of its own", as the link does.)
         out["rate_bps"], out["delay_ns"] = schedule["steps"][0]["rate_bps"], schedule["steps"][0]["delay_ns"]
         out["schedule"] = schedule
     return out

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 from aqmlab.scenario.base import Strict
 from aqmlab.scenario.disciplines import DropTail, Qdisc
 from aqmlab.scenario.impairments import Impairments
-from aqmlab.scenario.link_schedule import ScheduleError, ScheduleStep, resolve
+from aqmlab.scenario.link_schedule import ScheduleError, ScheduleStep, resolve, resolve_delays
 from aqmlab.scenario.link_traces import SyntheticTrace
 from aqmlab.units import Duration, Rate
 
@@ -33,9 +33,11 @@ class Link(Strict):
     schedule: list[ScheduleStep] | str | None = Field(
         None, description="rate and delay steps, as tc qdisc change scripts them: [{at = \"5s\", rate = "
                           "\"2Mbps\"}, {at = \"10s\", delay = \"80ms\"}, ...] in time order, or a CSV file (path "
-                          "relative to the scenario file; a header naming the columns time, rate, delay, then one "
+                          "relative to the scenario file; a header naming the column time and one or both of rate and "
+                          "delay, then one "
                           "line per step, cells written as here, an empty cell unchanged); the link's rate and "
-                          "delay hold from 0 until a step changes them; exclusive with trace; default none")
+                          "delay hold from 0 until a step changes them; on a trace link, delay steps only (the "
+                          "trace decides when it sends); default none")
     schedule_period: Duration | None = Field(
         None, description="repeat the schedule every period (its steps at their times within each period); "
                           "default: the last step holds to the end")
@@ -49,8 +51,11 @@ class Link(Strict):
             raise ValueError("a link needs a rate (e.g. \"25Mbps\") or a trace (a mahimahi trace file)")
         if self.rate is not None and self.rate <= 0:
             raise ValueError("rate must be positive")
-        if self.schedule is not None and self.trace is not None:
-            raise ValueError("a link follows either a trace or a schedule, not both")
+        if isinstance(self.schedule, list) and self.trace is not None:
+            rated = next((i for i, s in enumerate(self.schedule) if s.rate is not None), None)
+            if rated is not None:
+                raise ValueError(f"schedule.{rated}.rate: a trace link's schedule changes its delay only (the "
+                                 "trace decides when it sends); leave rate out")
         if self.schedule_period is not None and self.schedule is None:
             raise ValueError("schedule_period repeats a schedule; give a schedule too")
         if isinstance(self.schedule, list):
@@ -63,8 +68,10 @@ class Link(Strict):
         if steps is None:
             assert isinstance(self.schedule, list)
             steps = [(s.at, s.rate, s.delay) for s in self.schedule]
-        assert self.rate is not None
         try:
+            if self.trace is not None:
+                return resolve_delays(steps, self.delay, self.schedule_period)
+            assert self.rate is not None
             return resolve(steps, self.rate, self.delay, self.schedule_period)
         except ScheduleError as e:
             raise ValueError(f"schedule: {e}") from None
@@ -73,7 +80,8 @@ class Link(Strict):
         """A FIFO link with this one's rate or trace and delay, and its schedule (the default way
         back)."""
         if self.trace is not None:
-            return Link.model_validate({"trace": self.trace, "delay": f"{self.delay}ns"})
+            return Link.model_validate({"trace": self.trace, "delay": f"{self.delay}ns", "schedule": self.schedule,
+                                        "schedule_period": self.schedule_period and f"{self.schedule_period}ns"})
         if self.schedule is not None:
             return Link.model_validate({"rate": f"{self.rate}bps", "delay": f"{self.delay}ns",
                                         "schedule": self.schedule, "schedule_period": self.schedule_period

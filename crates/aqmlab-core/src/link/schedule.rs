@@ -52,7 +52,7 @@ impl ScheduleConfig {
         if first.at_ns != 0 {
             return Err("steps.0.at_ns: the first step must be at 0".into());
         }
-        if first.rate_bps == 0 {
+        if first.rate_bps == 0 && !self.delay_only() {
             return Err("steps.0.rate_bps: the rate at the start must be positive (a later step may be 0, an outage)".into());
         }
         for (i, w) in self.steps.windows(2).enumerate() {
@@ -63,12 +63,20 @@ impl ScheduleConfig {
         let last = self.steps[self.steps.len() - 1];
         match self.period_ns {
             Some(p) if p <= last.at_ns => Err(format!("period_ns: {p} ns must be after the last step ({} ns)", last.at_ns)),
-            None if last.rate_bps == 0 => Err(format!(
+            None if last.rate_bps == 0 && !self.delay_only() => Err(format!(
                 "steps.{}.rate_bps: an outage that never ends; give it an end (a later step with a positive rate) or a period",
                 self.steps.len() - 1
             )),
             _ => Ok(()),
         }
+    }
+
+    /// Whether the steps change the delay alone: every step's rate is 0, which here means "no
+    /// rate of its own", not an outage. That is the schedule of a link following a delivery
+    /// trace, whose opportunities decide when it sends (`LinkConfig::validate_service` allows no
+    /// other schedule there, and this one nowhere else); only `delay_at` and `arrival` apply.
+    pub fn delay_only(&self) -> bool {
+        self.steps.iter().all(|s| s.rate_bps == 0)
     }
 
     /// The rate at the start: what a discipline built for one rate is built for.
@@ -238,10 +246,24 @@ mod tests {
         let bad = |steps: Vec<ScheduleStep>, period_ns| ScheduleConfig { steps, period_ns }.validate().unwrap_err();
         assert!(bad(vec![], None).starts_with("steps:"));
         assert!(bad(vec![step(1, 1, 1)], None).starts_with("steps.0.at_ns"));
-        assert!(bad(vec![step(0, 0, 1)], None).starts_with("steps.0.rate_bps"));
+        assert!(bad(vec![step(0, 0, 1), step(5, 1, 1)], None).starts_with("steps.0.rate_bps"));
         assert!(bad(vec![step(0, 1, 1), step(0, 1, 1)], None).starts_with("steps.1.at_ns"));
         assert!(bad(vec![step(0, 1, 1), step(5, 1, 1)], Some(5_000_000)).starts_with("period_ns"));
         assert!(bad(vec![step(0, 1, 1), step(5, 0, 1)], None).starts_with("steps.1.rate_bps: an outage that never ends"));
         assert!(ScheduleConfig { steps: vec![step(0, 1, 1), step(5, 0, 1)], period_ns: Some(9_000_000) }.validate().is_ok());
+    }
+
+    #[test]
+    fn a_delay_only_schedule_has_no_outage_and_moves_the_delay() {
+        // Every rate 0: a trace link's schedule, where 0 means "no rate of its own".
+        let cfg = ScheduleConfig { steps: vec![step(0, 0, 10), step(5, 0, 40)], period_ns: None };
+        assert!(cfg.delay_only());
+        assert!(cfg.validate().is_ok(), "neither the start's rate nor a last step of 0 is an outage here");
+        assert!(!ScheduleConfig { steps: vec![step(0, 1, 10), step(5, 0, 40)], period_ns: Some(9_000_000) }.delay_only());
+        let s = schedule(&cfg.steps, None);
+        assert_eq!(s.arrival(ms(4), Time::ZERO), ms(14));
+        assert_eq!(s.arrival(ms(6), Time::ZERO), ms(46));
+        let bad = ScheduleConfig { steps: vec![step(0, 0, 10), step(0, 0, 40)], period_ns: None }.validate().unwrap_err();
+        assert!(bad.starts_with("steps.1.at_ns"), "its times are checked as any schedule's: {bad}");
     }
 }

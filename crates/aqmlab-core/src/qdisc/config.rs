@@ -45,18 +45,34 @@ impl LinkConfig {
     }
 
     /// The link's own checks (the discipline's are `QdiscConfig::validate`): a trace is a
-    /// valid one and comes without a rate. Errors name the field.
+    /// valid one and comes without a rate; a schedule beside a trace changes the delay alone.
+    /// Errors name the field.
     pub fn validate_service(&self) -> Result<(), (&'static str, String)> {
         if let Some(imp) = &self.impairments {
             imp.validate().map_err(|e| ("impairments", e))?;
         }
         if let Some(schedule) = &self.schedule {
-            schedule.validate().map_err(|e| ("schedule", e))?;
             if self.trace.is_some() {
-                return Err(("schedule", "a link follows either a trace or a schedule, not both".into()));
+                // The trace decides when the link sends; a schedule beside it moves the delay.
+                if let Some(i) = schedule.steps.iter().position(|s| s.rate_bps != 0) {
+                    return Err((
+                        "schedule",
+                        format!("steps.{i}.rate_bps: a trace link's schedule changes its delay only (the trace decides when it sends); give no rate"),
+                    ));
+                }
             }
+            schedule.validate().map_err(|e| ("schedule", e))?;
             let first = schedule.steps[0];
-            if (self.rate_bps, self.delay_ns) != (first.rate_bps, first.delay_ns) {
+            if self.trace.is_some() {
+                if self.delay_ns != first.delay_ns {
+                    return Err(("delay", "a scheduled link's delay is its first step's".into()));
+                }
+            } else if schedule.delay_only() {
+                return Err((
+                    "schedule",
+                    "steps.0.rate_bps: the rate at the start must be positive (a later step may be 0, an outage)".into(),
+                ));
+            } else if (self.rate_bps, self.delay_ns) != (first.rate_bps, first.delay_ns) {
                 return Err(("rate", "a scheduled link's rate and delay are its first step's".into()));
             }
         }
@@ -172,4 +188,46 @@ pub fn build_qdisc(cfg: &QdiscConfig, link_rate: Rate) -> Result<Queue, String> 
         QdiscConfig::Cake(c) => Box::new(cake::Cake::new(c.clone())),
     };
     Ok(Queue::new(inner))
+}
+
+#[cfg(test)]
+mod link_config_tests {
+    use super::*;
+    use crate::link::schedule::ScheduleStep;
+    use crate::link::DeliveryTrace;
+
+    fn link(rate_bps: u64, trace: bool, steps: &[(u64, u64)]) -> LinkConfig {
+        let qdisc: QdiscConfig = serde_json::from_str(r#"{"kind":"droptail","limit":{"packets":100}}"#).unwrap();
+        let steps: Vec<ScheduleStep> = steps
+            .iter()
+            .enumerate()
+            .map(|(i, &(rate_bps, delay_ns))| ScheduleStep { at_ns: i as u64 * 1_000_000, rate_bps, delay_ns })
+            .collect();
+        LinkConfig {
+            rate_bps,
+            delay_ns: steps.first().map_or(5, |s| s.delay_ns),
+            qdisc,
+            trace: trace.then(|| DeliveryTrace { opportunities_ms: vec![1, 2] }),
+            impairments: None,
+            schedule: (!steps.is_empty()).then_some(ScheduleConfig { steps, period_ns: None }),
+        }
+    }
+
+    #[test]
+    fn a_trace_link_takes_a_schedule_of_delays_alone() {
+        assert_eq!(link(0, true, &[(0, 10), (0, 40)]).validate_service(), Ok(()));
+        let (field, e) = link(0, true, &[(0, 10), (2_000_000, 40)]).validate_service().unwrap_err();
+        assert_eq!(field, "schedule");
+        assert!(e.starts_with("steps.1.rate_bps: a trace link's schedule changes its delay only"), "{e}");
+        let (field, _) = link(5, true, &[(0, 10), (0, 40)]).validate_service().unwrap_err();
+        assert_eq!(field, "rate", "a trace link still has no rate of its own");
+    }
+
+    #[test]
+    fn a_rate_link_refuses_a_schedule_without_rates() {
+        let (field, e) = link(0, false, &[(0, 10), (0, 40)]).validate_service().unwrap_err();
+        assert_eq!(field, "schedule");
+        assert!(e.starts_with("steps.0.rate_bps: the rate at the start must be positive"), "{e}");
+        assert_eq!(link(1_000_000, false, &[(1_000_000, 10), (0, 40), (1_000_000, 10)]).validate_service(), Ok(()));
+    }
 }

@@ -8,7 +8,8 @@
 //! idle link schedules nothing: the opportunities it misses are burned, in one step, when the
 //! next packet arrives. Packets leave the discipline at the opportunity that carries their
 //! first byte and enter the delay line at the one that carries their last, in time order, so
-//! the line stays a FIFO.
+//! the line stays a FIFO. A delay schedule beside the trace (`aqmlab_core::link::schedule`,
+//! delays alone) gives each packet the delay in force then, never ahead of the packet before.
 
 use crate::sim::network::Network;
 use crate::sim::Event;
@@ -59,7 +60,12 @@ impl OpportunityUser for SimLinkUser<'_> {
             return self.net.enter_impaired_line(self.l, p);
         }
         let link = &mut self.net.topo.links[self.l as usize];
-        let arrive = at + link.delay;
+        let arrive = match link.schedule.as_ref() {
+            // A delay schedule (the trace fixes the sending): the delay in force as the last
+            // byte leaves, held behind the packet ahead, as on a scheduled rate link.
+            Some(s) => s.arrival(at, link.pipe.back().map_or(Time::ZERO, |&(t, _)| t)),
+            None => at + link.delay,
+        };
         link.pipe.push_back((arrive, p));
         if link.pipe.len() == 1 {
             self.net.events.schedule(arrive, Event::PipeArrive(self.l));
