@@ -24,6 +24,7 @@ step's change in agreement is the effect of that one difference.
     SABRE_DIR=/path/to/sabre python benches/sabre_check.py            # the table in docs/video.md
     python benches/sabre_check.py --sabre /path/to/sabre --markdown
     python benches/sabre_check.py --bolae-stall-rule --markdown       # BOLA-E's stall rule row
+    python benches/sabre_check.py --only BOLA-O --markdown            # one section
 
 BOLA-E keeps state between decisions, so its side is aqmlab's whole client (`replay_client`,
 `_core.AbrClient`) rather than `abr_choose`.
@@ -317,6 +318,15 @@ STEPS: dict[str, tuple[str, list[Step]]] = {
         Step("+ trace latency 0, no bandwidth on a rung's bitrate (6000 -> 6001 kbit/s)",
              ["-a", "bolae", "-noa", "-ma", "sliding", "-ws", "4"], zero_latency=True, off_rungs=True),
     ]),
+    # BOLA-E with the throughput cap that minimizes oscillations (aqmlab's `bola_e_variant =
+    # "bola_o"`, Sabre's `-ao`); its steps are BOLA-E's.
+    "BOLA-O": ("bola_e", [
+        Step("Sabre defaults (`-a bolae -ao`)", ["-a", "bolae", "-ao"]),
+        Step("+ no abandonment (`-noa`)", ["-a", "bolae", "-ao", "-noa"]),
+        Step("+ mean of last 4 (`-ma sliding -ws 4`)", ["-a", "bolae", "-ao", "-noa", "-ma", "sliding", "-ws", "4"]),
+        Step("+ trace latency 0, no bandwidth on a rung's bitrate (6000 -> 6001 kbit/s)",
+             ["-a", "bolae", "-ao", "-noa", "-ma", "sliding", "-ws", "4"], zero_latency=True, off_rungs=True),
+    ]),
     "throughput rule": ("throughput", [
         Step("Sabre defaults (`-a throughput`)", ["-a", "throughput"]),
         Step("+ no abandonment (`-noa`)", ["-a", "throughput", "-noa"]),
@@ -333,11 +343,13 @@ STEPS: dict[str, tuple[str, list[Step]]] = {
 
 #: Traces compared for one algorithm only (its table gets their columns): BOLA-E's
 #: placeholder meets stalls here. 1 s at 4 Mbit/s, 20 s at 0.6, then 3 Mbit/s, 20 ms latency.
-EXTRA_TRACES: dict[str, dict[str, list[dict]]] = {
-    "BOLA-E": {"drop 4/0.6/3 Mbit/s (stalls)": [
-        {"duration_ms": d, "bandwidth_kbps": b, "latency_ms": 20}
-        for d, b in ((1000, 4000), (20000, 600), (30000, 3000))]},
-}
+_STALLING = {"drop 4/0.6/3 Mbit/s (stalls)": [
+    {"duration_ms": d, "bandwidth_kbps": b, "latency_ms": 20}
+    for d, b in ((1000, 4000), (20000, 600), (30000, 3000))]}
+EXTRA_TRACES: dict[str, dict[str, list[dict]]] = {"BOLA-E": _STALLING, "BOLA-O": _STALLING}
+
+#: aqmlab's parameters beyond an algorithm's defaults, per table section.
+PARAMS: dict[str, dict] = {"BOLA-O": {"bola_e_variant": "bola_o"}}
 
 
 #: Not in the table: BOLA-E with Sabre's placeholder raise after a stalled download removed,
@@ -361,8 +373,9 @@ def traces(sabre_dir: Path) -> dict[str, list[dict]]:
 
 
 def compare(sabre_dir: Path, algorithm: str, step: Step, trace_name: str, trace: list[dict],
-            work: Path) -> tuple[float, int | None]:
-    """Agreement of one step on one trace, and the first segment where the two differ."""
+            work: Path, params: dict | None = None) -> tuple[float, int | None]:
+    """Agreement of one step on one trace, and the first segment where the two differ;
+    `params` are aqmlab's parameters beyond the algorithm's defaults."""
     manifest_path = sabre_dir / MANIFEST
     manifest = json.loads(manifest_path.read_text())
     if step.zero_latency:
@@ -382,10 +395,11 @@ def compare(sabre_dir: Path, algorithm: str, step: Step, trace_name: str, trace:
             a = str(work / name)
         args.append(a)
     theirs = run_sabre(sabre_dir, manifest_path, trace_path, args)
+    ours_params = {**abr_params(algorithm), **(params or {})}
     if algorithm == "bola_e":
-        ours = replay_client(manifest, trace, abr_params(algorithm))
+        ours = replay_client(manifest, trace, ours_params)
     else:
-        ours = replay(manifest, trace, abr_params(algorithm), throughput_excludes_latency=step.excludes_latency)
+        ours = replay(manifest, trace, ours_params, throughput_excludes_latency=step.excludes_latency)
     share = agreement(ours, theirs)
     first = next((i for i, (x, y) in enumerate(zip(ours, theirs, strict=True)) if x != y), None)
     return share, first
@@ -397,6 +411,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", action="store_true", help="print the table as markdown")
     ap.add_argument("--bolae-stall-rule", action="store_true",
                     help="only BOLA-E, with Sabre's placeholder raise after a stall removed")
+    ap.add_argument("--only", metavar="ALGORITHM", help="one section of the table (its title, e.g. BOLA-O)")
     a = ap.parse_args(argv)
     sabre_dir = find_sabre(a.sabre)
     if sabre_dir is None:
@@ -407,6 +422,11 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         header = None
         table = {"BOLA-E": ("bola_e", [BOLAE_STALL_RULE])} if a.bolae_stall_rule else STEPS
+        if a.only is not None:
+            if a.only not in table:
+                print(f"sabre_check: --only {a.only!r}: one of {', '.join(table)}", file=sys.stderr)
+                return 2
+            table = {a.only: table[a.only]}
         for title, (algorithm, steps) in table.items():
             all_traces = {**traces(sabre_dir), **EXTRA_TRACES.get(title, {})}
             names = list(all_traces)
@@ -419,7 +439,8 @@ def main(argv: list[str] | None = None) -> int:
             for step in steps:
                 cells = []
                 for name in names:
-                    share, first = compare(sabre_dir, algorithm, step, name, all_traces[name], work)
+                    share, first = compare(sabre_dir, algorithm, step, name, all_traces[name], work,
+                                           PARAMS.get(title))
                     cells.append(f"{100 * share:.1f} %" + ("" if first is None else f" (from {first})"))
                 if a.markdown:
                     print(f"| {title} | {step.label} | " + " | ".join(cells) + " |")

@@ -62,6 +62,25 @@ def test_bola_e_starts_above_the_lowest_rung_where_bola_does_not() -> None:
     assert list(basic["rung"].iloc[:2]) == [0, 0]
 
 
+def test_bola_o_switches_less_than_bola_u() -> None:
+    """`bola_e_variant = "bola_o"` reaches the client: three BOLA-E clients sharing 3 Mbit/s for
+    120 s, where the throughput cap binds often, switch rungs 43 times with BOLA-U (its cap lets
+    the rung rise one above what the throughput sustains, then fall back) and 15 with BOLA-O
+    (never above the previous or the sustainable rung), seed 3 (docs/video.md, "BOLA-O")."""
+    switches = {}
+    for variant in ("bola_u", "bola_o"):
+        d = scenario(rate="3Mbps", duration="120s", algorithms=("bola_e",), bola_e_variant=variant)
+        d["flows"][0]["count"] = 3
+        sessions = simulate(validate(d), progress=False).tables["abr_sessions"]
+        switches[variant] = int(sessions["switches"].sum())
+    assert switches["bola_o"] < 0.6 * switches["bola_u"], switches
+
+
+def test_bola_e_variant_is_refused_beside_another_algorithm() -> None:
+    with pytest.raises(ScenarioError, match="bola_e_variant applies to algorithm bola_e only, not bola"):
+        validate(scenario(algorithms=("bola",), bola_e_variant="bola_o"))
+
+
 def test_an_unknown_algorithm_is_refused_with_the_known_ones() -> None:
     d = scenario()
     d["flows"][0]["app"]["algorithm"] = "pensieve"

@@ -566,6 +566,10 @@ class Abr(Strict):
                                                 "and 10 s + 2 s per rung")
     mpc_horizon: int = Field(5, ge=1, le=8, json_schema_extra={"unit": "segments"},
                              description="MPC and RobustMPC lookahead (Yin et al.: 5)")
+    bola_e_variant: Literal["bola_u", "bola_o"] = Field(
+        "bola_u", description="bola_e's throughput cap on up-switches: bola_u (one rung above the "
+                              "sustainable one, Sabre's default) or bola_o (never above the previous or the "
+                              "sustainable rung: fewer oscillations, Sabre's -ao)")
     tcp: Tcp = Field(default_factory=Tcp, description="TCP settings")
 
     def startup_ns(self) -> int:
@@ -593,6 +597,8 @@ class Abr(Strict):
             raise ValueError("bola_buffer_target must exceed one segment")
         if self.bba_cushion is not None and self.bba_cushion <= 0:
             raise ValueError("bba_cushion must be positive")
+        if self.bola_e_variant != "bola_u" and self.algorithm != "bola_e":
+            raise ValueError(f"bola_e_variant applies to algorithm bola_e only, not {self.algorithm}")
         if self.ladder != "synthetic":
             try:
                 ladder(self.ladder, seg, self.content)

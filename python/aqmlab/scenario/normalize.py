@@ -184,7 +184,7 @@ def _abr(a: Abr) -> dict[str, Any]:
         "abr": {"algorithm": a.algorithm, "safety_factor": a.safety_factor,
                 "throughput_window": a.throughput_window, "bba_reservoir_s": reservoir,
                 "bba_cushion_s": cushion, "bola_gamma_p": a.bola_gamma_p, "bola_buffer_target_s": target,
-                "mpc_horizon": a.mpc_horizon},
+                "mpc_horizon": a.mpc_horizon, "bola_e_variant": a.bola_e_variant},
         "ladder": abr_ladder(a.ladder, a.segment_duration, a.content),
         "max_buffer_ns": a.max_buffer, "startup_ns": a.startup_ns(), "request_size": a.request_size,
         "request_timeout_ns": a.request_timeout, "tcp": _tcp(a.tcp),

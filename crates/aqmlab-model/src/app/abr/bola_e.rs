@@ -47,7 +47,8 @@
 //!
 //! Choices where the paper and Sabre (UMass-LIDS/sabre, `BolaEnh`, `-a bolae`) differ or are
 //! silent, also in docs/video.md's algorithm table:
-//! * BOLA-U rather than BOLA-O by default: Sabre's default for `bolae` (BOLA-O is its `-ao`).
+//! * BOLA-U rather than BOLA-O by default: Sabre's default for `bolae` (BOLA-O is its `-ao`,
+//!   here [`Variant::BolaO`], a scenario's `bola_e_variant = "bola_o"`).
 //! * The throughput estimate is aqmlab's (dash.js's): the mean of the last `throughput_window`
 //!   segment throughputs, each measured from request to last byte, with no safety factor (as
 //!   Sabre's `BolaEnh`); the sustainable rung is the highest with bitrate <= the estimate.
@@ -62,6 +63,7 @@
 
 use super::ladder::Ladder;
 use super::{highest_rung_within, PlayerState};
+use serde::{Deserialize, Serialize};
 
 /// dash.js `MINIMUM_BUFFER_S`: below this buffer BOLA-E fetches the lowest rung.
 pub const MINIMUM_BUFFER_S: f64 = 10.0;
@@ -86,6 +88,18 @@ pub struct Params {
     /// BOLA-U (true: one rung above sustainable) or BOLA-O (false).
     pub one_step_up: bool,
     pub segment_s: f64,
+}
+
+/// The two forms of BOLA-E's throughput cap (section 2 of this file's rules), as scenarios
+/// name them (`bola_e_variant`): BOLA-U, one rung above what the throughput sustains (Sabre's
+/// default for `bolae`), or BOLA-O, no higher than the previous or the sustainable rung, which
+/// minimizes oscillations (Sabre's `-ao`, "minimize oscillations").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Variant {
+    #[default]
+    BolaU,
+    BolaO,
 }
 
 impl Params {

@@ -88,6 +88,9 @@ pub struct AbrParams {
     pub bola_buffer_target_s: f64,
     /// MPC, RobustMPC: segments looked ahead (Yin et al.: 5).
     pub mpc_horizon: u32,
+    /// BOLA-E: how its throughput cap lets the rung rise (BOLA-U, Sabre's default, or BOLA-O).
+    #[serde(default)]
+    pub bola_e_variant: bola_e::Variant,
 }
 
 impl AbrParams {
@@ -103,6 +106,7 @@ impl AbrParams {
             bola_gamma_p: bola::GAMMA_P,
             bola_buffer_target_s: max_buffer_s,
             mpc_horizon: mpc::HORIZON,
+            bola_e_variant: bola_e::Variant::default(),
         }
     }
 
@@ -147,7 +151,11 @@ impl AbrParams {
     /// What the algorithm carries between decisions of one session (nothing but for BOLA-E).
     pub fn memory(&self, ladder: &Ladder) -> Memory {
         match self.algorithm {
-            Algorithm::BolaE => Memory::BolaE(bola_e::Params::new(ladder, self.bola_buffer_target_s), bola_e::State::default()),
+            Algorithm::BolaE => {
+                let mut p = bola_e::Params::new(ladder, self.bola_buffer_target_s);
+                p.one_step_up = self.bola_e_variant == bola_e::Variant::BolaU;
+                Memory::BolaE(p, bola_e::State::default())
+            }
             _ => Memory::None,
         }
     }
@@ -218,6 +226,23 @@ mod tests {
         assert_eq!(e, "unknown ABR algorithm \"pensieve\"; known: throughput, bba, bola, mpc, robust_mpc, bola_e");
         let e = serde_json::from_str::<Algorithm>("\"pensieve\"").unwrap_err().to_string();
         assert!(e.contains("robust_mpc") && e.contains("bola_e"), "{e}");
+    }
+
+    #[test]
+    fn the_bola_e_variant_reaches_the_throughput_cap() {
+        // bola_e.rs's `throughput_caps_up_switches` checks the cap itself; here, that the
+        // scenario's choice (and its absence: BOLA-U) gets to the session's parameters.
+        let ladder = ladder::test_ladder(&[1000, 2000, 4000], 20, 2.0);
+        let cap = |json: &str| match serde_json::from_str::<AbrParams>(json).unwrap().memory(&ladder) {
+            Memory::BolaE(p, _) => p.one_step_up,
+            Memory::None => panic!("BOLA-E keeps memory"),
+        };
+        let base = r#""algorithm":"bola_e","safety_factor":0.9,"throughput_window":4,"bba_reservoir_s":1,"bba_cushion_s":2,"bola_gamma_p":5,"bola_buffer_target_s":30,"mpc_horizon":5"#;
+        assert!(cap(&format!("{{{base}}}")), "default BOLA-U");
+        assert!(cap(&format!(r#"{{{base},"bola_e_variant":"bola_u"}}"#)));
+        assert!(!cap(&format!(r#"{{{base},"bola_e_variant":"bola_o"}}"#)));
+        let e = serde_json::from_str::<AbrParams>(&format!(r#"{{{base},"bola_e_variant":"bola_x"}}"#)).unwrap_err();
+        assert!(e.to_string().contains("bola_o"), "{e}");
     }
 
     #[test]
