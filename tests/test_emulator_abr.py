@@ -202,6 +202,23 @@ def test_flow_samples_carry_the_last_completed_rung_as_in_the_simulator() -> Non
 
 
 @needs_netns
+@pytest.mark.parametrize("variant", ["bola_u", "bola_o"])
+def test_bola_e_runs_in_the_emulator_with_its_state_and_its_startup(variant: str) -> None:
+    """BOLA-E keeps state between decisions (the placeholder), which the emulated client carries
+    as the simulator's does (`_core.AbrClient` holds the session's memory): alone on 10 Mbit/s
+    its second segment, the startup decision from the first segment's throughput, is above the
+    lowest rung (BOLA-BASIC's is not, `tests/test_abr.py`), in both of its variants; every
+    segment arrives in order, playback never stalls, and the session is coded as bola_e."""
+    d = scenario(algorithm="bola_e", content="20s", duration="24s", bola_e_variant=variant)
+    res = emulated(f"bola_e-{variant}", d)
+    seg, ses = res.tables["abr_segments"], res.tables["abr_sessions"]
+    assert list(ses["algorithm"]) == [ABR_ALGORITHMS.index("bola_e")]
+    assert list(seg["segment"]) == list(range(10))
+    assert seg["rung"].iloc[0] == 0 and seg["rung"].iloc[1] > 0, list(seg["rung"])
+    assert ses["stalls"].iloc[0] == 0
+
+
+@needs_netns
 def test_stalls_are_counted_on_a_link_slower_than_the_only_rung(tmp_path: Path) -> None:
     """One 2 Mbit/s rung over 1 Mbit/s: each 2 s segment takes about 4 s, so playback stalls
     after every segment; the client's count equals the recount from its arrival times."""
