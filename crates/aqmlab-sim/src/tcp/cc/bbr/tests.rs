@@ -251,12 +251,18 @@ fn the_ack_aggregation_allowance_waits_for_startup_to_fill_the_pipe() {
     let mut with = Path::new(4);
     let mut without = Path::without_aggregation(4);
     for p in [&mut with, &mut without] {
-        for rate in [125e3, 250e3, 500e3, 1e6] {
-            p.ack(ms(100), rate, ms(100), 100 * MSS, 100 * MSS);
+        // 25 % more each round, 30 segments an ACK: cwnd reaches its target (2.885 BDP + the
+        // budget) and stops there.
+        let mut rate = 1e5;
+        for _ in 0..6 {
+            p.ack(ms(100), rate, ms(100), 30 * MSS, 30 * MSS);
+            rate *= 1.25;
         }
         assert_eq!(p.b.mode(), Mode::Startup);
     }
     assert!(with.b.ack_aggregation().extra_acked() > 0);
+    let target = without.b.inflight(without.b.max_bw(), HIGH_GAIN);
+    assert!(without.b.cwnd() >= target && without.b.cwnd() < target + 30, "{} {target}", without.b.cwnd());
     assert_eq!(with.b.cwnd(), without.b.cwnd());
 }
 
