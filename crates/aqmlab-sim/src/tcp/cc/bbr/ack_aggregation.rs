@@ -80,12 +80,6 @@ impl AckAggregation {
         }
     }
 
-    /// Restarting after idle (Linux `bbr_cwnd_event` on CA_EVENT_TX_START): a new epoch.
-    pub fn restart_epoch(&mut self, now: Time) {
-        self.epoch_start = now;
-        self.epoch_acked = 0;
-    }
-
     /// Linux `bbr_ack_aggregation_cwnd`: the segments to add to the cwnd target, none before
     /// STARTUP found the pipe full, at most [`EXTRA_ACKED_MAX`] of data at `bw`.
     pub fn cwnd_allowance(&self, full_bw_reached: bool, bw: f64, mss: u64) -> u64 {
