@@ -158,6 +158,19 @@ class Tcp(Strict):
                                               "min_rto (the receiver's RTO) and on data already received; "
                                               "needs delayed_ack = true; simulator only (the emulated kernel "
                                               "always runs it)")
+    bbr_ack_aggregation: bool | None = Field(
+        None, description="BBR v1's ACK-aggregation allowance (tcp_bbr.c bbr_update_ack_aggregation): the most "
+                          "data ACKed beyond the bandwidth estimate in one epoch over the last 5-10 rounds "
+                          "(at most cwnd and 100 ms of data at the estimate) is added to the cwnd target once "
+                          "startup found the pipe full. Unset: on, as in the kernel; false switches it off to "
+                          "test what it does; bbr only; simulator only (the emulated kernel's bbr runs it)")
+    bbr_policer_detection: bool | None = Field(
+        None, description="BBR v1's long-term bandwidth sampling that detects token-bucket policers (tcp_bbr.c "
+                          "bbr_lt_bw_sampling): from the first loss, two intervals of 4-16 rounds each losing "
+                          "at least 50/256 of what they deliver, with delivery rates within 1/8 or 4 kbit/s, "
+                          "make BBR pace at their mean rate with gain 1 for 48 rounds. Unset: on, as in the "
+                          "kernel; false switches it off to test what it does; bbr only; simulator only (the "
+                          "emulated kernel's bbr runs it)")
     congestion_control: Literal["newreno", "cubic", "dctcp", "bbr", "bbr3", "prague"] = Field(
         "newreno", description="window rules: newreno (RFC 5681), cubic (RFC 9438), dctcp (RFC 8257, "
                                "needs ecn = true; simulator only), bbr (BBR v1 as Linux's tcp_bbr.c, "
@@ -198,7 +211,8 @@ class Tcp(Strict):
     def _sane(self) -> Tcp:
         """mss positive; min_rto <= max_rto; dctcp, prague and ect1 need ecn; prague needs ect1; bbr, bbr3
         and prague need pacing; bbr3 refuses ecn; rack needs sack; hystart not with bbr or bbr3; cubic_hystart
-        with cubic alone; quickack needs delayed_ack."""
+        with cubic alone; quickack needs delayed_ack; bbr_ack_aggregation and bbr_policer_detection with bbr
+        alone."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
         if self.min_rto > self.max_rto:
@@ -234,6 +248,10 @@ class Tcp(Strict):
         if self.cubic_hystart and self.hystart:
             raise ValueError("cubic_hystart: one slow-start exit at a time: not with hystart = true (HyStart++); "
                              "allowed with hystart: false")
+        for part in ("bbr_ack_aggregation", "bbr_policer_detection"):
+            if getattr(self, part) is not None and self.congestion_control != "bbr":
+                raise ValueError(f"{part}: a part of BBR v1 (tcp_bbr.c) that only congestion_control = bbr runs; "
+                                 f"allowed with {self.congestion_control}: unset")
         if self.quickack and not self.delayed_ack:
             raise ValueError("quickack: the quick-ACK start belongs to a delayed-ACK receiver: needs delayed_ack = "
                              "true; allowed without delayed_ack: false")

@@ -170,6 +170,9 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         **({"pacing": True} if t.paced() else {}),
         **({"byte_counting": True} if t.byte_counting else {}),
         **({"quickack": True} if t.quickack else {}),
+        # On unless switched off (the Rust default), so unset they normalize as before.
+        **({"bbr_ack_aggregation": False} if t.bbr_ack_aggregation is False else {}),
+        **({"bbr_policer_detection": False} if t.bbr_policer_detection is False else {}),
     }
 
 

@@ -77,6 +77,19 @@ pub struct TcpConfig {
     /// (`tcp_incr_quickack`, `tcp_event_data_recv`, `tcp_data_queue`); needs `delayed_ack`.
     #[serde(default)]
     pub quickack: bool,
+    /// BBR v1's ACK-aggregation allowance (`aqmlab_sim::tcp::cc::bbr::AckAggregation`, Linux
+    /// `bbr_update_ack_aggregation`); on by default as in the kernel; false only with `Bbr`.
+    #[serde(default = "on")]
+    pub bbr_ack_aggregation: bool,
+    /// BBR v1's long-term bandwidth sampling that detects token-bucket policers (Linux
+    /// `bbr_lt_bw_sampling`); on by default as in the kernel; false only with `Bbr`.
+    #[serde(default = "on")]
+    pub bbr_policer_detection: bool,
+}
+
+/// The default of the BBR parts the kernel runs.
+fn on() -> bool {
+    true
 }
 
 impl TcpConfig {
@@ -132,6 +145,15 @@ impl TcpConfig {
         if self.quickack && !self.delayed_ack {
             // Without delayed ACKs every segment is acknowledged at once already.
             return Err("quickack: the quick-ACK start belongs to a delayed-ACK receiver: needs delayed_ack = true; allowed without delayed_ack: false".into());
+        }
+        if self.congestion_control != CongestionControl::Bbr {
+            // Parts of tcp_bbr.c: switching them off means something only for BBR v1.
+            if !self.bbr_ack_aggregation {
+                return Err("bbr_ack_aggregation: a part of BBR v1 (tcp_bbr.c): needs congestion_control = bbr; allowed with other controllers: true (unset)".into());
+            }
+            if !self.bbr_policer_detection {
+                return Err("bbr_policer_detection: a part of BBR v1 (tcp_bbr.c): needs congestion_control = bbr; allowed with other controllers: true (unset)".into());
+            }
         }
         if self.hystart && self.congestion_control == CongestionControl::Bbr3 {
             return Err("hystart: bbr3 has its own startup and no slow start for HyStart++ to change; allowed with bbr3: false".into());
@@ -204,6 +226,8 @@ mod tests {
             pacing: false,
             byte_counting: false,
             quickack: false,
+            bbr_ack_aggregation: true,
+            bbr_policer_detection: true,
         }
     }
 
@@ -254,6 +278,23 @@ mod tests {
         assert!(err.starts_with("ecn: bbr3 has no ECN response"), "{err}");
         let err = TcpConfig { hystart: true, ..ok }.validate().unwrap_err();
         assert!(err.starts_with("hystart: bbr3 has its own startup"), "{err}");
+    }
+
+    #[test]
+    fn the_bbr_parts_switch_off_only_with_bbr_and_the_refusal_names_the_field() {
+        let bbr = TcpConfig { congestion_control: CongestionControl::Bbr, pacing: true, ..dctcp(false, EcnCodepoint::Ect0) };
+        let off = TcpConfig { bbr_ack_aggregation: false, bbr_policer_detection: false, ..bbr };
+        assert_eq!(off.clone().validate(), Ok(()));
+        let bbr3 = TcpConfig { congestion_control: CongestionControl::Bbr3, ..off.clone() };
+        let err = bbr3.validate().unwrap_err();
+        assert!(err.starts_with("bbr_ack_aggregation: a part of BBR v1"), "{err}");
+        let cubic = TcpConfig { congestion_control: CongestionControl::Cubic, bbr_ack_aggregation: true, ..off };
+        let err = cubic.validate().unwrap_err();
+        assert!(err.starts_with("bbr_policer_detection: a part of BBR v1"), "{err}");
+        // Unset, a scenario's TCP gets both on.
+        let json = r#"{"mss":1460,"initial_cwnd_segments":2,"initial_rto_ns":1,"min_rto_ns":1,"max_rto_ns":1,"clock_granularity_ns":1,"delayed_ack":false,"delayed_ack_timeout_ns":1,"rwnd":1,"ecn":false}"#;
+        let parsed: TcpConfig = serde_json::from_str(json).unwrap();
+        assert!(parsed.bbr_ack_aggregation && parsed.bbr_policer_detection);
     }
 
     #[test]

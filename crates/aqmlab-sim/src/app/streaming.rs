@@ -272,6 +272,8 @@ mod tests {
             pacing: false,
             byte_counting: false,
             quickack: false,
+            bbr_ack_aggregation: true,
+            bbr_policer_detection: true,
         }
     }
 

@@ -77,6 +77,12 @@ pub struct Stack {
     pub cubic_hystart: bool,
     /// The receiver's quick-ACK start (`TcpConfig::quickack`; its episodes always delay ACKs).
     pub quickack: bool,
+    /// BBR v1 without its ACK-aggregation allowance (`TcpConfig::bbr_ack_aggregation` false;
+    /// BBR only).
+    pub no_bbr_aggregation: bool,
+    /// BBR v1 without its policer detection (`TcpConfig::bbr_policer_detection` false; BBR
+    /// only).
+    pub no_bbr_policer: bool,
 }
 
 /// `Stack::OPTION(self, on)`: the stack with that option set, for chaining.
@@ -89,7 +95,20 @@ macro_rules! setters {
 }
 
 impl Stack {
-    setters!(sack, frto, ecn, prr, limited_transmit, rack, hystart, byte_counting, cubic_hystart, quickack);
+    setters!(
+        sack,
+        frto,
+        ecn,
+        prr,
+        limited_transmit,
+        rack,
+        hystart,
+        byte_counting,
+        cubic_hystart,
+        quickack,
+        no_bbr_aggregation,
+        no_bbr_policer
+    );
 
     /// `cc` with every option off; the setters (one per option, named as its field) turn options
     /// on, as in `Stack::new(CongestionControl::Cubic).sack(true).frto(true)`.
@@ -106,6 +125,8 @@ impl Stack {
             byte_counting: false,
             cubic_hystart: false,
             quickack: false,
+            no_bbr_aggregation: false,
+            no_bbr_policer: false,
         }
     }
 
@@ -128,6 +149,8 @@ impl Stack {
             (self.byte_counting, "+abc"),
             (self.cubic_hystart, "+chystart"),
             (self.quickack, "+qack"),
+            (self.no_bbr_aggregation, "-aggr"),
+            (self.no_bbr_policer, "-lt"),
             (self.frto, "+frto"),
             (self.ecn, "+ecn"),
         ];
@@ -241,6 +264,14 @@ pub fn stacks() -> Vec<Stack> {
         v.push(Stack::new(Bbr3).sack(true).frto(frto));
         v.push(Stack::new(Bbr3).sack(true).rack(true).frto(frto));
     }
+    // BBR v1 with a part of tcp_bbr.c switched off (both are on in every BBR stack above),
+    // appended as DCTCP: without the ACK-aggregation allowance, without the policer detection,
+    // each with SACK, and without both and without SACK.
+    v.extend([
+        Stack::new(Bbr).sack(true).no_bbr_aggregation(true),
+        Stack::new(Bbr).sack(true).no_bbr_policer(true),
+        Stack::new(Bbr).no_bbr_aggregation(true).no_bbr_policer(true),
+    ]);
     v
 }
 
@@ -385,6 +416,8 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         pacing: matches!(stack.cc, CongestionControl::Bbr | CongestionControl::Bbr3 | CongestionControl::Prague),
         byte_counting: stack.byte_counting,
         quickack: stack.quickack,
+        bbr_ack_aggregation: !stack.no_bbr_aggregation,
+        bbr_policer_detection: !stack.no_bbr_policer,
     }
 }
 

@@ -79,7 +79,7 @@ pub mod tlp;
 
 use aqmlab_core::{SackBlocks, SimRng, Time};
 use aqmlab_model::app::tcp_config::{CongestionControl, TcpConfig};
-use cc::bbr::{AckInput, Bbr, CaState};
+use cc::bbr::{AckInput, Bbr, BbrParts, CaState};
 use cc::bbr3::{Bbr3, V3Sample};
 use cc::Controller;
 use cubic_hystart::CubicHyStart;
@@ -269,7 +269,10 @@ impl TcpSender {
         let is_bbr = matches!(cfg.congestion_control, CongestionControl::Bbr | CongestionControl::Bbr3);
         let iw = cfg.initial_cwnd_segments.max(1) as u64;
         let cc = match cfg.congestion_control {
-            CongestionControl::Bbr => Controller::Bbr(Box::new(Bbr::new(mss, iw, rng()))),
+            CongestionControl::Bbr => {
+                let parts = BbrParts { ack_aggregation: cfg.bbr_ack_aggregation, policer_detection: cfg.bbr_policer_detection };
+                Controller::Bbr(Box::new(Bbr::with_parts(mss, iw, rng(), parts)))
+            }
             // v3 draws its probe waits from the flow's BBR stream: a flow runs one BBR.
             CongestionControl::Bbr3 => Controller::Bbr3(Box::new(Bbr3::new(mss, iw, rng()))),
             _ => Controller::new(cfg.congestion_control, mss).with_byte_counting(cfg.byte_counting),
@@ -1221,6 +1224,11 @@ impl TcpSender {
         }
         // The controller hears of every timeout (CUBIC's next stage starts with K = 0).
         let reduced = self.cc.on_timeout(self.reduction_basis());
+        if let Controller::Bbr(b) = &mut self.cc {
+            // tcp_enter_loss marks every segment not SACKed lost, then bbr_set_state hands
+            // the policer detection a lossy round (before the scoreboard is forgotten below).
+            b.on_timeout_marked_lost(self.board.uncovered_in(self.snd_una, self.snd_max));
+        }
         let reduction_made = self.reduces_window_in_use() && self.snd_una <= self.recover;
         if !reduction_made {
             self.ssthresh = reduced;

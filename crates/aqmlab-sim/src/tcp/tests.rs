@@ -30,6 +30,8 @@ pub(crate) fn cfg() -> TcpConfig {
         pacing: false,
         byte_counting: false,
         quickack: false,
+        bbr_ack_aggregation: true,
+        bbr_policer_detection: true,
     }
 }
 

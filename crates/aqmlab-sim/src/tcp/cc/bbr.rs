@@ -26,13 +26,26 @@
 //!   (Linux leaves it at TCP_INFINITE_SSTHRESH), except that entering DRAIN records one BDP
 //!   there, as Linux does for its statistics.
 //!
+//! * ACK aggregation ([`ack_aggregation`], `bbr_update_ack_aggregation`): the recent maximum
+//!   of data ACKed beyond what the bandwidth estimate explains is added to the cwnd target
+//!   once STARTUP found the pipe full. Switch: [`BbrParts::ack_aggregation`].
+//! * Policer detection ([`policer`], `bbr_lt_bw_sampling`): two lossy long intervals of the
+//!   same delivery rate mean a token-bucket policer; BBR then uses that rate, at pacing gain
+//!   1, for 48 rounds. Switch: [`BbrParts::policer_detection`].
+//!
 //! Windows are in segments as in Linux; rates in payload bytes per second (Linux uses
 //! segments per microsecond scaled by 2^24: the same numbers up to its rounding).
 //!
-//! Not built (in the kernel's tcp_bbr.c, left out here): the long-term bandwidth sampling that
-//! detects token-bucket policers (`bbr_lt_bw_sampling`), the ACK-aggregation allowance
-//! (`bbr_update_ack_aggregation`, extra_acked), the restart after idle
-//! (`CA_EVENT_TX_START`), and the EDT correction of inflight (`bbr_packets_in_net_at_edt`).
+//! Not built (in the kernel's tcp_bbr.c, left out here): the restart after idle
+//! (`CA_EVENT_TX_START`, `idle_restart`), the ACK-delay check of the min-RTT filter
+//! (`rs->is_ack_delayed` in `bbr_update_min_rtt`), and the EDT correction of inflight
+//! (`bbr_packets_in_net_at_edt`).
+
+mod ack_aggregation;
+mod policer;
+
+pub use ack_aggregation::AckAggregation;
+use policer::{LtBwSampler, LtInput, Verdict};
 
 use aqmlab_core::{SimRng, Time};
 
@@ -70,6 +83,22 @@ const MIN_TSO_RATE_BPS: u64 = 1_200_000;
 const PACING_SHIFT: u32 = 10;
 /// Linux's `GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER` (65536 - 1 - 320).
 const GSO_MAX_BYTES: u64 = 65_215;
+
+/// The parts of tcp_bbr.c that can be switched off to test what each does (both on in the
+/// kernel, and by default).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BbrParts {
+    /// The ACK-aggregation allowance (`bbr_update_ack_aggregation`, `bbr_ack_aggregation_cwnd`).
+    pub ack_aggregation: bool,
+    /// The long-term bandwidth sampling that detects policers (`bbr_lt_bw_sampling`).
+    pub policer_detection: bool,
+}
+
+impl Default for BbrParts {
+    fn default() -> BbrParts {
+        BbrParts { ack_aggregation: true, policer_detection: true }
+    }
+}
 
 /// BBR's modes (Linux `enum bbr_mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,11 +232,27 @@ pub struct Bbr {
     ssthresh: Option<u64>,
     /// The random start phase of PROBE_BW (`aqmlab_model::streams::flow_bbr`).
     rng: SimRng,
+    parts: BbrParts,
+    ack_aggregation: AckAggregation,
+    lt: LtBwSampler,
+    /// C.lost as BBR sees it: the sum of every ACK's rs.losses and what timeouts marked lost
+    /// (Linux `tp->lost`), bytes.
+    lost: u64,
+    /// C.delivered and the time of the last ACK that delivered data (Linux `tp->delivered`,
+    /// `tp->delivered_mstamp`), for the samplers called outside an ACK.
+    last_delivered: u64,
+    last_delivered_time: Time,
 }
 
 impl Bbr {
-    /// A sender with an initial window of `initial_cwnd` segments (Linux `bbr_init`).
+    /// A sender with an initial window of `initial_cwnd` segments (Linux `bbr_init`), every
+    /// part on as in the kernel.
     pub fn new(mss: u64, initial_cwnd: u64, rng: SimRng) -> Bbr {
+        Bbr::with_parts(mss, initial_cwnd, rng, BbrParts::default())
+    }
+
+    /// As [`Self::new`], with the switchable parts as `parts` says.
+    pub fn with_parts(mss: u64, initial_cwnd: u64, rng: SimRng, parts: BbrParts) -> Bbr {
         let mut b = Bbr {
             mss,
             mode: Mode::Startup,
@@ -234,6 +279,12 @@ impl Bbr {
             has_seen_rtt: false,
             ssthresh: None,
             rng,
+            parts,
+            ack_aggregation: AckAggregation::default(),
+            lt: LtBwSampler::default(),
+            lost: 0,
+            last_delivered: 0,
+            last_delivered_time: Time::ZERO,
         };
         b.init_pacing_rate_from_rtt(None);
         b
@@ -265,6 +316,31 @@ impl Bbr {
     /// BtlBw: the windowed maximum delivery rate (bytes/s).
     pub fn max_bw(&self) -> f64 {
         self.bw.get()
+    }
+    /// Linux `bbr_bw`: the rate BBR paces and sizes cwnd from: the policed rate while policer
+    /// detection uses it, else [`Self::max_bw`] (bytes/s).
+    pub fn bw(&self) -> f64 {
+        if self.lt.in_use() {
+            self.lt.bw()
+        } else {
+            self.max_bw()
+        }
+    }
+    /// Whether policer detection found a policer and paces at its rate (Linux `lt_use_bw`).
+    pub fn policed(&self) -> bool {
+        self.lt.in_use()
+    }
+    /// The long-term sampler's rate (bytes/s): the last interval's, or the policed rate.
+    pub fn lt_bw(&self) -> f64 {
+        self.lt.bw()
+    }
+    /// The ACK-aggregation estimator.
+    pub fn ack_aggregation(&self) -> &AckAggregation {
+        &self.ack_aggregation
+    }
+    /// The switchable parts this sender runs.
+    pub fn parts(&self) -> BbrParts {
+        self.parts
     }
     pub fn min_rtt(&self) -> Option<Time> {
         self.min_rtt
@@ -362,11 +438,48 @@ impl Bbr {
         self.round_start = true;
     }
 
+    /// What a timeout marked lost (`marked_lost` bytes: `tcp_enter_loss` marks every
+    /// segment not SACKed), heard after [`Self::on_timeout`]: Linux's `bbr_set_state` for
+    /// TCP_CA_Loss feeds the policer detection a lossy round start.
+    pub fn on_timeout_marked_lost(&mut self, marked_lost: u64) {
+        self.lost += marked_lost;
+        if !self.parts.policer_detection {
+            return;
+        }
+        let input = LtInput { round_start: true, lossy: true, is_app_limited: false, ..self.lt_input() };
+        self.apply_lt_verdict(input);
+    }
+
+    /// The policer detection's view of the connection now (between ACKs: the last one's).
+    fn lt_input(&self) -> LtInput {
+        LtInput {
+            now: self.last_delivered_time,
+            round_start: self.round_start,
+            in_probe_bw: self.mode == Mode::ProbeBw,
+            lossy: false,
+            is_app_limited: false,
+            delivered: self.last_delivered,
+            lost: self.lost,
+        }
+    }
+
+    fn apply_lt_verdict(&mut self, input: LtInput) {
+        match self.lt.on_ack(&input) {
+            Verdict::Nothing => {}
+            // Linux bbr_lt_bw_interval_done sets pacing_gain itself: the cycle-phase check of
+            // this ACK already sees gain 1.
+            Verdict::Policed => self.pacing_gain = 1.0,
+            Verdict::Expired => self.reset_probe_bw_mode(input.now),
+        }
+    }
+
     /// A timeout found spurious (F-RTO): Linux's undo (`bbr_undo_cwnd`) keeps cwnd and
-    /// restarts the full-bandwidth estimate.
+    /// restarts the full-bandwidth estimate and the policer detection.
     pub fn on_spurious_timeout(&mut self) {
         self.full_bw = 0.0;
         self.full_bw_count = 0;
+        let input = self.lt_input();
+        self.lt.reset(&input);
     }
 
     /// Whether PROBE_RTT asks the estimator to mark the connection app-limited (Linux sets
@@ -377,15 +490,31 @@ impl Bbr {
 
     /// Linux `bbr_main`: update the model from one ACK, then set the pacing rate and cwnd.
     pub fn on_ack(&mut self, a: &AckInput) {
+        self.lost += a.losses;
+        if a.acked_sacked > 0 {
+            self.last_delivered_time = a.now;
+        }
+        self.last_delivered = a.delivered;
         self.update_bw(a);
+        self.update_ack_aggregation(a);
         self.update_cycle_phase(a);
         self.check_full_bw_reached(a);
         self.check_drain(a);
         self.update_min_rtt(a);
         self.update_gains();
-        let bw = self.max_bw();
+        let bw = self.bw();
         self.set_pacing_rate(bw, a.srtt);
         self.set_cwnd(a, bw);
+    }
+
+    /// Linux `bbr_update_ack_aggregation` (a valid rate sample with data (S)ACKed).
+    fn update_ack_aggregation(&mut self, a: &AckInput) {
+        if !self.parts.ack_aggregation || a.rate.is_none() {
+            return;
+        }
+        let acked = a.acked_sacked.div_ceil(self.mss);
+        let bw = self.bw();
+        self.ack_aggregation.update(a.now, acked, self.round_start, bw, self.mss, self.cwnd);
     }
 
     /// Linux `bbr_update_bw`: count rounds and feed the bandwidth filter.
@@ -397,6 +526,18 @@ impl Bbr {
             self.rtt_cnt += 1;
             self.round_start = true;
             self.packet_conservation = false;
+        }
+        if self.parts.policer_detection {
+            let input = LtInput {
+                now: a.now,
+                round_start: self.round_start,
+                in_probe_bw: self.mode == Mode::ProbeBw,
+                lossy: a.losses > 0,
+                is_app_limited: a.is_app_limited,
+                delivered: a.delivered,
+                lost: self.lost,
+            };
+            self.apply_lt_verdict(input);
         }
         if !a.is_app_limited || bw >= self.max_bw() {
             self.bw.update(BW_WINDOW_ROUNDS, self.rtt_cnt, bw);
@@ -519,6 +660,8 @@ impl Bbr {
         (self.pacing_gain, self.cwnd_gain) = match self.mode {
             Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
             Mode::Drain => (DRAIN_GAIN, HIGH_GAIN),
+            // A policer found: pace at its rate, without probing above it.
+            Mode::ProbeBw if self.lt.in_use() => (1.0, CWND_GAIN),
             Mode::ProbeBw => (PACING_GAIN_CYCLE[self.cycle_idx], CWND_GAIN),
             Mode::ProbeRtt => (1.0, 1.0),
         };
@@ -564,7 +707,12 @@ impl Bbr {
         if acked > 0 {
             let (mut cwnd, conserving) = self.recover_or_restore(a);
             if !conserving {
-                let target = self.quantization_budget(self.bdp(bw, self.cwnd_gain));
+                let mut target = self.bdp(bw, self.cwnd_gain);
+                if self.parts.ack_aggregation {
+                    // Room for the data that arrives ACKed in bursts (bbr_ack_aggregation_cwnd).
+                    target += self.ack_aggregation.cwnd_allowance(self.full_bw_reached, bw, self.mss);
+                }
+                let target = self.quantization_budget(target);
                 if self.full_bw_reached {
                     cwnd = (cwnd + acked).min(target);
                 } else if cwnd < target || a.delivered < TCP_INIT_CWND * self.mss {

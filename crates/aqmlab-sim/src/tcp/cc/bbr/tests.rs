@@ -19,12 +19,26 @@ struct Path {
 
 impl Path {
     fn new(seed: u64) -> Path {
-        Path { b: Bbr::new(MSS, 10, SimRng::stream(seed, "test/bbr")), now: Time::ZERO, delivered: 0 }
+        Path::with_parts(seed, BbrParts::default())
+    }
+
+    fn with_parts(seed: u64, parts: BbrParts) -> Path {
+        Path { b: Bbr::with_parts(MSS, 10, SimRng::stream(seed, "test/bbr"), parts), now: Time::ZERO, delivered: 0 }
+    }
+
+    /// Without the ACK-aggregation allowance, for rules its cwnd target would hide.
+    fn without_aggregation(seed: u64) -> Path {
+        Path::with_parts(seed, BbrParts { ack_aggregation: false, ..BbrParts::default() })
     }
 
     /// One ACK `dt` after the last, delivering `acked` bytes, with a rate sample of `rate`
     /// bytes/s, an RTT sample `rtt`, and `in_flight` bytes outstanding before and after.
     fn ack(&mut self, dt: Time, rate: f64, rtt: Time, acked: u64, in_flight: u64) {
+        self.ack_lossy(dt, rate, rtt, acked, 0, in_flight);
+    }
+
+    /// As [`Self::ack`], with `losses` bytes newly marked lost.
+    fn ack_lossy(&mut self, dt: Time, rate: f64, rtt: Time, acked: u64, losses: u64, in_flight: u64) {
         self.now += dt;
         let prior_delivered = self.delivered;
         self.delivered += acked;
@@ -35,7 +49,7 @@ impl Path {
             is_app_limited: false,
             rtt: Some(rtt),
             acked_sacked: acked,
-            losses: 0,
+            losses,
             prior_in_flight: in_flight,
             delivered: self.delivered,
             in_flight,
@@ -203,7 +217,7 @@ fn probe_rtt_after_10_s_without_a_new_min_rtt_holds_4_segments_for_200_ms() {
 
 #[test]
 fn cwnd_is_twice_the_bdp_plus_the_quantization_budget_in_probe_bw() {
-    let mut p = Path::new(3);
+    let mut p = Path::without_aggregation(3);
     p.reach_probe_bw();
     for _ in 0..50 {
         p.ack(ms(101), 1e6, ms(100), 10 * MSS, 150 * MSS);
@@ -216,8 +230,45 @@ fn cwnd_is_twice_the_bdp_plus_the_quantization_budget_in_probe_bw() {
 }
 
 #[test]
-fn recovery_conserves_packets_then_restores_the_cwnd_before() {
+fn the_ack_aggregation_allowance_adds_the_recent_burst_to_the_cwnd_target() {
+    // The same path as above with the allowance on: each ACK brings 10 segments at once after
+    // 101 ms, more than the 1 MB/s estimate explains since the epoch began (each ACK starts
+    // one: 10 segments against none expected), so 10 more segments of cwnd.
     let mut p = Path::new(3);
+    p.reach_probe_bw();
+    for _ in 0..50 {
+        p.ack(ms(101), 1e6, ms(100), 10 * MSS, 150 * MSS);
+    }
+    assert_eq!(p.b.ack_aggregation().extra_acked(), 10);
+    let expect = if p.b.cycle_idx() == 0 { 218 } else { 216 };
+    assert_eq!(p.b.cwnd(), expect);
+}
+
+#[test]
+fn the_ack_aggregation_allowance_waits_for_startup_to_fill_the_pipe() {
+    // In STARTUP cwnd grows by what is ACKed up to its target; a target raised by the allowance
+    // would let it grow past 2.885 BDP + budget. Rates that keep growing: the pipe is not full.
+    let mut with = Path::new(4);
+    let mut without = Path::without_aggregation(4);
+    for p in [&mut with, &mut without] {
+        // 25 % more each round, 30 segments an ACK: cwnd reaches its target (2.885 BDP + the
+        // budget) and stops there.
+        let mut rate = 1e5;
+        for _ in 0..6 {
+            p.ack(ms(100), rate, ms(100), 30 * MSS, 30 * MSS);
+            rate *= 1.25;
+        }
+        assert_eq!(p.b.mode(), Mode::Startup);
+    }
+    assert!(with.b.ack_aggregation().extra_acked() > 0);
+    let target = without.b.inflight(without.b.max_bw(), HIGH_GAIN);
+    assert!(without.b.cwnd() >= target && without.b.cwnd() < target + 30, "{} {target}", without.b.cwnd());
+    assert_eq!(with.b.cwnd(), without.b.cwnd());
+}
+
+#[test]
+fn recovery_conserves_packets_then_restores_the_cwnd_before() {
+    let mut p = Path::without_aggregation(3);
     p.reach_probe_bw();
     for _ in 0..50 {
         p.ack(ms(101), 1e6, ms(100), 10 * MSS, 150 * MSS);
@@ -271,4 +322,54 @@ fn windowed_max_forgets_a_peak_after_its_window() {
     }
     // Round 12 is more than 10 rounds after the peak of round 1.
     assert_eq!(f.update(10, 12, 3.0), 3.0);
+}
+
+#[test]
+fn a_policer_found_paces_at_its_rate_with_gain_1_for_48_rounds_then_probes_again() {
+    let mut p = Path::new(5);
+    p.reach_probe_bw();
+    // A policer passes 500 kB/s and drops 30 % more; the max filter keeps 1 MB/s (rate samples
+    // of bursts). The first loss starts sampling, the 4th round ends the first interval, the
+    // 8th the second at the same rate: a policer.
+    for round in 1..=8 {
+        p.ack_lossy(ms(100), 1e6, ms(100), 50 * MSS, 15 * MSS, 150 * MSS);
+        assert_eq!(p.b.policed(), round == 8, "round {round}");
+    }
+    assert_eq!(p.b.max_bw(), 1e6);
+    assert_eq!(p.b.bw(), 500e3);
+    assert_eq!(p.b.pacing_gain(), 1.0);
+    assert_eq!(p.b.pacing_rate(), (500e3 * PACING_MARGIN) as u64);
+    // 48 rounds of PROBE_BW at gain 1 (no 1.25 probe, no 0.75 drain), then the gain cycle again.
+    for round in 1..48 {
+        p.ack(ms(100), 1e6, ms(100), 50 * MSS, 150 * MSS);
+        assert!(p.b.policed() && p.b.pacing_gain() == 1.0, "round {round}");
+    }
+    p.ack(ms(100), 1e6, ms(100), 50 * MSS, 150 * MSS);
+    assert!(!p.b.policed());
+    assert_eq!(p.b.bw(), 1e6);
+    // Switched off, the same losses change nothing.
+    let mut off = Path::with_parts(5, BbrParts { policer_detection: false, ..BbrParts::default() });
+    off.reach_probe_bw();
+    for _ in 0..8 {
+        off.ack_lossy(ms(100), 1e6, ms(100), 50 * MSS, 15 * MSS, 150 * MSS);
+    }
+    assert!(!off.b.policed());
+    assert_eq!(off.b.bw(), 1e6);
+}
+
+#[test]
+fn a_timeout_is_a_lossy_round_for_the_policer_detection() {
+    // bbr_set_state(TCP_CA_Loss): what the timeout marked lost counts; the round starts. A
+    // timeout after 3 clean rounds ends the first interval when it lost enough.
+    let mut p = Path::new(6);
+    p.reach_probe_bw();
+    p.ack_lossy(ms(100), 1e6, ms(100), 50 * MSS, 15 * MSS, 150 * MSS); // sampling starts
+    for _ in 0..2 {
+        p.ack(ms(100), 1e6, ms(100), 50 * MSS, 150 * MSS);
+    }
+    assert_eq!(p.b.lt_bw(), 0.0);
+    p.b.on_timeout();
+    p.b.on_timeout_marked_lost(150 * MSS);
+    // 100 segments delivered in the interval over 200 ms, 150 lost.
+    assert_eq!(p.b.lt_bw(), 100.0 * MSS as f64 / 0.2);
 }
