@@ -69,6 +69,19 @@ def test_the_summary_has_intervals_over_seeds_and_none_for_one():
     assert "| cellular | FIFO | 0.500 ± 0.248 | 0.5 ± 0.2 |" in table
     # 0.55 ± 4.45 leaves SSIM's [0, 1]: shown cut there and marked.
     assert "| cellular | PIE | 0.550 [0.000, 1.000] clipped |" in table
+    assert calls.MOSTLY_LOST_MARK not in table
+
+
+def test_a_delay_over_a_call_that_lost_most_of_its_packets_is_marked():
+    """Issue 23: one seed of three lost 95 % of the call: its row's delay p95 carries the mark,
+    the other row's does not, and the note under the table says what it means."""
+    rows = [{"link": "cellular", "discipline": d, "seed": s, **dict.fromkeys(calls.MEASURES, 1.0),
+             "loss_pct": 95.0 if (d, s) == ("SQF", 3) else 5.0} for d in ("SQF", "PIE") for s in (1, 2, 3)]
+    table = calls.markdown(pd.DataFrame(rows))
+    sqf, pie = (next(x for x in table.splitlines() if f"| {d} |" in x) for d in ("SQF", "PIE"))
+    assert sqf.split(" | ")[-2].endswith(calls.MOSTLY_LOST_MARK), sqf  # delay p95, before goodput
+    assert calls.MOSTLY_LOST_MARK not in pie
+    assert table.rstrip().endswith(calls.MOSTLY_LOST_NOTE)
 
 
 def test_the_figures_error_bars_stop_where_the_tables_intervals_are_cut():

@@ -134,3 +134,21 @@ def test_a_burstier_video_loses_its_priority_under_sqf_in_long_runs():
     last."""
     jobs = [sqf.Job("testbed", "sqf", 20, s, size_cv=0.5, **LONG) for s in SEEDS[:2]]
     assert max(r["video_loss_pct"] for r in parallel_map(sqf.run_job, jobs)) > 10.0
+
+
+def test_a_jitter_over_a_mostly_lost_stream_is_marked_and_explained():
+    """Issue 23: a jitter cell of a stream that lost more than half of its packets in any seed
+    carries the mark, the loss table does not, and the note explaining the mark comes with a
+    table that has one (and only then)."""
+    def row(d: str, n: int, loss: float) -> dict:
+        return {"experiment": "testbed", "discipline": d, "n": n, "audio_loss_pct": 0.0, "video_loss_pct": loss,
+                "audio_ipdv_ms": 0.5, "video_ipdv_ms": 9.0}
+    results = [row("fq", n, 10.0) for n in sqf.NS] + [row("fq", 5, 60.0)] + [row("sqf", n, 0.0) for n in sqf.NS]
+    jitter = sqf.media_table(results, "ipdv_ms", ".2f").set_index("discipline")
+    fq = jitter.loc[sqf.DISPLAY["fq"]]
+    assert fq["video_n5"].endswith(sqf.MOSTLY_LOST_MARK)  # one seed of two lost 60 %
+    assert not fq["video_n1"].endswith(sqf.MOSTLY_LOST_MARK) and not fq["audio_n5"].endswith(sqf.MOSTLY_LOST_MARK)
+    assert sqf.table_note(jitter.reset_index()) == sqf.MOSTLY_LOST_NOTE
+    loss = sqf.media_table(results, "loss_pct", ".2f")
+    assert not loss.astype(str).apply(lambda c: c.str.endswith(sqf.MOSTLY_LOST_MARK)).to_numpy().any()
+    assert sqf.table_note(loss) is None

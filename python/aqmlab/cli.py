@@ -248,6 +248,9 @@ def reproduce(paper: str, out_dir: Path | None, seeds: int, first_seed: int, qui
         printer.note(published.note(reasons, api.unchanged_sources(mod, overrides)))
     for name, df in tables.items():
         _print_table(printer, name, mod.TITLES[name], df)
+        note = getattr(mod, "table_note", lambda _: None)(df)  # what a mark in the table means
+        if note:
+            printer.note(note)
     printer.note(f"tables, figures and report.md in {out_dir}")
     printer.finish(paper=paper, out=str(out_dir))
 

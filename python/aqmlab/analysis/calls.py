@@ -93,15 +93,31 @@ COLUMNS = (("ssim", "SSIM", ".3f", UNIT), ("psnr_db", "PSNR (dB)", ".1f", NON_NE
            ("tcp_goodput_mbps", "TCP goodput (Mbit/s)", ".2f", NON_NEGATIVE))
 
 
+#: A call that lost more than this share of its packets (in any seed) has its delay cell marked:
+#: the percentile describes the few packets that arrived (issue 23).
+MOSTLY_LOST_PCT = 50.0
+MOSTLY_LOST_MARK = "†"
+MOSTLY_LOST_NOTE = (f"{MOSTLY_LOST_MARK} the call lost more than {MOSTLY_LOST_PCT:.0f} % of its packets in at least "
+                    "one seed: its delay p95 there is that of the few packets that arrived.")
+
+
 def markdown(c: pd.DataFrame) -> str:
     """Per (link, discipline) of the per-run rows `c`, docs/links.md's table: mean ± 95 %
     half-width over seeds, an interval that leaves the measure's range cut and marked
-    (`aqmlab.stats.ci_text`)."""
+    (`aqmlab.stats.ci_text`), a delay over a call that lost most of its packets marked and the
+    mark explained under the table."""
     head = ("| link | discipline | " + " | ".join(h for _, h, _, _ in COLUMNS) + " |\n"
             + "| --- " * (2 + len(COLUMNS)) + "|\n")
-    rows = [f"| {link} | {disc} | " + " | ".join(ci_text(g[m].tolist(), fmt, bounds) for m, _, fmt, bounds in COLUMNS)
-            + " |" for (link, disc), g in c.groupby(["link", "discipline"], sort=False)]
-    return head + "\n".join(rows) + "\n"
+    rows, marked = [], False
+    for (link, disc), g in c.groupby(["link", "discipline"], sort=False):
+        cells = []
+        for m, _, fmt, bounds in COLUMNS:
+            cell = ci_text(g[m].tolist(), fmt, bounds)
+            if m == "delay_p95_ms" and (g["loss_pct"] > MOSTLY_LOST_PCT).any():
+                cell, marked = f"{cell} {MOSTLY_LOST_MARK}", True
+            cells.append(cell)
+        rows.append(f"| {link} | {disc} | " + " | ".join(cells) + " |")
+    return head + "\n".join(rows) + "\n" + (f"\n{MOSTLY_LOST_NOTE}\n" if marked else "")
 
 
 def figure(s: pd.DataFrame, path: Path, deadline_ms: float) -> None:

@@ -244,8 +244,26 @@ def _select(results: list[dict], **keys: Any) -> list[dict]:
     return [r for r in results if all(r[k] == v for k, v in keys.items())]
 
 
+#: A stream that lost more than this share of its packets at the bottleneck (in any seed) has its
+#: delay-variation cells marked: they describe the few packets that got through (issue 23).
+MOSTLY_LOST_PCT = 50.0
+#: The mark, and the note the report prints under a table that has one.
+MOSTLY_LOST_MARK = "†"
+MOSTLY_LOST_NOTE = (f"{MOSTLY_LOST_MARK}: the stream lost more than {MOSTLY_LOST_PCT:.0f} % of its packets at the "
+                    "bottleneck (in at least one seed; Figure 6), so its jitter is that of the few packets it "
+                    "delivered, not a smooth stream's.")
+
+
+def table_note(df: pd.DataFrame) -> str | None:
+    """MOSTLY_LOST_NOTE when a cell of `df` carries the mark (the report and the terminal print
+    it under the table)."""
+    marked = df.astype(str).apply(lambda c: c.str.endswith(MOSTLY_LOST_MARK)).to_numpy().any()
+    return MOSTLY_LOST_NOTE if marked else None
+
+
 def media_table(results: list[dict], metric: str, fmt: str) -> pd.DataFrame:
-    """One row per discipline, one column per (stream, n): Figure 6 (loss) or 7 (jitter)."""
+    """One row per discipline, one column per (stream, n): Figure 6 (loss) or 7 (jitter). A
+    jitter cell of a stream that lost most of its packets carries MOSTLY_LOST_MARK."""
     rows = []
     for d in DISCIPLINES:
         row: dict[str, Any] = {"discipline": DISPLAY[d]}
@@ -253,7 +271,10 @@ def media_table(results: list[dict], metric: str, fmt: str) -> pd.DataFrame:
             for n in NS:
                 rs = _select(results, experiment="testbed", discipline=d, n=n)
                 if rs:
-                    row[f"{group}_n{n}"] = _cell([r[f"{group}_{metric}"] for r in rs], fmt, metric)
+                    cell = _cell([r[f"{group}_{metric}"] for r in rs], fmt, metric)
+                    if metric != "loss_pct" and any(r[f"{group}_loss_pct"] > MOSTLY_LOST_PCT for r in rs):
+                        cell = f"{cell} {MOSTLY_LOST_MARK}"
+                    row[f"{group}_n{n}"] = cell
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -418,6 +439,8 @@ def write_report(tables: dict[str, pd.DataFrame], seeds: list[int], overrides: t
                         "of the one video stream (docs/quality.md)."}
     for name, df in tables.items():
         lines += [f"## {TITLES[name]}", "", df.to_markdown(index=False), "", f"Paper: {notes[name]}", ""]
+        if note := table_note(df):
+            lines += [note, ""]
     lines += ["Figures: figures/fig3.png, fig4.png (model), fig6.png, fig7.png, fig8.png, model_check.png.", ""]
     path.write_text("\n".join(lines))
 
@@ -453,17 +476,30 @@ def _per_n_figure(results: list[dict], metric: str, ylabel: str, path: Path, log
     """The paper's Figures 6 and 7: (a) audio, (b) video; one line per discipline against n."""
     fig, axes = _axes(2)
     for ax, group in zip(axes, ("audio", "video"), strict=False):
+        ringed = False
         for i, d in enumerate(DISCIPLINES):
             ys = [_mean_by(results, f"{group}_{metric}", experiment="testbed", discipline=d, n=n) for n in NS]
             ax.plot(NS, ys, marker="o", color=f"C{i}", ls="--" if d not in PAPER_DISCIPLINES else "-",
                     label=DISPLAY[d])
+            if metric == "loss_pct":
+                continue
+            # As the table's mark: a jitter over a stream that lost most of its packets.
+            lost = [(n, y) for n, y in zip(NS, ys, strict=True)
+                    if any(r[f"{group}_loss_pct"] > MOSTLY_LOST_PCT
+                           for r in _select(results, experiment="testbed", discipline=d, n=n))]
+            if lost:
+                ax.scatter(*zip(*lost, strict=True), s=160, facecolors="none", edgecolors="black", zorder=3,
+                           label=None if ringed else f"stream lost > {MOSTLY_LOST_PCT:.0f} % ({MOSTLY_LOST_MARK})")
+                ringed = True
         ax.set_title(f"({'a' if group == 'audio' else 'b'}) {group.capitalize()}")
         ax.set_xlabel("number of data downloads n")
         ax.set_ylabel(ylabel)
         if log:
             ax.set_yscale("symlog", linthresh=0.1)
         ax.set_xticks(NS)
-        ax.legend()
+        handles, labels = ax.get_legend_handles_labels()
+        order = sorted(range(len(labels)), key=lambda k: labels[k].startswith("stream lost"))  # the ring last
+        ax.legend([handles[k] for k in order], [labels[k] for k in order])
     fig.tight_layout()
     fig.savefig(path, dpi=130)
 
