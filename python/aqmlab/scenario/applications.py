@@ -158,6 +158,14 @@ class Tcp(Strict):
                                               "min_rto (the receiver's RTO) and on data already received; "
                                               "needs delayed_ack = true; simulator only (the emulated kernel "
                                               "always runs it)")
+    prague_ecn_fallback: bool = Field(False, description="prague only: detect a classic (RFC 3168) ECN AQM at "
+                                                         "the bottleneck from the variation of the RTT and the "
+                                                         "queue depth, and there reduce by at least 0.3125 on CE "
+                                                         "(about CUBIC's 0.3) instead of alpha / 2 "
+                                                         "(draft-briscoe-iccrg-prague-congestion-control's "
+                                                         "fall-back to Reno-friendly, as the L4S team's Linux "
+                                                         "tcp_prague.c with prague_ecn_fallback = 1; off by "
+                                                         "default, as that module parameter); simulator only")
     congestion_control: Literal["newreno", "cubic", "dctcp", "bbr", "bbr3", "prague"] = Field(
         "newreno", description="window rules: newreno (RFC 5681), cubic (RFC 9438), dctcp (RFC 8257, "
                                "needs ecn = true; simulator only), bbr (BBR v1 as Linux's tcp_bbr.c, "
@@ -198,7 +206,7 @@ class Tcp(Strict):
     def _sane(self) -> Tcp:
         """mss positive; min_rto <= max_rto; dctcp, prague and ect1 need ecn; prague needs ect1; bbr, bbr3
         and prague need pacing; bbr3 refuses ecn; rack needs sack; hystart not with bbr or bbr3; cubic_hystart
-        with cubic alone; quickack needs delayed_ack."""
+        with cubic alone; quickack needs delayed_ack; prague_ecn_fallback only with prague."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
         if self.min_rto > self.max_rto:
@@ -214,6 +222,9 @@ class Tcp(Strict):
             if self.pacing is False:
                 raise ValueError("pacing: prague needs pacing (Prague paces its window); allowed with prague: "
                                  "true or unset")
+        if self.prague_ecn_fallback and self.congestion_control != "prague":
+            raise ValueError("prague_ecn_fallback: the classic ECN fall-back is Prague's: needs congestion_control "
+                             f"= prague; allowed with {self.congestion_control}: false")
         if self.congestion_control == "bbr3" and self.ecn:
             raise ValueError("ecn: bbr3 has no ECN response (draft-ietf-ccwg-bbr section 3.7 requires one with "
                              "ECN); allowed with bbr3: false")

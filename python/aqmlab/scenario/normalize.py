@@ -169,6 +169,7 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         **({"pacing": True} if t.paced() else {}),
         **({"byte_counting": True} if t.byte_counting else {}),
         **({"quickack": True} if t.quickack else {}),
+        **({"prague_ecn_fallback": True} if t.prague_ecn_fallback else {}),
     }
 
 

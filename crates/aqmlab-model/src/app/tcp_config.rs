@@ -77,6 +77,12 @@ pub struct TcpConfig {
     /// (`tcp_incr_quickack`, `tcp_event_data_recv`, `tcp_data_queue`); needs `delayed_ack`.
     #[serde(default)]
     pub quickack: bool,
+    /// Prague's detection of a classic (RFC 3168) ECN AQM at the bottleneck and its fall-back
+    /// to a Reno-friendly reduction there (`aqmlab_sim::tcp::cc::prague::classic_ecn`; Linux
+    /// `prague_ecn_fallback` = 1). Off by default, as Linux's module parameter; only with
+    /// Prague.
+    #[serde(default)]
+    pub prague_ecn_fallback: bool,
 }
 
 impl TcpConfig {
@@ -97,6 +103,9 @@ impl TcpConfig {
             if !self.pacing {
                 return Err("pacing: prague needs pacing = true (Prague paces its window); allowed with prague: true".into());
             }
+        }
+        if self.prague_ecn_fallback && self.congestion_control != CongestionControl::Prague {
+            return Err("prague_ecn_fallback: the classic ECN fall-back is Prague's: needs congestion_control = prague; allowed with other controllers: false".into());
         }
         if self.congestion_control == CongestionControl::Bbr && !self.pacing {
             // tcp_bbr.c sets the socket's pacing rate and relies on it to send at gain * bw.
@@ -204,6 +213,7 @@ mod tests {
             pacing: false,
             byte_counting: false,
             quickack: false,
+            prague_ecn_fallback: false,
         }
     }
 

@@ -272,6 +272,7 @@ mod tests {
             pacing: false,
             byte_counting: false,
             quickack: false,
+            prague_ecn_fallback: false,
         }
     }
 

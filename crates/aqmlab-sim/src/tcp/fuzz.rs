@@ -16,7 +16,8 @@
 //! off, DCTCP (always with ECN) with SACK (and PRR) and F-RTO on or off, and BBR (always
 //! paced, without ECN, which BBR v1 ignores) with SACK, Limited Transmit and F-RTO on or off,
 //! Prague (always with ECN, ECT(1) and pacing) with SACK (and PRR) and F-RTO on or off;
-//! RACK-TLP, HyStart++, byte-counting, CUBIC-HyStart and quick-ACK stacks (see [`stacks`]); the receiver's
+//! RACK-TLP, HyStart++, byte-counting, CUBIC-HyStart, quick-ACK, BBRv3 and Prague classic-ECN
+//! fall-back stacks (see [`stacks`]); the receiver's
 //! delayed ACKs, the initial window,
 //! the receiver window and the minimum RTO are drawn per episode.
 //!
@@ -77,6 +78,9 @@ pub struct Stack {
     pub cubic_hystart: bool,
     /// The receiver's quick-ACK start (`TcpConfig::quickack`; its episodes always delay ACKs).
     pub quickack: bool,
+    /// Prague's classic ECN AQM detection and fall-back (`TcpConfig::prague_ecn_fallback`;
+    /// Prague only).
+    pub prague_ecn_fallback: bool,
 }
 
 /// `Stack::OPTION(self, on)`: the stack with that option set, for chaining.
@@ -89,7 +93,7 @@ macro_rules! setters {
 }
 
 impl Stack {
-    setters!(sack, frto, ecn, prr, limited_transmit, rack, hystart, byte_counting, cubic_hystart, quickack);
+    setters!(sack, frto, ecn, prr, limited_transmit, rack, hystart, byte_counting, cubic_hystart, quickack, prague_ecn_fallback);
 
     /// `cc` with every option off; the setters (one per option, named as its field) turn options
     /// on, as in `Stack::new(CongestionControl::Cubic).sack(true).frto(true)`.
@@ -106,6 +110,7 @@ impl Stack {
             byte_counting: false,
             cubic_hystart: false,
             quickack: false,
+            prague_ecn_fallback: false,
         }
     }
 
@@ -128,6 +133,7 @@ impl Stack {
             (self.byte_counting, "+abc"),
             (self.cubic_hystart, "+chystart"),
             (self.quickack, "+qack"),
+            (self.prague_ecn_fallback, "+ecnfb"),
             (self.frto, "+frto"),
             (self.ecn, "+ecn"),
         ];
@@ -241,6 +247,10 @@ pub fn stacks() -> Vec<Stack> {
         v.push(Stack::new(Bbr3).sack(true).frto(frto));
         v.push(Stack::new(Bbr3).sack(true).rack(true).frto(frto));
     }
+    // Prague's classic ECN detection and fall-back, appended as DCTCP: without SACK, with SACK,
+    // PRR and F-RTO, and with SACK and byte counting.
+    let fallback = Stack::new(Prague).ecn(true).prague_ecn_fallback(true);
+    v.extend([fallback, fallback.sack(true).prr(true).frto(true), fallback.sack(true).byte_counting(true)]);
     v
 }
 
@@ -385,6 +395,7 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         pacing: matches!(stack.cc, CongestionControl::Bbr | CongestionControl::Bbr3 | CongestionControl::Prague),
         byte_counting: stack.byte_counting,
         quickack: stack.quickack,
+        prague_ecn_fallback: stack.prague_ecn_fallback,
     }
 }
 

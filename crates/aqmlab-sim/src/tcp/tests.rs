@@ -30,6 +30,7 @@ pub(crate) fn cfg() -> TcpConfig {
         pacing: false,
         byte_counting: false,
         quickack: false,
+        prague_ecn_fallback: false,
     }
 }
 

@@ -49,9 +49,16 @@
 //!   of additive increase are carried between ACKs (Linux keeps a fixed-point window);
 //! * the (R / T)^2 factor uses the smoothed RTT of the ACK that grows the window (Linux takes it
 //!   once per round; the two differ by one round's change in srtt).
+//!
+//! Optional, off by default as in Linux (`prague_ecn_fallback` = 0): the detection of a classic
+//! ECN AQM and the fall-back to a Reno-friendly reduction there ([`classic_ecn`]).
+
+pub mod classic_ecn;
 
 use super::NewReno;
+use super::SSTHRESH_UNSET;
 use aqmlab_core::Time;
+use classic_ecn::ClassicEcnDetector;
 
 /// The EWMA gain g = 1/16 (Linux `PRAGUE_SHIFT_G` = 4, as DCTCP's).
 pub const PRAGUE_G: f64 = 1.0 / 16.0;
@@ -100,6 +107,11 @@ pub struct Prague {
     /// The RTT the increase is scaled to; None: no RTT independence (Linux
     /// `RTT_CONTROL_NONE`).
     rtt_target: Option<Time>,
+    /// The classic ECN AQM detector and fall-back, when on (boxed: most flows run without it).
+    classic_ecn: Option<Box<ClassicEcnDetector>>,
+    /// The last ssthresh this controller returned (Linux's `tp->snd_ssthresh` as
+    /// `prague_ssthresh` reads it), which sets the detector's gain at each reduction.
+    last_ssthresh: u64,
 }
 
 impl Prague {
@@ -124,6 +136,27 @@ impl Prague {
             now: Time::ZERO,
             carry: 0.0,
             rtt_target,
+            classic_ecn: None,
+            last_ssthresh: SSTHRESH_UNSET,
+        }
+    }
+
+    /// With the classic ECN AQM detection (`TcpConfig::prague_ecn_fallback`): `fallback` on, a
+    /// classic score changes the response to CE; off, the score is only computed.
+    pub fn with_classic_ecn_detection(mut self, fallback: bool) -> Prague {
+        self.classic_ecn = Some(Box::new(ClassicEcnDetector::new(fallback)));
+        self
+    }
+
+    /// The classic ECN AQM detector, when on.
+    pub fn classic_ecn(&self) -> Option<&ClassicEcnDetector> {
+        self.classic_ecn.as_deref()
+    }
+
+    /// A segment ending at `end` leaves at `now` (the detector's RTT samples).
+    pub fn on_sent(&mut self, end: u64, retransmission: bool, now: Time) {
+        if let Some(d) = self.classic_ecn.as_mut() {
+            d.on_sent(end, retransmission, now);
         }
     }
 
@@ -181,6 +214,11 @@ impl Prague {
     /// passed since the last update).
     pub fn on_ack_feedback(&mut self, acked: u64, ece: bool, snd_una: u64, snd_nxt: u64, now: Time) {
         self.now = now;
+        if let Some(d) = self.classic_ecn.as_mut() {
+            if acked > 0 {
+                d.on_ack(snd_una - acked, snd_una, now);
+            }
+        }
         if ece {
             self.saw_ce = true;
             self.bytes_marked += acked;
@@ -188,6 +226,12 @@ impl Prague {
         self.bytes_acked += acked;
         if snd_una <= self.round_end || self.within_target(self.alpha_stamp, now) {
             return;
+        }
+        if self.saw_ce {
+            // Linux runs the detection where alpha is updated, after the first CE mark.
+            if let Some(d) = self.classic_ecn.as_mut() {
+                d.on_round();
+            }
         }
         if self.saw_ce && self.bytes_acked > 0 {
             let f = self.bytes_marked as f64 / self.bytes_acked as f64;
@@ -225,21 +269,46 @@ impl Prague {
 
     /// The response to ECN-Echo (the sender calls it at most once per round trip): the new
     /// ssthresh cwnd (1 - alpha / 2), at least 2 segments; None when RTT independence applies and
-    /// the last reduction is less than the target RTT old (no reduction this time).
+    /// the last reduction is less than the target RTT old (no reduction this time). With the
+    /// classic ECN fall-back on and a classic bottleneck detected, alpha is raised to the
+    /// detector's (`ClassicEcnDetector::response_alpha`).
     pub fn on_ecn_echo(&mut self, cwnd: u64) -> Option<u64> {
         let now = self.now;
+        // Linux calls `prague_ssthresh` (which sets the detector's gain) on entering CWR, also
+        // when `prague_enter_cwr` then makes no reduction.
+        self.detector_on_reduction();
         if self.cwr_stamp.is_some_and(|t| self.within_target(t, now)) {
             return None;
         }
         self.cwr_stamp = Some(now);
         self.carry = 0.0;
-        Some(((cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64).max(2 * self.reno.mss))
+        let alpha = self.classic_ecn.as_ref().map_or(self.alpha, |d| d.response_alpha(self.alpha));
+        let ssthresh = ((cwnd as f64 * (1.0 - alpha / 2.0)) as u64).max(2 * self.reno.mss);
+        self.last_ssthresh = ssthresh;
+        Some(ssthresh)
+    }
+
+    /// A reduction starts: the detector's gain follows the ssthresh before it.
+    fn detector_on_reduction(&mut self) {
+        if let Some(d) = self.classic_ecn.as_mut() {
+            d.on_reduction(self.last_ssthresh / self.reno.mss);
+        }
     }
 
     /// A loss (fast retransmit or timeout): the classic response, RFC 5681 equation (4).
     pub(super) fn on_loss(&mut self, flight: u64) -> u64 {
+        self.detector_on_reduction();
         self.carry = 0.0;
-        self.reno.reduced(flight)
+        self.last_ssthresh = self.reno.reduced(flight);
+        self.last_ssthresh
+    }
+
+    /// A retransmission timeout: the loss response, and the detector forgets its send times.
+    pub(super) fn on_timeout(&mut self, flight: u64) -> u64 {
+        if let Some(d) = self.classic_ecn.as_mut() {
+            d.on_timeout();
+        }
+        self.on_loss(flight)
     }
 
     /// Prague's pacing rate in payload bytes per second: 100 % of cwnd / srtt in congestion
