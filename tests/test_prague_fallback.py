@@ -62,3 +62,15 @@ def test_off_by_default_and_left_out_of_the_engine_config_when_off():
     assert "prague_ecn_fallback" not in json.dumps(sim_config(sc))
     sc, _ = load("l4s/prague-cubic-video", overrides=["flows.prague.app.tcp.prague_ecn_fallback=true"])
     assert '"prague_ecn_fallback": true' in json.dumps(sim_config(sc))
+
+
+def test_the_rtt_scaling_heuristic_reaches_the_engine_and_is_refused_without_prague():
+    sc, _ = load("l4s/prague-cubic-video")
+    assert "prague_rtt_scaling" not in json.dumps(sim_config(sc)), "left out at the default (rate)"
+    for value in ("none", "scalable", "additive"):
+        sc, _ = load("l4s/prague-cubic-video", overrides=[f"flows.prague.app.tcp.prague_rtt_scaling={value}"])
+        assert f'"prague_rtt_scaling": "{value}"' in json.dumps(sim_config(sc))
+    with pytest.raises(ScenarioError) as err:
+        load("l4s/prague-cubic-video", overrides=["flows.cubic.app.tcp.prague_rtt_scaling=scalable"])
+    assert "prague_rtt_scaling: the RTT-independence heuristics are Prague's: needs congestion_control = " \
+           "prague; allowed with cubic: rate" in str(err.value)

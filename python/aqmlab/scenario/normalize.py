@@ -170,6 +170,7 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         **({"byte_counting": True} if t.byte_counting else {}),
         **({"quickack": True} if t.quickack else {}),
         **({"prague_ecn_fallback": True} if t.prague_ecn_fallback else {}),
+        **({"prague_rtt_scaling": t.prague_rtt_scaling} if t.prague_rtt_scaling != "rate" else {}),
     }
 
 

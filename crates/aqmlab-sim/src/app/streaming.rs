@@ -273,6 +273,7 @@ mod tests {
             byte_counting: false,
             quickack: false,
             prague_ecn_fallback: false,
+            prague_rtt_scaling: Default::default(),
         }
     }
 

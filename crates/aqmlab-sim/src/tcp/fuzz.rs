@@ -396,6 +396,7 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         byte_counting: stack.byte_counting,
         quickack: stack.quickack,
         prague_ecn_fallback: stack.prague_ecn_fallback,
+        prague_rtt_scaling: Default::default(),
     }
 }
 

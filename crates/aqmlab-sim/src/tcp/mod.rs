@@ -272,8 +272,10 @@ impl TcpSender {
             CongestionControl::Bbr => Controller::Bbr(Box::new(Bbr::new(mss, iw, rng()))),
             // v3 draws its probe waits from the flow's BBR stream: a flow runs one BBR.
             CongestionControl::Bbr3 => Controller::Bbr3(Box::new(Bbr3::new(mss, iw, rng()))),
-            CongestionControl::Prague if cfg.prague_ecn_fallback => {
-                Controller::Prague(cc::prague::Prague::new(mss).with_classic_ecn_detection(true)).with_byte_counting(cfg.byte_counting)
+            CongestionControl::Prague => {
+                let p = cc::prague::Prague::new(mss).with_rtt_scaling(cfg.prague_rtt_scaling);
+                let p = if cfg.prague_ecn_fallback { p.with_classic_ecn_detection(true) } else { p };
+                Controller::Prague(p).with_byte_counting(cfg.byte_counting)
             }
             _ => Controller::new(cfg.congestion_control, mss).with_byte_counting(cfg.byte_counting),
         };

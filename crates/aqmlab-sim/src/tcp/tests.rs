@@ -31,6 +31,7 @@ pub(crate) fn cfg() -> TcpConfig {
         byte_counting: false,
         quickack: false,
         prague_ecn_fallback: false,
+        prague_rtt_scaling: Default::default(),
     }
 }
 

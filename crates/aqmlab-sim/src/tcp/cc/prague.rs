@@ -52,13 +52,17 @@
 //!
 //! Optional, off by default as in Linux (`prague_ecn_fallback` = 0): the detection of a classic
 //! ECN AQM and the fall-back to a Reno-friendly reduction there ([`classic_ecn`]).
+//! The other RTT-independence heuristics of Linux's `prague_rtt_scaling` (NONE, SCALABLE,
+//! ADDITIVE) are [`rtt_scaling`]'s, chosen by `TcpConfig::prague_rtt_scaling` (RATE unless set).
 
 pub mod classic_ecn;
+pub mod rtt_scaling;
 
 use super::NewReno;
 use super::SSTHRESH_UNSET;
 use aqmlab_core::Time;
 use classic_ecn::ClassicEcnDetector;
+use rtt_scaling::PragueRttScaling;
 
 /// The EWMA gain g = 1/16 (Linux `PRAGUE_SHIFT_G` = 4, as DCTCP's).
 pub const PRAGUE_G: f64 = 1.0 / 16.0;
@@ -109,6 +113,12 @@ pub struct Prague {
     rtt_target: Option<Time>,
     /// The classic ECN AQM detector and fall-back, when on (boxed: most flows run without it).
     classic_ecn: Option<Box<ClassicEcnDetector>>,
+    /// The RTT-independence heuristic (Linux `prague_rtt_scaling`; [`rtt_scaling`]); with
+    /// `rtt_target` None it is NONE whatever this says.
+    scaling: PragueRttScaling,
+    /// The smoothed RTT of the last ACK that grew the window (ADDITIVE's target adds it, as
+    /// Linux's `prague_dynamic_rtt_target` adds `tp->srtt_us`).
+    srtt: Option<Time>,
     /// The last ssthresh this controller returned (Linux's `tp->snd_ssthresh` as
     /// `prague_ssthresh` reads it), which sets the detector's gain at each reduction.
     last_ssthresh: u64,
@@ -138,7 +148,19 @@ impl Prague {
             rtt_target,
             classic_ecn: None,
             last_ssthresh: SSTHRESH_UNSET,
+            scaling: PragueRttScaling::Rate,
+            srtt: None,
         }
+    }
+
+    /// With another RTT-independence heuristic (`TcpConfig::prague_rtt_scaling`); NONE drops
+    /// the target.
+    pub fn with_rtt_scaling(mut self, scaling: PragueRttScaling) -> Prague {
+        self.scaling = scaling;
+        if scaling == PragueRttScaling::None {
+            self.rtt_target = None;
+        }
+        self
     }
 
     /// With the classic ECN AQM detection (`TcpConfig::prague_ecn_fallback`): `fallback` on, a
@@ -182,8 +204,9 @@ impl Prague {
     }
 
     /// Whether less than the target RTT has passed since `since` while RTT independence applies.
+    /// The target is the heuristic's ([`rtt_scaling::target`]: ADDITIVE adds the srtt).
     fn within_target(&self, since: Time, now: Time) -> bool {
-        match self.rtt_target {
+        match self.rtt_target.and_then(|t| rtt_scaling::target(self.scaling, t, self.srtt)) {
             Some(t) if self.rtt_independent() => now.saturating_sub(since) < t,
             _ => false,
         }
@@ -192,8 +215,12 @@ impl Prague {
     /// The segments added per round of congestion avoidance: (R / T)^2 for a smoothed RTT R
     /// below the target T once RTT independence applies (Linux
     /// `prague_rate_scaled_ai_ack_increase`), else 1 (Reno's).
+    /// The other heuristics' rules are [`rtt_scaling::ai_per_round`].
     pub fn ai_per_round(&self, srtt: Option<Time>) -> f64 {
         match (self.rtt_target, srtt) {
+            (Some(t), Some(r)) if self.scaling != PragueRttScaling::Rate && self.rtt_independent() && r.0 > 0 && r <= MAX_SCALED_RTT => {
+                rtt_scaling::ai_per_round(self.scaling, t, r)
+            }
             (Some(t), Some(r)) if self.rtt_independent() && r.0 > 0 && r < t && r <= MAX_SCALED_RTT => {
                 let ratio = r.as_secs_f64() / t.as_secs_f64();
                 ratio * ratio
@@ -251,6 +278,7 @@ impl Prague {
     /// ECN-Echo add nothing.
     pub(super) fn on_ack(&mut self, cwnd: u64, ssthresh: u64, acked: u64, srtt: Option<Time>) -> u64 {
         self.in_slow_start = cwnd < ssthresh;
+        self.srtt = srtt;
         if self.ack_marked {
             return cwnd;
         }
