@@ -171,6 +171,21 @@ class Tcp(Strict):
                           "make BBR pace at their mean rate with gain 1 for 48 rounds. Unset: on, as in the "
                           "kernel; false switches it off to test what it does; bbr only; simulator only (the "
                           "emulated kernel's bbr runs it)")
+    prague_ecn_fallback: bool = Field(False, description="prague only: detect a classic (RFC 3168) ECN AQM at "
+                                                         "the bottleneck from the variation of the RTT and the "
+                                                         "queue depth, and there reduce by at least 0.3125 on CE "
+                                                         "(about CUBIC's 0.3) instead of alpha / 2 "
+                                                         "(draft-briscoe-iccrg-prague-congestion-control's "
+                                                         "fall-back to Reno-friendly, as the L4S team's Linux "
+                                                         "tcp_prague.c with prague_ecn_fallback = 1; off by "
+                                                         "default, as that module parameter); simulator only")
+    prague_rtt_scaling: Literal["none", "rate", "scalable", "additive"] = Field(
+        "rate", description="prague only: the RTT-independence heuristic after 500 rounds of congestion "
+                            "avoidance, Linux tcp_prague.c's prague_rtt_scaling with its 25 ms target T: rate "
+                            "(Linux's default: (R/T)^2 segments per round below T, 1 above), scalable ((R0/8 + "
+                            "min(max(R - R1, 0), R0)) R / R0^2 segments per round, R0 = 16.384 ms, R1 = "
+                            "1.536 ms, not capped at 1), additive (rate's rule with the target T + R) or none "
+                            "(Reno's 1 segment per round); simulator only")
     congestion_control: Literal["newreno", "cubic", "dctcp", "bbr", "bbr3", "prague"] = Field(
         "newreno", description="window rules: newreno (RFC 5681), cubic (RFC 9438), dctcp (RFC 8257, "
                                "needs ecn = true; simulator only), bbr (BBR v1 as Linux's tcp_bbr.c, "
@@ -212,7 +227,7 @@ class Tcp(Strict):
         """mss positive; min_rto <= max_rto; dctcp, prague and ect1 need ecn; prague needs ect1; bbr, bbr3
         and prague need pacing; bbr3 refuses ecn; rack needs sack; hystart not with bbr or bbr3; cubic_hystart
         with cubic alone; quickack needs delayed_ack; bbr_ack_aggregation and bbr_policer_detection with bbr
-        alone."""
+        alone; prague_ecn_fallback and a prague_rtt_scaling other than rate only with prague."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
         if self.min_rto > self.max_rto:
@@ -228,6 +243,12 @@ class Tcp(Strict):
             if self.pacing is False:
                 raise ValueError("pacing: prague needs pacing (Prague paces its window); allowed with prague: "
                                  "true or unset")
+        if self.prague_ecn_fallback and self.congestion_control != "prague":
+            raise ValueError("prague_ecn_fallback: the classic ECN fall-back is Prague's: needs congestion_control "
+                             f"= prague; allowed with {self.congestion_control}: false")
+        if self.prague_rtt_scaling != "rate" and self.congestion_control != "prague":
+            raise ValueError("prague_rtt_scaling: the RTT-independence heuristics are Prague's: needs "
+                             f"congestion_control = prague; allowed with {self.congestion_control}: rate")
         if self.congestion_control == "bbr3" and self.ecn:
             raise ValueError("ecn: bbr3 has no ECN response (draft-ietf-ccwg-bbr section 3.7 requires one with "
                              "ECN); allowed with bbr3: false")

@@ -173,6 +173,8 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         # On unless switched off (the Rust default), so unset they normalize as before.
         **({"bbr_ack_aggregation": False} if t.bbr_ack_aggregation is False else {}),
         **({"bbr_policer_detection": False} if t.bbr_policer_detection is False else {}),
+        **({"prague_ecn_fallback": True} if t.prague_ecn_fallback else {}),
+        **({"prague_rtt_scaling": t.prague_rtt_scaling} if t.prague_rtt_scaling != "rate" else {}),
     }
 
 

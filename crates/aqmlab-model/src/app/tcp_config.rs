@@ -85,6 +85,16 @@ pub struct TcpConfig {
     /// `bbr_lt_bw_sampling`); on by default as in the kernel; false only with `Bbr`.
     #[serde(default = "on")]
     pub bbr_policer_detection: bool,
+    /// Prague's detection of a classic (RFC 3168) ECN AQM at the bottleneck and its fall-back
+    /// to a Reno-friendly reduction there (`aqmlab_sim::tcp::cc::prague::classic_ecn`; Linux
+    /// `prague_ecn_fallback` = 1). Off by default, as Linux's module parameter; only with
+    /// Prague.
+    #[serde(default)]
+    pub prague_ecn_fallback: bool,
+    /// Prague's RTT-independence heuristic (Linux `prague_rtt_scaling`; RATE, Linux's
+    /// default, unless set; `aqmlab_sim::tcp::cc::prague::rtt_scaling`); only with Prague.
+    #[serde(default)]
+    pub prague_rtt_scaling: PragueRttScaling,
 }
 
 /// The default of the BBR parts the kernel runs.
@@ -110,6 +120,12 @@ impl TcpConfig {
             if !self.pacing {
                 return Err("pacing: prague needs pacing = true (Prague paces its window); allowed with prague: true".into());
             }
+        }
+        if self.prague_ecn_fallback && self.congestion_control != CongestionControl::Prague {
+            return Err("prague_ecn_fallback: the classic ECN fall-back is Prague's: needs congestion_control = prague; allowed with other controllers: false".into());
+        }
+        if self.prague_rtt_scaling != PragueRttScaling::Rate && self.congestion_control != CongestionControl::Prague {
+            return Err("prague_rtt_scaling: the RTT-independence heuristics are Prague's: needs congestion_control = prague; allowed with other controllers: rate".into());
         }
         if self.congestion_control == CongestionControl::Bbr && !self.pacing {
             // tcp_bbr.c sets the socket's pacing rate and relies on it to send at gain * bw.
@@ -189,6 +205,22 @@ pub enum CongestionControl {
     Prague,
 }
 
+/// Prague's RTT-independence heuristic (Linux `tcp_prague.c`'s `prague_rtt_scaling`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PragueRttScaling {
+    /// No RTT independence (`RTT_CONTROL_NONE`).
+    None,
+    /// Every flow below the target grows its rate as one at the target (`RTT_CONTROL_RATE`,
+    /// Linux's default).
+    #[default]
+    Rate,
+    /// A floor on the marks per round at very low RTT (`RTT_CONTROL_SCALABLE`).
+    Scalable,
+    /// As a flow with the target added to its RTT (`RTT_CONTROL_ADDITIVE`).
+    Additive,
+}
+
 /// Which ECN-capable codepoint an ECN TCP sender puts on its data segments.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -228,6 +260,8 @@ mod tests {
             quickack: false,
             bbr_ack_aggregation: true,
             bbr_policer_detection: true,
+            prague_ecn_fallback: false,
+            prague_rtt_scaling: Default::default(),
         }
     }
 
@@ -258,6 +292,19 @@ mod tests {
         let err = bbr.clone().validate().unwrap_err();
         assert!(err.starts_with("pacing: bbr needs pacing = true"), "{err}");
         assert_eq!(TcpConfig { pacing: true, ..bbr }.validate(), Ok(()));
+    }
+
+    #[test]
+    fn the_prague_options_need_prague_and_each_refusal_names_the_field() {
+        let prague = TcpConfig { congestion_control: CongestionControl::Prague, pacing: true, ..dctcp(true, EcnCodepoint::Ect1) };
+        let fallback = TcpConfig { prague_ecn_fallback: true, ..prague.clone() };
+        assert_eq!(fallback.validate(), Ok(()));
+        let err = TcpConfig { congestion_control: CongestionControl::Dctcp, ..fallback }.validate().unwrap_err();
+        assert!(err.starts_with("prague_ecn_fallback: the classic ECN fall-back is Prague's"), "{err}");
+        let scalable = TcpConfig { prague_rtt_scaling: PragueRttScaling::Scalable, ..prague };
+        assert_eq!(scalable.validate(), Ok(()));
+        let err = TcpConfig { congestion_control: CongestionControl::Dctcp, ..scalable }.validate().unwrap_err();
+        assert!(err.starts_with("prague_rtt_scaling: the RTT-independence heuristics are Prague's"), "{err}");
     }
 
     #[test]

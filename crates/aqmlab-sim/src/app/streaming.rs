@@ -274,6 +274,8 @@ mod tests {
             quickack: false,
             bbr_ack_aggregation: true,
             bbr_policer_detection: true,
+            prague_ecn_fallback: false,
+            prague_rtt_scaling: Default::default(),
         }
     }
 

@@ -141,6 +141,14 @@ impl Controller {
         }
     }
 
+    /// A segment ending at `end` leaves at `now`: Prague's classic ECN AQM detector takes its
+    /// RTT samples from the send times; the others ignore it.
+    pub fn on_sent(&mut self, end: u64, retransmission: bool, now: Time) {
+        if let Controller::Prague(c) = self {
+            c.on_sent(end, retransmission, now);
+        }
+    }
+
     /// Every ACK's feedback, before the sender reacts to it: `acked` bytes newly acknowledged,
     /// its ECN-Echo flag, SND.UNA and SND.NXT after it, at `now`. DCTCP (RFC 8257 section 3.3)
     /// and Prague keep an estimate from it; the others ignore it.
@@ -158,7 +166,7 @@ impl Controller {
             Controller::NewReno(c) => c.reduced(flight),
             Controller::Cubic(c) => c.on_timeout(flight),
             Controller::Dctcp(c) => c.on_loss(flight),
-            Controller::Prague(c) => c.on_loss(flight),
+            Controller::Prague(c) => c.on_timeout(flight),
             Controller::Bbr(b) => {
                 b.on_timeout();
                 b.ssthresh_or_unset()

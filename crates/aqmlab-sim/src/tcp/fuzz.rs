@@ -16,7 +16,8 @@
 //! off, DCTCP (always with ECN) with SACK (and PRR) and F-RTO on or off, and BBR (always
 //! paced, without ECN, which BBR v1 ignores) with SACK, Limited Transmit and F-RTO on or off,
 //! Prague (always with ECN, ECT(1) and pacing) with SACK (and PRR) and F-RTO on or off;
-//! RACK-TLP, HyStart++, byte-counting, CUBIC-HyStart and quick-ACK stacks (see [`stacks`]); the receiver's
+//! RACK-TLP, HyStart++, byte-counting, CUBIC-HyStart, quick-ACK, BBRv3 and Prague classic-ECN
+//! fall-back stacks (see [`stacks`]); the receiver's
 //! delayed ACKs, the initial window,
 //! the receiver window and the minimum RTO are drawn per episode.
 //!
@@ -83,6 +84,9 @@ pub struct Stack {
     /// BBR v1 without its policer detection (`TcpConfig::bbr_policer_detection` false; BBR
     /// only).
     pub no_bbr_policer: bool,
+    /// Prague's classic ECN AQM detection and fall-back (`TcpConfig::prague_ecn_fallback`;
+    /// Prague only).
+    pub prague_ecn_fallback: bool,
 }
 
 /// `Stack::OPTION(self, on)`: the stack with that option set, for chaining.
@@ -107,7 +111,8 @@ impl Stack {
         cubic_hystart,
         quickack,
         no_bbr_aggregation,
-        no_bbr_policer
+        no_bbr_policer,
+        prague_ecn_fallback
     );
 
     /// `cc` with every option off; the setters (one per option, named as its field) turn options
@@ -127,6 +132,7 @@ impl Stack {
             quickack: false,
             no_bbr_aggregation: false,
             no_bbr_policer: false,
+            prague_ecn_fallback: false,
         }
     }
 
@@ -151,6 +157,7 @@ impl Stack {
             (self.quickack, "+qack"),
             (self.no_bbr_aggregation, "-aggr"),
             (self.no_bbr_policer, "-lt"),
+            (self.prague_ecn_fallback, "+ecnfb"),
             (self.frto, "+frto"),
             (self.ecn, "+ecn"),
         ];
@@ -272,6 +279,10 @@ pub fn stacks() -> Vec<Stack> {
         Stack::new(Bbr).sack(true).no_bbr_policer(true),
         Stack::new(Bbr).no_bbr_aggregation(true).no_bbr_policer(true),
     ]);
+    // Prague's classic ECN detection and fall-back, appended as DCTCP: without SACK, with SACK,
+    // PRR and F-RTO, and with SACK and byte counting.
+    let fallback = Stack::new(Prague).ecn(true).prague_ecn_fallback(true);
+    v.extend([fallback, fallback.sack(true).prr(true).frto(true), fallback.sack(true).byte_counting(true)]);
     v
 }
 
@@ -418,6 +429,8 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         quickack: stack.quickack,
         bbr_ack_aggregation: !stack.no_bbr_aggregation,
         bbr_policer_detection: !stack.no_bbr_policer,
+        prague_ecn_fallback: stack.prague_ecn_fallback,
+        prague_rtt_scaling: Default::default(),
     }
 }
 

@@ -275,6 +275,11 @@ impl TcpSender {
             }
             // v3 draws its probe waits from the flow's BBR stream: a flow runs one BBR.
             CongestionControl::Bbr3 => Controller::Bbr3(Box::new(Bbr3::new(mss, iw, rng()))),
+            CongestionControl::Prague => {
+                let p = cc::prague::Prague::new(mss).with_rtt_scaling(cfg.prague_rtt_scaling);
+                let p = if cfg.prague_ecn_fallback { p.with_classic_ecn_detection(true) } else { p };
+                Controller::Prague(p).with_byte_counting(cfg.byte_counting)
+            }
             _ => Controller::new(cfg.congestion_control, mss).with_byte_counting(cfg.byte_counting),
         };
         let mut pacer = (cfg.pacing || is_bbr).then(Pacer::default);
@@ -528,6 +533,7 @@ impl TcpSender {
             }
         }
         self.stats.segments_sent += 1;
+        self.cc.on_sent(seq + self.mss, retransmission, now);
         if self.rate.is_some() {
             self.rate_on_sent(seq, now);
         }

@@ -32,6 +32,8 @@ pub(crate) fn cfg() -> TcpConfig {
         quickack: false,
         bbr_ack_aggregation: true,
         bbr_policer_detection: true,
+        prague_ecn_fallback: false,
+        prague_rtt_scaling: Default::default(),
     }
 }
 

@@ -49,9 +49,20 @@
 //!   of additive increase are carried between ACKs (Linux keeps a fixed-point window);
 //! * the (R / T)^2 factor uses the smoothed RTT of the ACK that grows the window (Linux takes it
 //!   once per round; the two differ by one round's change in srtt).
+//!
+//! Optional, off by default as in Linux (`prague_ecn_fallback` = 0): the detection of a classic
+//! ECN AQM and the fall-back to a Reno-friendly reduction there ([`classic_ecn`]).
+//! The other RTT-independence heuristics of Linux's `prague_rtt_scaling` (NONE, SCALABLE,
+//! ADDITIVE) are [`rtt_scaling`]'s, chosen by `TcpConfig::prague_rtt_scaling` (RATE unless set).
+
+pub mod classic_ecn;
+pub mod rtt_scaling;
 
 use super::NewReno;
+use super::SSTHRESH_UNSET;
 use aqmlab_core::Time;
+use classic_ecn::ClassicEcnDetector;
+use rtt_scaling::PragueRttScaling;
 
 /// The EWMA gain g = 1/16 (Linux `PRAGUE_SHIFT_G` = 4, as DCTCP's).
 pub const PRAGUE_G: f64 = 1.0 / 16.0;
@@ -100,6 +111,17 @@ pub struct Prague {
     /// The RTT the increase is scaled to; None: no RTT independence (Linux
     /// `RTT_CONTROL_NONE`).
     rtt_target: Option<Time>,
+    /// The classic ECN AQM detector and fall-back, when on (boxed: most flows run without it).
+    classic_ecn: Option<Box<ClassicEcnDetector>>,
+    /// The RTT-independence heuristic (Linux `prague_rtt_scaling`; [`rtt_scaling`]); with
+    /// `rtt_target` None it is NONE whatever this says.
+    scaling: PragueRttScaling,
+    /// The smoothed RTT of the last ACK that grew the window (ADDITIVE's target adds it, as
+    /// Linux's `prague_dynamic_rtt_target` adds `tp->srtt_us`).
+    srtt: Option<Time>,
+    /// The last ssthresh this controller returned (Linux's `tp->snd_ssthresh` as
+    /// `prague_ssthresh` reads it), which sets the detector's gain at each reduction.
+    last_ssthresh: u64,
 }
 
 impl Prague {
@@ -124,6 +146,39 @@ impl Prague {
             now: Time::ZERO,
             carry: 0.0,
             rtt_target,
+            classic_ecn: None,
+            last_ssthresh: SSTHRESH_UNSET,
+            scaling: PragueRttScaling::Rate,
+            srtt: None,
+        }
+    }
+
+    /// With another RTT-independence heuristic (`TcpConfig::prague_rtt_scaling`); NONE drops
+    /// the target.
+    pub fn with_rtt_scaling(mut self, scaling: PragueRttScaling) -> Prague {
+        self.scaling = scaling;
+        if scaling == PragueRttScaling::None {
+            self.rtt_target = None;
+        }
+        self
+    }
+
+    /// With the classic ECN AQM detection (`TcpConfig::prague_ecn_fallback`): `fallback` on, a
+    /// classic score changes the response to CE; off, the score is only computed.
+    pub fn with_classic_ecn_detection(mut self, fallback: bool) -> Prague {
+        self.classic_ecn = Some(Box::new(ClassicEcnDetector::new(fallback)));
+        self
+    }
+
+    /// The classic ECN AQM detector, when on.
+    pub fn classic_ecn(&self) -> Option<&ClassicEcnDetector> {
+        self.classic_ecn.as_deref()
+    }
+
+    /// A segment ending at `end` leaves at `now` (the detector's RTT samples).
+    pub fn on_sent(&mut self, end: u64, retransmission: bool, now: Time) {
+        if let Some(d) = self.classic_ecn.as_mut() {
+            d.on_sent(end, retransmission, now);
         }
     }
 
@@ -149,8 +204,9 @@ impl Prague {
     }
 
     /// Whether less than the target RTT has passed since `since` while RTT independence applies.
+    /// The target is the heuristic's ([`rtt_scaling::target`]: ADDITIVE adds the srtt).
     fn within_target(&self, since: Time, now: Time) -> bool {
-        match self.rtt_target {
+        match self.rtt_target.and_then(|t| rtt_scaling::target(self.scaling, t, self.srtt)) {
             Some(t) if self.rtt_independent() => now.saturating_sub(since) < t,
             _ => false,
         }
@@ -159,8 +215,12 @@ impl Prague {
     /// The segments added per round of congestion avoidance: (R / T)^2 for a smoothed RTT R
     /// below the target T once RTT independence applies (Linux
     /// `prague_rate_scaled_ai_ack_increase`), else 1 (Reno's).
+    /// The other heuristics' rules are [`rtt_scaling::ai_per_round`].
     pub fn ai_per_round(&self, srtt: Option<Time>) -> f64 {
         match (self.rtt_target, srtt) {
+            (Some(t), Some(r)) if self.scaling != PragueRttScaling::Rate && self.rtt_independent() && r.0 > 0 && r <= MAX_SCALED_RTT => {
+                rtt_scaling::ai_per_round(self.scaling, t, r)
+            }
             (Some(t), Some(r)) if self.rtt_independent() && r.0 > 0 && r < t && r <= MAX_SCALED_RTT => {
                 let ratio = r.as_secs_f64() / t.as_secs_f64();
                 ratio * ratio
@@ -181,6 +241,11 @@ impl Prague {
     /// passed since the last update).
     pub fn on_ack_feedback(&mut self, acked: u64, ece: bool, snd_una: u64, snd_nxt: u64, now: Time) {
         self.now = now;
+        if let Some(d) = self.classic_ecn.as_mut() {
+            if acked > 0 {
+                d.on_ack(snd_una - acked, snd_una, now);
+            }
+        }
         if ece {
             self.saw_ce = true;
             self.bytes_marked += acked;
@@ -188,6 +253,12 @@ impl Prague {
         self.bytes_acked += acked;
         if snd_una <= self.round_end || self.within_target(self.alpha_stamp, now) {
             return;
+        }
+        if self.saw_ce {
+            // Linux runs the detection where alpha is updated, after the first CE mark.
+            if let Some(d) = self.classic_ecn.as_mut() {
+                d.on_round();
+            }
         }
         if self.saw_ce && self.bytes_acked > 0 {
             let f = self.bytes_marked as f64 / self.bytes_acked as f64;
@@ -207,6 +278,7 @@ impl Prague {
     /// ECN-Echo add nothing.
     pub(super) fn on_ack(&mut self, cwnd: u64, ssthresh: u64, acked: u64, srtt: Option<Time>) -> u64 {
         self.in_slow_start = cwnd < ssthresh;
+        self.srtt = srtt;
         if self.ack_marked {
             return cwnd;
         }
@@ -225,21 +297,46 @@ impl Prague {
 
     /// The response to ECN-Echo (the sender calls it at most once per round trip): the new
     /// ssthresh cwnd (1 - alpha / 2), at least 2 segments; None when RTT independence applies and
-    /// the last reduction is less than the target RTT old (no reduction this time).
+    /// the last reduction is less than the target RTT old (no reduction this time). With the
+    /// classic ECN fall-back on and a classic bottleneck detected, alpha is raised to the
+    /// detector's (`ClassicEcnDetector::response_alpha`).
     pub fn on_ecn_echo(&mut self, cwnd: u64) -> Option<u64> {
         let now = self.now;
+        // Linux calls `prague_ssthresh` (which sets the detector's gain) on entering CWR, also
+        // when `prague_enter_cwr` then makes no reduction.
+        self.detector_on_reduction();
         if self.cwr_stamp.is_some_and(|t| self.within_target(t, now)) {
             return None;
         }
         self.cwr_stamp = Some(now);
         self.carry = 0.0;
-        Some(((cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64).max(2 * self.reno.mss))
+        let alpha = self.classic_ecn.as_ref().map_or(self.alpha, |d| d.response_alpha(self.alpha));
+        let ssthresh = ((cwnd as f64 * (1.0 - alpha / 2.0)) as u64).max(2 * self.reno.mss);
+        self.last_ssthresh = ssthresh;
+        Some(ssthresh)
+    }
+
+    /// A reduction starts: the detector's gain follows the ssthresh before it.
+    fn detector_on_reduction(&mut self) {
+        if let Some(d) = self.classic_ecn.as_mut() {
+            d.on_reduction(self.last_ssthresh / self.reno.mss);
+        }
     }
 
     /// A loss (fast retransmit or timeout): the classic response, RFC 5681 equation (4).
     pub(super) fn on_loss(&mut self, flight: u64) -> u64 {
+        self.detector_on_reduction();
         self.carry = 0.0;
-        self.reno.reduced(flight)
+        self.last_ssthresh = self.reno.reduced(flight);
+        self.last_ssthresh
+    }
+
+    /// A retransmission timeout: the loss response, and the detector forgets its send times.
+    pub(super) fn on_timeout(&mut self, flight: u64) -> u64 {
+        if let Some(d) = self.classic_ecn.as_mut() {
+            d.on_timeout();
+        }
+        self.on_loss(flight)
     }
 
     /// Prague's pacing rate in payload bytes per second: 100 % of cwnd / srtt in congestion

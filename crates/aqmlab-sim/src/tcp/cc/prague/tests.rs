@@ -211,3 +211,63 @@ fn the_sender_reduces_by_alpha_on_ecn_echo_and_halves_on_loss() {
     assert_eq!(s.ssthresh, flight_after / 2, "RFC 5681 equation (4)");
     assert_eq!(s.stats.ecn_reductions, 0);
 }
+
+#[test]
+fn each_rtt_scaling_heuristic_sets_the_growth_and_additive_waits_target_plus_rtt() {
+    use super::rtt_scaling::PragueRttScaling::{Additive, None as NoScaling, Rate, Scalable};
+    // One round of 50 one-segment ACKs at R = 10 ms after the transition rounds.
+    let grow = |scaling| {
+        let mut p = Prague::new(MSS).with_rtt_scaling(scaling);
+        p.in_slow_start = false;
+        p.rounds = RTT_TRANSITION_ROUNDS;
+        let mut c = 50 * MSS;
+        for _ in 0..50 {
+            c += p.on_ack(50 * MSS, MSS, MSS, Some(ms(10))) - 50 * MSS;
+        }
+        ((c - 50 * MSS) as f64 + p.carry) / MSS as f64
+    };
+    assert!((grow(Rate) - 0.16).abs() < 1e-9, "{}", grow(Rate));
+    assert!((grow(Additive) - 100.0 / 1225.0).abs() < 1e-9, "{}", grow(Additive));
+    assert!((grow(Scalable) - (2.048 + 8.464) * 10.0 / 268.435456).abs() < 1e-9, "{}", grow(Scalable));
+    assert!((grow(NoScaling) - 1.0).abs() < 1e-9, "{}", grow(NoScaling));
+    // ADDITIVE: a reduction waits 25 + 10 ms after the last; RATE 25 ms; NONE nothing.
+    for (scaling, wait) in [(Additive, 35), (Rate, 25), (NoScaling, 0)] {
+        let mut p = Prague::new(MSS).with_rtt_scaling(scaling);
+        p.in_slow_start = false;
+        p.rounds = RTT_TRANSITION_ROUNDS;
+        p.on_ack_start(false, ms(1000));
+        p.on_ack(50 * MSS, MSS, MSS, Some(ms(10)));
+        assert!(p.on_ecn_echo(40 * MSS).is_some());
+        if wait > 0 {
+            p.on_ack_start(true, ms(1000 + wait - 1));
+            assert_eq!(p.on_ecn_echo(40 * MSS), None, "{scaling:?}");
+        }
+        p.on_ack_start(true, ms(1000 + wait));
+        assert!(p.on_ecn_echo(40 * MSS).is_some(), "{scaling:?}");
+    }
+}
+
+#[test]
+fn the_config_field_chooses_the_heuristic_and_none_is_never_rtt_independent() {
+    use super::rtt_scaling::PragueRttScaling;
+    for scaling in [PragueRttScaling::None, PragueRttScaling::Rate, PragueRttScaling::Scalable, PragueRttScaling::Additive] {
+        let c = TcpConfig {
+            mss: MSS as u32,
+            ecn: true,
+            congestion_control: CongestionControl::Prague,
+            ecn_codepoint: EcnCodepoint::Ect1,
+            pacing: true,
+            prague_rtt_scaling: scaling,
+            ..cfg()
+        };
+        c.validate().unwrap();
+        let s = sender_with_window_of(10, &c);
+        let crate::tcp::cc::Controller::Prague(p) = &s.cc else { panic!("not prague") };
+        assert_eq!(p.scaling, scaling);
+        let mut p = p.clone();
+        p.in_slow_start = false;
+        p.rounds = RTT_TRANSITION_ROUNDS;
+        // Linux `prague_is_rtt_indep`: never with RTT_CONTROL_NONE.
+        assert_eq!(p.rtt_independent(), scaling != PragueRttScaling::None, "{scaling:?}");
+    }
+}
