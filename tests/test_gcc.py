@@ -37,7 +37,7 @@ def test_the_default_adds_nothing_to_the_engine_configuration() -> None:
 
 
 @pytest.mark.parametrize(("video", "words"), [
-    ({"congestion_control": "scream"}, ["congestion_control", "none", "gcc"]),
+    ({"congestion_control": "bbr"}, ["congestion_control", "none", "gcc", "scream"]),
     ({"congestion_control": "gcc", "burst": True}, ["flows.0.app", "burst"]),
     ({"congestion_control": "gcc", "jitter": "5ms"}, ["flows.0.app", "jitter"]),
     ({"congestion_control": "gcc", "gcc": {"min_rate": "2Mbps", "start_rate": "1Mbps"}}, ["gcc", "min_rate"]),

@@ -60,10 +60,10 @@ pub fn build(app: &AppConfig, spec: &FlowSpec) -> Result<Schedule, String> {
             Err("responsive MPEG needs receiver feedback during the run; only responsive = false can be emulated".into())
         }
         AppConfig::Mpeg(m) => mpeg(MpegSource::new(m.clone())?, spec),
-        AppConfig::Rtp(r) if r.gcc.is_some() => Err(
-            "video with congestion_control = gcc needs receiver feedback during the run; only congestion_control = none can be emulated"
-                .into(),
-        ),
+        AppConfig::Rtp(r) if r.rate_control().is_some() => Err(format!(
+            "video with congestion_control = {} needs receiver feedback during the run; only congestion_control = none can be emulated",
+            r.rate_control().unwrap_or_default()
+        )),
         AppConfig::Rtp(r) => rtp(r, spec),
         _ => Err("only mpeg, video, audio and poisson flows have schedules".into()),
     }

@@ -96,8 +96,8 @@ def emulation_problems(sc: Scenario, icmp_groups: frozenset[str] = frozenset()) 
         if getattr(g.app, "responsive", False):
             problems.append(f"flows.{g.name}.app.responsive: responsive MPEG needs receiver feedback during "
                             f"the run, which the emulator's senders do not have; allowed: false")
-        elif getattr(g.app, "congestion_control", "none") == "gcc":
-            problems.append(f"flows.{g.name}.app.congestion_control: gcc needs receiver feedback during the run, "
+        elif (cc := getattr(g.app, "congestion_control", "none")) in ("gcc", "scream"):
+            problems.append(f"flows.{g.name}.app.congestion_control: {cc} needs receiver feedback during the run, "
                             f"which the emulator's senders do not have (simulator only); allowed: none")
         elif not isinstance(g.app, (Bulk, Cbr, Abr, Ping)) and not schedule.supports(g.app):
             problems.append(f"flows.{g.name}.app.kind: {g.app.kind!r} cannot be emulated; allowed: "

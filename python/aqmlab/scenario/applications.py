@@ -397,6 +397,37 @@ class Gcc(Strict):
         return self
 
 
+class Scream(Strict):
+    """SCReAMv2 (draft-johansson-ccwg-rfc8298bis-screamv2) for a video flow, with the same synthetic
+    encoder as GCC's (docs/video.md, "Real-time video: SCReAM"). The flow's `ecn` sets its mode: ect1
+    is L4S (back-off in proportion to the marked fraction), ect0 classic ECN, not-ect loss and delay."""
+
+    start_rate: Rate = Field(written("300kbps"), description="target rate before the first feedback")
+    min_rate: Rate = Field(written("100kbps"), description="lowest target rate (the draft's TARGET_BITRATE_MIN)")
+    max_rate: Rate = Field(written("6Mbps"), description="highest target rate (the draft's TARGET_BITRATE_MAX)")
+    feedback_interval: Duration = Field(
+        written("40ms"), description="spacing of the receiver's RFC 8888-sized feedback reports (the draft's "
+                                     "tested maximum interval)")
+    key_interval: int = Field(300, ge=0, lt=U32, json_schema_extra={"unit": "frames"},
+                              description="frames from one I-frame to the next (0: only the first)")
+    key_ratio: float = Field(4.0, ge=1.0, le=100.0, description="I-frame size over the other frames'")
+    fluctuation: float = Field(0.15, ge=0.0, lt=1.0,
+                               description="scale of the Laplacian frame-size fluctuation (RFC 8593), cut at +-0.5")
+    reaction_lag: Duration = Field(written("100ms"), description="encoder's delay in following a new target "
+                                                                  "(RFC 8593's tau_v)")
+    deadline: Duration = Field(written("150ms"), description="a frame complete later than this after capture is "
+                                                             "late (ITU-T G.114's 150 ms one-way)")
+
+    @model_validator(mode="after")
+    def _sane(self) -> Scream:
+        """0 < min_rate <= start_rate <= max_rate; feedback_interval and deadline positive."""
+        if not 0 < self.min_rate <= self.start_rate <= self.max_rate:
+            raise ValueError("need 0 < min_rate <= start_rate <= max_rate")
+        if self.feedback_interval <= 0 or self.deadline <= 0:
+            raise ValueError("feedback_interval and deadline must be positive")
+        return self
+
+
 class Video(Strict):
     """VBR video over RTP/UDP: frames at a frame rate, sizes around rate/fps, packets up to the MTU."""
 
@@ -414,11 +445,14 @@ class Video(Strict):
     ecn: Literal["not-ect", "ect0", "ect1"] = Field(
         "not-ect", description="ECN codepoint of every packet: ect1 makes the flow L4S traffic (RFC 9331), which "
                               "DualPI2 puts in its L queue; the receiver sends no feedback")
-    congestion_control: Literal["none", "gcc"] = Field(
+    congestion_control: Literal["none", "gcc", "scream"] = Field(
         "none", description="none: the open-loop source above; gcc: Google Congestion Control with transport-wide "
                             "feedback on the reverse path, the encoder following its target rate (rate, size_cv "
-                            "unused; no trace, burst, shaping or jitter; simulator only)")
+                            "unused; no trace, burst, shaping or jitter; simulator only); scream: SCReAMv2 in its "
+                            "place, with the same encoder and feedback (ECN marks included)")
     gcc: Gcc = Field(default_factory=Gcc, description="GCC and encoder settings (with congestion_control = gcc)")
+    scream: Scream = Field(default_factory=Scream,
+                           description="SCReAM and encoder settings (with congestion_control = scream)")
 
     @model_validator(mode="after")
     def _sane(self) -> Video:
@@ -426,11 +460,13 @@ class Video(Strict):
         gcc settings only with congestion_control = gcc, and then no trace, burst, shaping or jitter."""
         if self.mtu <= 40:
             raise ValueError("mtu must exceed the 40 B of IP, UDP and RTP headers")
-        if self.congestion_control == "none" and "gcc" in self.model_fields_set:
-            raise ValueError("gcc settings are given but congestion_control = none: set congestion_control = gcc "
-                             "or leave gcc out")
-        if self.congestion_control == "gcc" and (self.trace or self.burst or self.shaping > 0 or self.jitter > 0):
-            raise ValueError("congestion_control = gcc sets frame sizes and pacing itself: trace, burst, shaping "
+        for cc in ("gcc", "scream"):
+            if self.congestion_control != cc and cc in self.model_fields_set:
+                raise ValueError(f"{cc} settings are given but congestion_control = {self.congestion_control}: set "
+                                 f"congestion_control = {cc} or leave {cc} out")
+        cc = self.congestion_control
+        if cc != "none" and (self.trace or self.burst or self.shaping > 0 or self.jitter > 0):
+            raise ValueError(f"congestion_control = {cc} sets frame sizes and pacing itself: trace, burst, shaping "
                              "and jitter are not allowed with it")
         if self.rate <= 0 and not self.trace:
             raise ValueError("rate must be positive")

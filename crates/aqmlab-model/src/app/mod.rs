@@ -11,6 +11,7 @@ pub mod gcc;
 pub mod mpeg;
 pub mod pels_config;
 pub mod rtp;
+pub mod scream;
 pub mod streaming_config;
 pub mod synthetic_codec;
 pub mod tcp_config;

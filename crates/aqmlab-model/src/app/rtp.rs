@@ -65,20 +65,42 @@ pub struct RtpConfig {
     /// default, `congestion_control = "none"`): the open-loop source here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gcc: Option<super::gcc::GccConfig>,
+    /// SCReAMv2 (`congestion_control = "scream"`) with the same encoder, in place of GCC.
+    /// Absent by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scream: Option<super::scream::ScreamConfig>,
 }
 
 impl RtpConfig {
+    /// The rate controller's name, if the flow has one.
+    pub fn rate_control(&self) -> Option<&'static str> {
+        match (&self.gcc, &self.scream) {
+            (Some(_), _) => Some("gcc"),
+            (None, Some(_)) => Some("scream"),
+            _ => None,
+        }
+    }
+
     pub fn validate(&self) -> Result<(), String> {
+        if self.gcc.is_some() && self.scream.is_some() {
+            return Err("congestion_control: gcc or scream, not both".into());
+        }
         if let Some(g) = &self.gcc {
             g.validate()?;
+        }
+        if let Some(s) = &self.scream {
+            s.validate()?;
+        }
+        if let Some(cc) = self.rate_control() {
             match &self.media {
                 MediaConfig::Video { trace: None, burst: false, shaping_ns: 0, .. } if self.jitter_sd_ns == 0 => {}
                 MediaConfig::Video { .. } => {
-                    return Err("congestion_control = gcc: the encoder model sets the frame sizes and the pacing; \
-                                trace, burst, shaping and jitter are not allowed with it"
-                        .into())
+                    return Err(format!(
+                        "congestion_control = {cc}: the encoder model sets the frame sizes and the pacing; \
+                         trace, burst, shaping and jitter are not allowed with it"
+                    ))
                 }
-                _ => return Err("congestion_control = gcc: only video flows have it".into()),
+                _ => return Err(format!("congestion_control = {cc}: only video flows have it")),
             }
         }
         match &self.media {
@@ -270,8 +292,12 @@ mod tests {
     use super::*;
 
     fn source(media: MediaConfig, jitter_sd_ns: u64) -> MediaSource {
-        MediaSource::new(RtpConfig { media, jitter_sd_ns, ecn: Ecn::NotEct, gcc: None }, SimRng::stream(1, "m"), SimRng::stream(1, "j"))
-            .unwrap()
+        MediaSource::new(
+            RtpConfig { media, jitter_sd_ns, ecn: Ecn::NotEct, gcc: None, scream: None },
+            SimRng::stream(1, "m"),
+            SimRng::stream(1, "j"),
+        )
+        .unwrap()
     }
 
     /// Runs a source for `secs` and returns (bytes at IP level, packets) emitted.
@@ -415,7 +441,7 @@ mod tests {
             burst: true,
             shaping_ns: 200_000_000,
         };
-        let err = RtpConfig { media: cfg, jitter_sd_ns: 0, ecn: Ecn::NotEct, gcc: None }.validate().unwrap_err();
+        let err = RtpConfig { media: cfg, jitter_sd_ns: 0, ecn: Ecn::NotEct, gcc: None, scream: None }.validate().unwrap_err();
         assert!(err.contains("burst and shaping"), "{err}");
     }
 

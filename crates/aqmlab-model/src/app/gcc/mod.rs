@@ -82,6 +82,9 @@ pub struct FeedbackReport {
     pub base: u64,
     pub end: u64,
     pub arrivals: Vec<(u64, Time)>,
+    /// Those of `arrivals` that came ECN-CE marked (SCReAM's L4S and ECN responses need them,
+    /// as RFC 8888 reports them; GCC ignores them).
+    pub ce: Vec<u64>,
     pub made: Time,
 }
 
@@ -95,6 +98,15 @@ impl FeedbackReport {
         let body = 20 + covered.div_ceil(7) * 2 + self.arrivals.len() as u32;
         UDP_IP_HEADER_BYTES + body.div_ceil(4) * 4
     }
+
+    /// IP size of the same report as RFC 8888 congestion control feedback (section 3.1): IP/UDP,
+    /// the 8-byte RTCP header with the sender's SSRC, one report block of SSRC, begin and
+    /// count (8 bytes) with a 2-byte metric per packet covered (received flag, ECN, arrival
+    /// time offset) padded to 4 bytes, and the 4-byte report timestamp.
+    pub fn size_rfc8888(&self) -> u32 {
+        let covered = (self.end - self.base) as u32;
+        UDP_IP_HEADER_BYTES + 8 + 8 + (2 * covered).div_ceil(4) * 4 + 4
+    }
 }
 
 /// The receiver's side: arrivals since the last report.
@@ -103,6 +115,7 @@ pub struct FeedbackBuilder {
     next_base: u64,
     end: u64,
     arrivals: Vec<(u64, Time)>,
+    ce: Vec<u64>,
 }
 
 impl FeedbackBuilder {
@@ -111,12 +124,26 @@ impl FeedbackBuilder {
         self.end = self.end.max(seq + 1);
     }
 
+    /// A packet arrived with its ECN field CE (`ce`) or not.
+    pub fn on_packet_ecn(&mut self, seq: u64, now: Time, ce: bool) {
+        self.on_packet(seq, now);
+        if ce {
+            self.ce.push(seq);
+        }
+    }
+
     /// The report due at `now`, if anything arrived since the last one.
     pub fn take(&mut self, now: Time) -> Option<FeedbackReport> {
         if self.arrivals.is_empty() {
             return None;
         }
-        let r = FeedbackReport { base: self.next_base, end: self.end, arrivals: std::mem::take(&mut self.arrivals), made: now };
+        let r = FeedbackReport {
+            base: self.next_base,
+            end: self.end,
+            arrivals: std::mem::take(&mut self.arrivals),
+            ce: std::mem::take(&mut self.ce),
+            made: now,
+        };
         self.next_base = self.end;
         Some(r)
     }

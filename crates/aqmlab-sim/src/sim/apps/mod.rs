@@ -54,7 +54,7 @@ pub(crate) fn build(app: &AppConfig, setup: &AppSetup) -> Result<Box<dyn Applica
         AppConfig::Bulk { tcp } => Box::new(bulk::Bulk::new(tcp, setup)),
         AppConfig::Cbr { rate_bps, packet_size, ecn } => Box::new(cbr::Cbr::new(*rate_bps, *packet_size, *ecn)),
         AppConfig::Mpeg(c) => Box::new(mpeg::Mpeg::new(c, setup)?),
-        AppConfig::Rtp(c) if c.gcc.is_some() => Box::new(rtc::Rtc::new(c, setup)?),
+        AppConfig::Rtp(c) if c.rate_control().is_some() => Box::new(rtc::Rtc::new(c, setup)?),
         AppConfig::Rtp(c) => Box::new(rtp::Rtp::new(c, setup)?),
         AppConfig::Stream(c) => stream::build(c, setup)?,
         AppConfig::Pels(c) => Box::new(pels::Pels::new(c)?),

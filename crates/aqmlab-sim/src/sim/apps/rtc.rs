@@ -6,6 +6,12 @@
 //! lost like any other; the sender's GCC estimator (`app::gcc`) turns each report that
 //! arrives into a new target for the encoder.
 //!
+//! With `congestion_control = "scream"` the same encoder, feedback and frame tracking run with
+//! SCReAMv2 (`app::scream`) instead: a frame's packets go into SCReAM's RTP queue and leave when
+//! its pacer and send window allow (checked when a frame is made, when the pacer's time comes
+//! and when a report arrives); the report also lists the CE-marked arrivals and has RFC 8888's
+//! size.
+//!
 //! A report's contents travel beside its packet, in this application's own table keyed by the
 //! report's number (the packet's `seq`), since both ends live here; a report whose packet is
 //! lost is dropped from the table when a later one arrives.
@@ -19,8 +25,9 @@ use super::super::network::Network;
 use super::receive_log::ReceiveLog;
 use super::{sample_without_window, AppSetup, Application, FlowTotals};
 use aqmlab_core::{Ecn, Packet, Proto, Time};
-use aqmlab_model::app::gcc::{FeedbackBuilder, FeedbackReport, GccConfig, GccSender};
+use aqmlab_model::app::gcc::{FeedbackBuilder, FeedbackReport, GccSender};
 use aqmlab_model::app::rtp::{packetize, MediaConfig, RtpConfig};
+use aqmlab_model::app::scream::{EcnMode, Poll, ScreamSender};
 use aqmlab_model::app::synthetic_codec::{CodecConfig, SyntheticCodec};
 use aqmlab_model::headers::{RTP_UDP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES};
 use aqmlab_model::record::{Column, FlowSample, Table};
@@ -45,10 +52,17 @@ struct FrameLog {
     last_arrival: Time,
 }
 
+/// The rate controller the call runs.
+enum Control {
+    Gcc(GccSender),
+    Scream(ScreamSender),
+}
+
 pub(super) struct Rtc {
     codec: SyntheticCodec,
-    gcc: GccSender,
-    cfg: GccConfig,
+    control: Control,
+    feedback_interval: Time,
+    deadline: Time,
     fps: f64,
     mtu: u32,
     ecn: Ecn,
@@ -71,23 +85,56 @@ pub(super) struct Rtc {
 impl Rtc {
     pub(super) fn new(r: &RtpConfig, setup: &AppSetup) -> Result<Rtc, String> {
         r.validate()?;
-        let (Some(cfg), MediaConfig::Video { fps, mtu, .. }) = (r.gcc.clone(), &r.media) else {
-            return Err("congestion_control = gcc: only video flows have it".into());
+        let MediaConfig::Video { fps, mtu, .. } = &r.media else {
+            return Err("congestion_control: only video flows have it".into());
         };
-        let codec_cfg = CodecConfig {
-            fps: *fps,
-            key_interval: cfg.key_interval,
-            key_ratio: cfg.key_ratio,
-            fluctuation: cfg.fluctuation,
-            reaction_lag_ns: cfg.reaction_lag_ns,
-            min_rate_bps: cfg.min_rate_bps,
-            max_rate_bps: cfg.max_rate_bps,
+        // (codec settings, start rate, feedback interval, deadline, controller)
+        let (codec_cfg, start, feedback_ns, deadline_ns, control) = match (&r.gcc, &r.scream) {
+            (Some(g), _) => (
+                CodecConfig {
+                    fps: *fps,
+                    key_interval: g.key_interval,
+                    key_ratio: g.key_ratio,
+                    fluctuation: g.fluctuation,
+                    reaction_lag_ns: g.reaction_lag_ns,
+                    min_rate_bps: g.min_rate_bps,
+                    max_rate_bps: g.max_rate_bps,
+                },
+                g.start_rate_bps,
+                g.feedback_interval_ns,
+                g.deadline_ns,
+                Control::Gcc(GccSender::new(g.clone())?),
+            ),
+            (None, Some(c)) => {
+                let mode = match r.ecn {
+                    Ecn::Ect1 => EcnMode::L4s,
+                    Ecn::Ect0 => EcnMode::Classic,
+                    _ => EcnMode::Off,
+                };
+                (
+                    CodecConfig {
+                        fps: *fps,
+                        key_interval: c.key_interval,
+                        key_ratio: c.key_ratio,
+                        fluctuation: c.fluctuation,
+                        reaction_lag_ns: c.reaction_lag_ns,
+                        min_rate_bps: c.min_rate_bps,
+                        max_rate_bps: c.max_rate_bps,
+                    },
+                    c.start_rate_bps,
+                    c.feedback_interval_ns,
+                    c.deadline_ns,
+                    Control::Scream(ScreamSender::new(c.clone(), *mtu, *fps, mode)?),
+                )
+            }
+            _ => return Err("congestion_control: gcc or scream needed for a call".into()),
         };
-        let codec = SyntheticCodec::new(codec_cfg, cfg.start_rate_bps as f64, streams::flow_media(setup.seed, setup.id));
+        let codec = SyntheticCodec::new(codec_cfg, start as f64, streams::flow_media(setup.seed, setup.id));
         Ok(Rtc {
             codec,
-            gcc: GccSender::new(cfg.clone())?,
-            cfg,
+            control,
+            feedback_interval: Time(feedback_ns),
+            deadline: Time(deadline_ns),
             fps: *fps,
             mtu: *mtu,
             ecn: r.ecn,
@@ -116,10 +163,15 @@ impl Rtc {
         let e = self.codec.next_frame(now);
         let sizes = packetize(e.size_bytes, self.mtu);
         let id = self.frames.len() as u32;
-        let spacing = interval.as_nanos() / sizes.len() as u64;
-        for (i, size) in sizes.iter().enumerate() {
-            self.pending.push_back((now + Time(spacing * i as u64), self.next_seq, *size, id));
-            self.next_seq += 1;
+        match &mut self.control {
+            Control::Gcc(_) => {
+                let spacing = interval.as_nanos() / sizes.len() as u64;
+                for (i, size) in sizes.iter().enumerate() {
+                    self.pending.push_back((now + Time(spacing * i as u64), self.next_seq, *size, id));
+                    self.next_seq += 1;
+                }
+            }
+            Control::Scream(s) => s.on_frame(id, e.size_bytes, &sizes, now),
         }
         self.frames.push(FrameLog {
             at: now,
@@ -143,6 +195,28 @@ impl Rtc {
 
     /// Sends every packet due now and keeps one DUE event at the next due time.
     fn emit_due(&mut self, f: u32, net: &mut Network) {
+        if let Control::Scream(s) = &mut self.control {
+            loop {
+                match s.poll(net.now) {
+                    Poll::Send { seq, size, frame } => {
+                        let mut p = net.udp_packet(f, true, size, RTP_UDP_IP_HEADER_BYTES, seq);
+                        p.frame_id = frame;
+                        p.ecn = self.ecn;
+                        self.next_seq = seq + 1;
+                        net.emit(p);
+                    }
+                    Poll::WaitUntil(next) => {
+                        if self.due_at.is_none_or(|t| t > next || t < net.now) {
+                            self.due_at = Some(next);
+                            net.schedule(next, f, DUE);
+                        }
+                        break;
+                    }
+                    Poll::Blocked | Poll::Empty => break,
+                }
+            }
+            return;
+        }
         while let Some(&(at, seq, size, frame)) = self.pending.front() {
             if at > net.now {
                 break;
@@ -151,7 +225,9 @@ impl Rtc {
             let mut p = net.udp_packet(f, true, size, RTP_UDP_IP_HEADER_BYTES, seq);
             p.frame_id = frame;
             p.ecn = self.ecn;
-            self.gcc.on_sent(seq, size, net.now);
+            if let Control::Gcc(g) = &mut self.control {
+                g.on_sent(seq, size, net.now);
+            }
             net.emit(p);
         }
         if let Some(&(next, ..)) = self.pending.front() {
@@ -167,10 +243,14 @@ impl Rtc {
         let now = net.now;
         let report = self.feedback.take(now);
         if self.running || report.is_some() {
-            net.schedule(now + Time(self.cfg.feedback_interval_ns), f, FEEDBACK);
+            net.schedule(now + self.feedback_interval, f, FEEDBACK);
         }
         let Some(report) = report else { return };
-        let p = net.udp_packet(f, false, report.size(), UDP_IP_HEADER_BYTES, self.next_report);
+        let size = match self.control {
+            Control::Gcc(_) => report.size(),
+            Control::Scream(_) => report.size_rfc8888(),
+        };
+        let p = net.udp_packet(f, false, size, UDP_IP_HEADER_BYTES, self.next_report);
         self.reports.insert(self.next_report, report);
         self.next_report += 1;
         self.reports_sent += 1;
@@ -179,25 +259,33 @@ impl Rtc {
 
     fn on_data(&mut self, p: &Packet, now: Time) {
         self.log.push(p, now);
-        self.feedback.on_packet(p.seq, now);
+        self.feedback.on_packet_ecn(p.seq, now, p.ecn == Ecn::Ce);
         if let Some(fr) = self.frames.get_mut(p.frame_id as usize) {
             fr.received += 1;
             fr.last_arrival = fr.last_arrival.max(now);
         }
     }
 
-    fn on_report(&mut self, p: &Packet, now: Time) {
+    fn on_report(&mut self, f: u32, p: &Packet, net: &mut Network) {
+        let now = net.now;
         let Some(report) = self.reports.remove(&p.seq) else { return };
         // Older reports still in the table were lost (or are overtaken: dropped either way).
         self.reports = self.reports.split_off(&p.seq);
         self.reports_received += 1;
-        let target = self.gcc.on_feedback(&report, now);
+        let target = match &mut self.control {
+            Control::Gcc(g) => g.on_feedback(&report, now),
+            Control::Scream(s) => s.on_feedback(&report, now),
+        };
         self.codec.set_target(now, target);
+        if matches!(self.control, Control::Scream(_)) {
+            // The window may have opened.
+            self.emit_due(f, net);
+        }
     }
 
     /// Frames judged: captured at least a deadline before the end of the run.
     fn judged(&self) -> impl Iterator<Item = &FrameLog> {
-        let deadline = Time(self.cfg.deadline_ns);
+        let deadline = self.deadline;
         self.frames.iter().filter(move |fr| fr.at + deadline <= self.end)
     }
 
@@ -218,8 +306,29 @@ impl Rtc {
         ]
     }
 
-    fn rate_table(&self, f: u32) -> Table {
-        let s = &self.gcc.samples;
+    /// One row per report SCReAM applied.
+    fn scream_table(s: &ScreamSender, f: u32) -> Table {
+        let s = &s.samples;
+        let col = |g: &dyn Fn(&aqmlab_model::app::scream::ScreamSample) -> f64| Column::F64(s.iter().map(g).collect());
+        vec![
+            ("flow", Column::U32(vec![f; s.len()])),
+            ("t_ns", Column::U64(s.iter().map(|x| x.t.as_nanos()).collect())),
+            ("target_bps", col(&|x| x.target_bps)),
+            ("ref_wnd", col(&|x| x.ref_wnd)),
+            ("bytes_in_flight", Column::U64(s.iter().map(|x| x.bytes_in_flight).collect())),
+            ("s_rtt_ns", col(&|x| x.s_rtt * 1e9)),
+            ("qdelay_ns", col(&|x| x.qdelay * 1e9)),
+            ("qdelay_avg_ns", col(&|x| x.qdelay_avg * 1e9)),
+            ("l4s_alpha", col(&|x| x.l4s_alpha)),
+            ("reaction", Column::U8(s.iter().map(|x| x.reaction).collect())),
+            ("lost", Column::U64(s.iter().map(|x| x.lost).collect())),
+            ("ce", Column::U64(s.iter().map(|x| x.ce).collect())),
+            ("rtp_queue_delay_ns", col(&|x| x.rtp_queue_delay * 1e9)),
+        ]
+    }
+
+    fn rate_table(g: &GccSender, f: u32) -> Table {
+        let s = &g.samples;
         let col = |g: &dyn Fn(&aqmlab_model::app::gcc::RateSample) -> f64| Column::F64(s.iter().map(g).collect());
         vec![
             ("flow", Column::U32(vec![f; s.len()])),
@@ -238,7 +347,7 @@ impl Rtc {
     }
 
     fn session_table(&self, f: u32) -> Table {
-        let deadline = self.cfg.deadline_ns as f64;
+        let deadline = self.deadline.as_nanos() as f64;
         let judged: Vec<&FrameLog> = self.judged().collect();
         let mut delays: Vec<f64> =
             judged.iter().filter(|fr| fr.received >= fr.packets).map(|fr| (fr.last_arrival - fr.at).as_nanos() as f64).collect();
@@ -251,8 +360,11 @@ impl Rtc {
         };
         let late = delays.iter().filter(|d| **d > deadline).count() as u32;
         let lost = judged.iter().filter(|fr| fr.received < fr.packets).count() as u32;
-        let s = &self.gcc.samples;
-        let mean_target = if s.is_empty() { f64::NAN } else { s.iter().map(|x| x.target_bps).sum::<f64>() / s.len() as f64 };
+        let targets: Vec<f64> = match &self.control {
+            Control::Gcc(g) => g.samples.iter().map(|x| x.target_bps).collect(),
+            Control::Scream(s) => s.samples.iter().map(|x| x.target_bps).collect(),
+        };
+        let mean_target = if targets.is_empty() { f64::NAN } else { targets.iter().sum::<f64>() / targets.len() as f64 };
         vec![
             ("flow", Column::U32(vec![f])),
             ("frames", Column::U32(vec![judged.len() as u32])),
@@ -274,7 +386,7 @@ impl Application for Rtc {
 
     fn start(&mut self, f: u32, net: &mut Network) {
         self.running = true;
-        net.schedule(net.now + Time(self.cfg.feedback_interval_ns), f, FEEDBACK);
+        net.schedule(net.now + self.feedback_interval, f, FEEDBACK);
         self.on_frame(f, net);
     }
 
@@ -294,7 +406,7 @@ impl Application for Rtc {
         if to_receiver {
             self.on_data(&p, net.now);
         } else {
-            self.on_report(&p, net.now);
+            self.on_report(_f, &p, net);
         }
     }
 
@@ -304,17 +416,20 @@ impl Application for Rtc {
 
     /// The adaptation level is the target rate in kbit/s.
     fn sample(&self) -> FlowSample {
-        sample_without_window(self.log.bytes, (self.gcc.target_bps / 1000.0).round() as u32)
+        let target = match &self.control {
+            Control::Gcc(g) => g.target_bps,
+            Control::Scream(s) => s.target_bps,
+        };
+        sample_without_window(self.log.bytes, (target / 1000.0).round() as u32)
     }
 
-    /// `media` (the receiver's packet log, as for every RTP flow), `gcc_rate` (one row per
+    /// `media` (the receiver's packet log, as for every RTP flow), `gcc_rate` or `scream_rate` (one row per
     /// report applied), `rtc_frames` (one row per frame) and `rtc_sessions` (one row per flow).
     fn tables(&self, f: u32) -> Vec<(&'static str, Table)> {
-        vec![
-            self.log.media_table(f),
-            ("gcc_rate", self.rate_table(f)),
-            ("rtc_frames", self.frames_table(f)),
-            ("rtc_sessions", self.session_table(f)),
-        ]
+        let rate = match &self.control {
+            Control::Gcc(g) => ("gcc_rate", Self::rate_table(g, f)),
+            Control::Scream(s) => ("scream_rate", Self::scream_table(s, f)),
+        };
+        vec![self.log.media_table(f), rate, ("rtc_frames", self.frames_table(f)), ("rtc_sessions", self.session_table(f))]
     }
 }
