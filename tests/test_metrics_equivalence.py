@@ -1,0 +1,87 @@
+"""The metrics (`aqmlab.metrics`) compute with numpy masks and `np.bincount` (issue 22: they were
+most of a sweep worker's time beside the simulation). This checks them, bit for bit, against a
+plain pandas statement of the same definitions (the implementation they replaced) on a whole
+run's tables: every period metric, every per-flow one, flow subsets, and samples out of time
+order as the emulator writes them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from aqmlab import metrics
+from aqmlab.run import simulate
+from aqmlab.scenario.load import load
+
+NS = 1e9
+
+
+def _throughput(packets: pd.DataFrame, flows: pd.DataFrame, start: int, end: int) -> pd.Series:
+    p = packets[(packets["t_ns"] >= start) & (packets["t_ns"] < end)]
+    sent = p[p["event"] == metrics.DEQUEUE].groupby("flow")["size"].sum()
+    return sent.reindex(flows["flow"], fill_value=0).astype(float) * 8 / ((end - start) / NS)
+
+
+def _goodput(samples: pd.DataFrame, flows: pd.DataFrame, start: int, end: int) -> pd.Series:
+    def at(t: int) -> pd.Series:
+        s = samples[samples["t_ns"] <= t].sort_values("t_ns", kind="stable")
+        last = s.groupby("flow", sort=False)["delivered_bytes"].last()
+        return last.reindex(flows["flow"], fill_value=0).astype("int64")
+    return (at(end) - at(start)).astype(float) * 8 / ((end - start) / NS)
+
+
+def _period_metrics(packets: pd.DataFrame, flows: pd.DataFrame, periods: list[tuple[int, int]]) -> pd.DataFrame:
+    rows = []
+    for start, end in periods:
+        p = packets[(packets["t_ns"] >= start) & (packets["t_ns"] < end)]
+        arrivals, drops = int((p["event"] == metrics.ARRIVE).sum()), int((p["event"] == metrics.DROP).sum())
+        deq = p[p["event"] == metrics.DEQUEUE]
+        seconds = (end - start) / NS
+        active = metrics.active_flows(flows, start, end)
+        delay = deq["sojourn_ns"].to_numpy(dtype=float) / 1e6
+        rows.append({"start_s": start / NS, "end_s": end / NS,
+                     "utilization_mbps": float(deq["size"].sum()) * 8 / seconds / 1e6,
+                     "drop_rate_pct": 100.0 * drops / arrivals if arrivals else 0.0,
+                     "arrivals": arrivals, "drops": drops,
+                     "jain": metrics.jain_index(_throughput(packets, flows, start, end).to_numpy()[np.asarray(active)]),
+                     "active_flows": len(active),
+                     "qdelay_mean_ms": float(delay.mean()) if delay.size else float("nan"),
+                     **{f"qdelay_p{q}_ms": float(np.percentile(delay, q)) if delay.size else float("nan")
+                        for q in (50, 95, 99)}})
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def tables() -> dict[str, pd.DataFrame]:
+    sc, _ = load("links/wifi-call-fifo")  # TCP and a video call over a varying link, drops and queueing
+    return simulate(sc, progress=False).tables
+
+
+PERIODS = [(0, 30_000_000_000), (5_000_000_000, 30_000_000_000), (1_234_567_891, 7_654_321_987),
+           (29_000_000_000, 29_500_000_000), (40_000_000_000, 41_000_000_000)]  # the last after the run
+
+
+def test_period_metrics_are_the_pandas_definitions_bit_for_bit(tables):
+    packets, flows = tables["packets"], tables["flows"]
+    pd.testing.assert_frame_equal(metrics.period_metrics(packets, flows, PERIODS),
+                                  _period_metrics(packets, flows, PERIODS), check_exact=True)
+
+
+def test_per_flow_metrics_are_the_pandas_definitions_bit_for_bit(tables):
+    packets, flows, samples = tables["packets"], tables["flows"], tables["flow_samples"]
+    shuffled = samples.sample(frac=1.0, random_state=3)  # the emulator's rows need not be in time order
+    some = flows.iloc[[2, 0]]  # a subset, out of order
+    for start, end in PERIODS:
+        for f in (flows, some):
+            pd.testing.assert_series_equal(metrics.flow_throughput(packets, f, start, end),
+                                           _throughput(packets, f, start, end), check_exact=True)
+            for s in (samples, shuffled):
+                pd.testing.assert_series_equal(metrics.flow_goodput(s, f, start, end), _goodput(s, f, start, end),
+                                               check_exact=True)
+    per = metrics.flow_period_metrics(packets, samples, flows, PERIODS)
+    for start, end in PERIODS:
+        rows = per[per["start_s"] == start / NS]
+        assert rows["throughput_mbps"].tolist() == (_throughput(packets, flows, start, end) / 1e6).tolist()
+        assert rows["goodput_mbps"].tolist() == (_goodput(samples, flows, start, end) / 1e6).tolist()
+    assert per["goodput_mbps"].gt(0).any() and per["throughput_mbps"].gt(0).any()
