@@ -117,3 +117,15 @@ def test_tables_whose_own_scenarios_an_override_leaves_alone_keep_their_publishe
     assert (tcp / "figures" / "fig6.png").read_bytes() == (plain / "figures" / "fig6.png").read_bytes()
     with Image.open(plain / "figures" / "fig8.png") as a, Image.open(tcp / "figures" / "fig8.png") as b:
         assert b.height > a.height
+
+
+def test_an_override_valid_only_beside_another_is_judged_with_it():
+    """`--set ...congestion_control=bbr --set ...bbr_policer_detection=false`: the second alone
+    is refused (a BBR part with the scenario's NewReno), so it is judged against all the
+    overrides but it; both depart from the paper, and nothing raises (it did: a traceback)."""
+    overrides = ["flows.*.app.tcp.congestion_control=bbr", "flows.*.app.tcp.bbr_policer_detection=false"]
+    got = published.departures(["rb-rio/tcp-droptail"], overrides)
+    assert got == ["--set flows.*.app.tcp.congestion_control=bbr differs from the paper's default (not set in its "
+                   "scenario)",
+                   "--set flows.*.app.tcp.bbr_policer_detection=false differs from the paper's default (not set in "
+                   "its scenario)"]

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aqmlab.scenario.errors import ScenarioError
 from aqmlab.scenario.load import load, read_scenario_file, resolve_path
 
 if TYPE_CHECKING:
@@ -61,19 +62,37 @@ def _paper_value(raw: Mapping[str, Any], key: str) -> str | None:
     return str(node) if not isinstance(node, (dict, list)) else None
 
 
+def _simulated_or_none(name: str, overrides: Sequence[str]) -> dict[str, Any] | None:
+    """`_simulated`, or None when these overrides alone make no valid scenario."""
+    try:
+        return _simulated(name, overrides)
+    except ScenarioError:
+        return None
+
+
+def _changes(name: str, overrides: Sequence[str], i: int) -> bool:
+    """Whether override `i` changes what scenario `name` simulates: on its own; or, when it is
+    valid only beside the others (a BBR part needs `congestion_control = bbr` set by another),
+    against all the overrides but it."""
+    alone = _simulated_or_none(name, [overrides[i]])
+    if alone is not None:
+        return alone != _simulated(name, [])
+    return _simulated_or_none(name, [*overrides[:i], *overrides[i + 1:]]) != _simulated(name, overrides)
+
+
 def departures(scenarios: Iterable[str], overrides: Sequence[str]) -> list[str]:
     """One phrase per override that changes what any of `scenarios` simulates, saying what the
     paper had there (all the scenarios' distinct values, in their order); [] when none does.
-    The overrides must already be known to load (cli._check_overrides ran)."""
+    The overrides must already be known to load together (cli._check_overrides ran)."""
     names = list(scenarios)
     phrases = []
-    for assignment in overrides:
+    for i, assignment in enumerate(overrides):
         key = assignment.partition("=")[0].strip()
         if key.split(".")[0] in NEUTRAL_FIELDS:
             continue
         papers: list[str] = []
         for name in names:
-            if _simulated(name, [assignment]) == _simulated(name, []):
+            if not _changes(name, overrides, i):
                 continue
             value = _paper_value(read_scenario_file(resolve_path(name)), key)
             shown = value if value is not None else "default (not set in its scenario)"
