@@ -367,16 +367,16 @@ class Mpeg(Strict):
         return -(-size // (self.max_packet - 28))
 
 
-class Gcc(Strict):
-    """Google Congestion Control (draft-ietf-rmcat-gcc-02) for a video flow, and the synthetic
-    encoder that follows its target rate (RFC 8593's statistical model; docs/video.md)."""
+class _CallRateControl(Strict):
+    """What every rate controller of the real-time call takes beside its own rates and feedback
+    spacing: the synthetic encoder that follows the target (RFC 8593's statistical model;
+    docs/video.md) and when a frame is late (aqmlab-model `app/call_config.rs`). Subclasses add
+    start_rate, min_rate, max_rate and feedback_interval with their own defaults."""
 
-    start_rate: Rate = Field(written("300kbps"), description="target rate at the start (WebRTC's default)")
-    min_rate: Rate = Field(written("100kbps"), description="lowest target rate")
-    max_rate: Rate = Field(written("6Mbps"), description="highest target rate")
-    feedback_interval: Duration = Field(
-        written("50ms"), description="spacing of the receiver's transport-wide feedback reports (WebRTC's "
-                                     "shortest; 50-250 ms there)")
+    start_rate: int
+    min_rate: int
+    max_rate: int
+    feedback_interval: int
     key_interval: int = Field(300, ge=0, lt=U32, json_schema_extra={"unit": "frames"},
                               description="frames from one I-frame to the next (0: only the first)")
     key_ratio: float = Field(4.0, ge=1.0, le=100.0, description="I-frame size over the other frames'")
@@ -388,7 +388,7 @@ class Gcc(Strict):
                                                              "late (ITU-T G.114's 150 ms one-way)")
 
     @model_validator(mode="after")
-    def _sane(self) -> Gcc:
+    def _sane(self) -> _CallRateControl:
         """0 < min_rate <= start_rate <= max_rate; feedback_interval and deadline positive."""
         if not 0 < self.min_rate <= self.start_rate <= self.max_rate:
             raise ValueError("need 0 < min_rate <= start_rate <= max_rate")
@@ -396,8 +396,29 @@ class Gcc(Strict):
             raise ValueError("feedback_interval and deadline must be positive")
         return self
 
+    def engine_config(self) -> dict[str, Any]:
+        """The settings as the engines take them (aqmlab-model `CallConfig`)."""
+        return {
+            "start_rate_bps": self.start_rate, "min_rate_bps": self.min_rate, "max_rate_bps": self.max_rate,
+            "feedback_interval_ns": self.feedback_interval, "key_interval": self.key_interval,
+            "key_ratio": self.key_ratio, "fluctuation": self.fluctuation, "reaction_lag_ns": self.reaction_lag,
+            "deadline_ns": self.deadline,
+        }
 
-class Scream(Strict):
+
+class Gcc(_CallRateControl):
+    """Google Congestion Control (draft-ietf-rmcat-gcc-02) for a video flow, and the synthetic
+    encoder that follows its target rate (RFC 8593's statistical model; docs/video.md)."""
+
+    start_rate: Rate = Field(written("300kbps"), description="target rate at the start (WebRTC's default)")
+    min_rate: Rate = Field(written("100kbps"), description="lowest target rate")
+    max_rate: Rate = Field(written("6Mbps"), description="highest target rate")
+    feedback_interval: Duration = Field(
+        written("50ms"), description="spacing of the receiver's transport-wide feedback reports (WebRTC's "
+                                     "shortest; 50-250 ms there)")
+
+
+class Scream(_CallRateControl):
     """SCReAMv2 (draft-johansson-ccwg-rfc8298bis-screamv2) for a video flow, with the same synthetic
     encoder as GCC's (docs/video.md, "Real-time video: SCReAM"). The flow's `ecn` sets its mode: ect1
     is L4S (back-off in proportion to the marked fraction), ect0 classic ECN, not-ect loss and delay."""
@@ -408,24 +429,6 @@ class Scream(Strict):
     feedback_interval: Duration = Field(
         written("40ms"), description="spacing of the receiver's RFC 8888-sized feedback reports (the draft's "
                                      "tested maximum interval)")
-    key_interval: int = Field(300, ge=0, lt=U32, json_schema_extra={"unit": "frames"},
-                              description="frames from one I-frame to the next (0: only the first)")
-    key_ratio: float = Field(4.0, ge=1.0, le=100.0, description="I-frame size over the other frames'")
-    fluctuation: float = Field(0.15, ge=0.0, lt=1.0,
-                               description="scale of the Laplacian frame-size fluctuation (RFC 8593), cut at +-0.5")
-    reaction_lag: Duration = Field(written("100ms"), description="encoder's delay in following a new target "
-                                                                  "(RFC 8593's tau_v)")
-    deadline: Duration = Field(written("150ms"), description="a frame complete later than this after capture is "
-                                                             "late (ITU-T G.114's 150 ms one-way)")
-
-    @model_validator(mode="after")
-    def _sane(self) -> Scream:
-        """0 < min_rate <= start_rate <= max_rate; feedback_interval and deadline positive."""
-        if not 0 < self.min_rate <= self.start_rate <= self.max_rate:
-            raise ValueError("need 0 < min_rate <= start_rate <= max_rate")
-        if self.feedback_interval <= 0 or self.deadline <= 0:
-            raise ValueError("feedback_interval and deadline must be positive")
-        return self
 
 
 class Video(Strict):

@@ -127,8 +127,8 @@ def _app(app: Any) -> dict[str, Any]:
                 "beta": app.beta, "sigma": app.sigma, "p_thr": app.p_thr, "gamma_low": app.gamma_low,
                 "gamma_init": app.gamma_init, "partition": app.partition}
     if isinstance(app, MEDIA):
-        return {"kind": "rtp", "media": _media(app), "jitter_sd_ns": app.jitter, **_ecn(app.ecn), **_gcc(app),
-                **_scream(app)}
+        return {"kind": "rtp", "media": _media(app), "jitter_sd_ns": app.jitter, **_ecn(app.ecn),
+                **_call_rate_control(app)}
     if isinstance(app, Stream):
         return _stream(app)
     if isinstance(app, Bulk):
@@ -209,29 +209,12 @@ def _stream(s: Stream) -> dict[str, Any]:
     }
 
 
-def _gcc(m: Any) -> dict[str, Any]:
-    """The `gcc` key of a video flow with congestion_control = gcc; nothing otherwise (so that
-    every open-loop flow's configuration is unchanged)."""
-    if not isinstance(m, Video) or m.congestion_control != "gcc":
+def _call_rate_control(m: Any) -> dict[str, Any]:
+    """The `gcc` or `scream` key of a video flow with that congestion_control; nothing otherwise
+    (so that every open-loop flow's configuration is unchanged)."""
+    if not isinstance(m, Video) or m.congestion_control not in ("gcc", "scream"):
         return {}
-    g = m.gcc
-    return {"gcc": {
-        "start_rate_bps": g.start_rate, "min_rate_bps": g.min_rate, "max_rate_bps": g.max_rate,
-        "feedback_interval_ns": g.feedback_interval, "key_interval": g.key_interval, "key_ratio": g.key_ratio,
-        "fluctuation": g.fluctuation, "reaction_lag_ns": g.reaction_lag, "deadline_ns": g.deadline,
-    }}
-
-
-def _scream(m: Any) -> dict[str, Any]:
-    """The `scream` key of a video flow with congestion_control = scream; nothing otherwise."""
-    if not isinstance(m, Video) or m.congestion_control != "scream":
-        return {}
-    c = m.scream
-    return {"scream": {
-        "start_rate_bps": c.start_rate, "min_rate_bps": c.min_rate, "max_rate_bps": c.max_rate,
-        "feedback_interval_ns": c.feedback_interval, "key_interval": c.key_interval, "key_ratio": c.key_ratio,
-        "fluctuation": c.fluctuation, "reaction_lag_ns": c.reaction_lag, "deadline_ns": c.deadline,
-    }}
+    return {m.congestion_control: getattr(m, m.congestion_control).engine_config()}
 
 
 def _media(m: Any) -> dict[str, Any]:

@@ -7,6 +7,7 @@
 //! are closed loops over the simulator's own transports and stay in `aqmlab_sim`.
 pub mod abr;
 pub mod abr_config;
+pub mod call_config;
 pub mod gcc;
 pub mod mpeg;
 pub mod pels_config;

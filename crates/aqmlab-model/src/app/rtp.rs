@@ -86,10 +86,10 @@ impl RtpConfig {
             return Err("congestion_control: gcc or scream, not both".into());
         }
         if let Some(g) = &self.gcc {
-            g.validate()?;
+            g.validate("gcc")?;
         }
         if let Some(s) = &self.scream {
-            s.validate()?;
+            s.validate("scream")?;
         }
         if let Some(cc) = self.rate_control() {
             match &self.media {

@@ -29,51 +29,15 @@ use aqmlab_core::Time;
 use inter_arrival::InterArrival;
 use loss_based::LossBased;
 use overuse::{OveruseDetector, Signal};
-use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use trendline::Trendline;
 
 /// The window of arrivals R_hat is measured over (section 5.5: 0.5 to 1 s).
 pub const INCOMING_WINDOW: Time = Time::from_millis(500);
 
-/// GCC's settings for an RTP video flow (`congestion_control = "gcc"`).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct GccConfig {
-    pub start_rate_bps: u64,
-    pub min_rate_bps: u64,
-    pub max_rate_bps: u64,
-    /// Receiver's feedback spacing.
-    pub feedback_interval_ns: u64,
-    /// Encoder model (see `synthetic_codec`).
-    pub key_interval: u32,
-    pub key_ratio: f64,
-    pub fluctuation: f64,
-    pub reaction_lag_ns: u64,
-    /// A frame complete later than this after its capture is late.
-    pub deadline_ns: u64,
-}
-
-impl GccConfig {
-    pub fn validate(&self) -> Result<(), String> {
-        if self.min_rate_bps == 0 || self.min_rate_bps > self.start_rate_bps || self.start_rate_bps > self.max_rate_bps {
-            return Err("gcc: need 0 < min_rate <= start_rate <= max_rate".into());
-        }
-        if self.feedback_interval_ns == 0 {
-            return Err("gcc.feedback_interval: must be positive".into());
-        }
-        if !(self.key_ratio >= 1.0 && self.key_ratio.is_finite()) {
-            return Err("gcc.key_ratio: must be >= 1".into());
-        }
-        if !(0.0..1.0).contains(&self.fluctuation) {
-            return Err("gcc.fluctuation: must be in [0, 1)".into());
-        }
-        if self.deadline_ns == 0 {
-            return Err("gcc.deadline: must be positive".into());
-        }
-        Ok(())
-    }
-}
+/// GCC's settings for an RTP video flow (`congestion_control = "gcc"`): the call's
+/// shared settings.
+pub type GccConfig = super::call_config::CallConfig;
 
 /// One transport-wide feedback report: the sequence numbers `[base, end)` it covers and the
 /// arrivals among them (and any earlier, reordered ones), with when it was made.
@@ -185,7 +149,7 @@ pub struct GccSender {
 
 impl GccSender {
     pub fn new(cfg: GccConfig) -> Result<GccSender, String> {
-        cfg.validate()?;
+        cfg.validate("gcc")?;
         let start = cfg.start_rate_bps as f64;
         let aimd = AimdRateControl::new(start, cfg.min_rate_bps as f64, cfg.max_rate_bps as f64);
         Ok(GccSender {

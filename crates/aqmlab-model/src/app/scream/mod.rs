@@ -26,46 +26,10 @@ use media_rate::MediaRate;
 use queue_delay::QueueDelay;
 use ref_wnd::{RefWnd, Signals};
 use rtp_queue::{Queued, RtpQueue};
-use serde::{Deserialize, Serialize};
 
-/// SCReAM's settings for an RTP video flow (`congestion_control = "scream"`).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ScreamConfig {
-    pub start_rate_bps: u64,
-    pub min_rate_bps: u64,
-    pub max_rate_bps: u64,
-    /// Receiver's feedback spacing.
-    pub feedback_interval_ns: u64,
-    /// Encoder model (see `synthetic_codec`).
-    pub key_interval: u32,
-    pub key_ratio: f64,
-    pub fluctuation: f64,
-    pub reaction_lag_ns: u64,
-    /// A frame complete later than this after its capture is late.
-    pub deadline_ns: u64,
-}
-
-impl ScreamConfig {
-    pub fn validate(&self) -> Result<(), String> {
-        if self.min_rate_bps == 0 || self.min_rate_bps > self.start_rate_bps || self.start_rate_bps > self.max_rate_bps {
-            return Err("scream: need 0 < min_rate <= start_rate <= max_rate".into());
-        }
-        if self.feedback_interval_ns == 0 {
-            return Err("scream.feedback_interval: must be positive".into());
-        }
-        if !(self.key_ratio >= 1.0 && self.key_ratio.is_finite()) {
-            return Err("scream.key_ratio: must be >= 1".into());
-        }
-        if !(0.0..1.0).contains(&self.fluctuation) {
-            return Err("scream.fluctuation: must be in [0, 1)".into());
-        }
-        if self.deadline_ns == 0 {
-            return Err("scream.deadline: must be positive".into());
-        }
-        Ok(())
-    }
-}
+/// SCReAM's settings for an RTP video flow (`congestion_control = "scream"`): the call's
+/// shared settings.
+pub type ScreamConfig = super::call_config::CallConfig;
 
 /// How the sender reads CE marks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,7 +99,7 @@ impl ScreamSender {
     /// `mss`: the largest packet (the call's MTU; the draft's MSS, 1000 by default, is the
     /// largest data unit); `fps`: the encoder's frame rate.
     pub fn new(cfg: ScreamConfig, mss: u32, fps: f64, ecn: EcnMode) -> Result<ScreamSender, String> {
-        cfg.validate()?;
+        cfg.validate("scream")?;
         let target = cfg.start_rate_bps as f64;
         Ok(ScreamSender {
             cfg,
