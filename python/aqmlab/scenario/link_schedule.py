@@ -5,7 +5,7 @@ written in the scenario or read from a CSV file, optionally repeating with a per
 The engines take the schedule resolved: every step with both values, the first at 0 with the
 link's own `rate` and `delay` (which a step at 0 overrides), times strictly increasing (steps
 at the same time merge, the later's values winning). A link that follows a delivery trace takes
-delay steps alone (`resolve_delays`): the trace decides when it sends."""
+delay steps alone (`resolve` without a rate): the trace decides when it sends."""
 
 from __future__ import annotations
 
@@ -45,11 +45,20 @@ class ScheduleError(ValueError):
     """A schedule that cannot be used; the message says where (field, or file and line)."""
 
 
-def resolve(steps: list[tuple[int, int | None, int | None]], rate: int, delay: int,
+def resolve(steps: list[tuple[int, int | None, int | None]], rate: int | None, delay: int,
             period: int | None) -> dict[str, Any]:
     """The engines' schedule from `(at, rate, delay)` steps in time order (None: unchanged),
-    starting from the link's `rate` and `delay`."""
-    merged: list[dict[str, int]] = [{"at_ns": 0, "rate_bps": rate, "delay_ns": delay}]
+    starting from the link's `rate` and `delay`. `rate` None: the link follows a delivery
+    trace, which decides when it sends, so its steps change the delay alone and every resolved
+    step's rate is 0, which the engines read as "no rate of its own" (aqmlab-core
+    `ScheduleConfig::delay_only`); there is no outage to check."""
+    follows_trace = rate is None
+    if follows_trace:
+        for at, r, _ in steps:
+            if r is not None:
+                raise ScheduleError(f"the step at {format_ns(at)} gives a rate; a trace link's schedule changes "
+                                    "its delay only (the trace decides when it sends)")
+    merged: list[dict[str, int]] = [{"at_ns": 0, "rate_bps": rate or 0, "delay_ns": delay}]
     for at, r, d in steps:
         if at < merged[-1]["at_ns"]:
             raise ScheduleError(f"step at {format_ns(at)} is before the step before it "
@@ -60,7 +69,7 @@ def resolve(steps: list[tuple[int, int | None, int | None]], rate: int, delay: i
             merged[-1]["rate_bps"] = r
         if d is not None:
             merged[-1]["delay_ns"] = d
-    if merged[0]["rate_bps"] == 0:
+    if not follows_trace and merged[0]["rate_bps"] == 0:
         raise ScheduleError("the rate at 0s is 0: a link starts sending (a later step may be an outage)")
     out: dict[str, Any] = {"steps": merged}
     if period is not None:
@@ -68,35 +77,9 @@ def resolve(steps: list[tuple[int, int | None, int | None]], rate: int, delay: i
             raise ScheduleError(f"schedule_period ({format_ns(period)}) must be after the last step "
                                 f"({format_ns(merged[-1]['at_ns'])})")
         out["period_ns"] = period
-    elif merged[-1]["rate_bps"] == 0:
+    elif not follows_trace and merged[-1]["rate_bps"] == 0:
         raise ScheduleError(f"the outage from {format_ns(merged[-1]['at_ns'])} never ends: add a later step "
                             "with a positive rate, or a schedule_period")
-    return out
-
-
-def resolve_delays(steps: list[tuple[int, int | None, int | None]], delay: int, period: int | None) -> dict[str, Any]:
-    """The engines' schedule of a link that follows a delivery trace: the trace decides when it
-    sends, so its steps change the delay alone, and every resolved step's rate is 0, which the
-    engines read as "no rate of its own" (aqmlab-core `ScheduleConfig::delay_only`)."""
-    for at, r, _ in steps:
-        if r is not None:
-            raise ScheduleError(f"the step at {format_ns(at)} gives a rate; a trace link's schedule changes its "
-                                "delay only (the trace decides when it sends)")
-    merged: list[dict[str, int]] = [{"at_ns": 0, "rate_bps": 0, "delay_ns": delay}]
-    for at, _, d in steps:
-        if at < merged[-1]["at_ns"]:
-            raise ScheduleError(f"step at {format_ns(at)} is before the step before it "
-                                f"({format_ns(merged[-1]['at_ns'])}); steps go in time order")
-        if at > merged[-1]["at_ns"]:
-            merged.append(dict(merged[-1], at_ns=at))
-        if d is not None:
-            merged[-1]["delay_ns"] = d
-    out: dict[str, Any] = {"steps": merged}
-    if period is not None:
-        if period <= merged[-1]["at_ns"]:
-            raise ScheduleError(f"schedule_period ({format_ns(period)}) must be after the last step "
-                                f"({format_ns(merged[-1]['at_ns'])})")
-        out["period_ns"] = period
     return out
 
 

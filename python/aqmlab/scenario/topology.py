@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 from aqmlab.scenario.base import Strict
 from aqmlab.scenario.disciplines import DropTail, Qdisc
 from aqmlab.scenario.impairments import Impairments
-from aqmlab.scenario.link_schedule import ScheduleError, ScheduleStep, resolve, resolve_delays
+from aqmlab.scenario.link_schedule import ScheduleError, ScheduleStep, resolve
 from aqmlab.scenario.link_traces import SyntheticTrace
 from aqmlab.units import Duration, Rate
 
@@ -69,9 +69,7 @@ class Link(Strict):
             assert isinstance(self.schedule, list)
             steps = [(s.at, s.rate, s.delay) for s in self.schedule]
         try:
-            if self.trace is not None:
-                return resolve_delays(steps, self.delay, self.schedule_period)
-            assert self.rate is not None
+            # A trace link has no rate: its schedule changes the delay alone.
             return resolve(steps, self.rate, self.delay, self.schedule_period)
         except ScheduleError as e:
             raise ValueError(f"schedule: {e}") from None
