@@ -178,7 +178,9 @@ fn pacing_is_100_percent_of_the_window_in_packets_over_srtt_and_200_in_slow_star
     assert_eq!(p.pacing_rate(100 * MSS, 50 * MSS, None), u64::MAX, "unpaced before an RTT sample");
 }
 
-fn prague_sender(n: u64) -> TcpSender {
+/// A valid Prague sender's config (ECN with ECT(1), paced), the rest as the tests' `cfg()`; the
+/// classic ECN detector's tests build on it too.
+pub(super) fn prague_config() -> TcpConfig {
     let c = TcpConfig {
         mss: MSS as u32,
         ecn: true,
@@ -188,7 +190,11 @@ fn prague_sender(n: u64) -> TcpSender {
         ..cfg()
     };
     c.validate().unwrap();
-    sender_with_window_of(n, &c)
+    c
+}
+
+fn prague_sender(n: u64) -> TcpSender {
+    sender_with_window_of(n, &prague_config())
 }
 
 #[test]
@@ -251,15 +257,7 @@ fn each_rtt_scaling_heuristic_sets_the_growth_and_additive_waits_target_plus_rtt
 fn the_config_field_chooses_the_heuristic_and_none_is_never_rtt_independent() {
     use super::rtt_scaling::PragueRttScaling;
     for scaling in [PragueRttScaling::None, PragueRttScaling::Rate, PragueRttScaling::Scalable, PragueRttScaling::Additive] {
-        let c = TcpConfig {
-            mss: MSS as u32,
-            ecn: true,
-            congestion_control: CongestionControl::Prague,
-            ecn_codepoint: EcnCodepoint::Ect1,
-            pacing: true,
-            prague_rtt_scaling: scaling,
-            ..cfg()
-        };
+        let c = TcpConfig { prague_rtt_scaling: scaling, ..prague_config() };
         c.validate().unwrap();
         let s = sender_with_window_of(10, &c);
         let crate::tcp::cc::Controller::Prague(p) = &s.cc else { panic!("not prague") };

@@ -5,9 +5,10 @@
 //! scalable and the classic response in Prague and in the sender.
 
 use super::*;
+use crate::tcp::cc::prague::tests::prague_config;
 use crate::tcp::cc::prague::Prague;
-use crate::tcp::tests::{cfg, sender_with_window_of};
-use aqmlab_model::app::tcp_config::{CongestionControl, EcnCodepoint, TcpConfig};
+use crate::tcp::tests::sender_with_window_of;
+use aqmlab_model::app::tcp_config::TcpConfig;
 
 const MSS: u64 = 1000;
 
@@ -196,15 +197,7 @@ fn prague_switches_to_the_classic_response_and_back_as_the_score_crosses_l_stick
 
 #[test]
 fn the_config_field_gives_the_sender_a_detector_that_sees_its_segments_and_acks() {
-    let c = TcpConfig {
-        mss: MSS as u32,
-        ecn: true,
-        congestion_control: CongestionControl::Prague,
-        ecn_codepoint: EcnCodepoint::Ect1,
-        pacing: true,
-        prague_ecn_fallback: true,
-        ..cfg()
-    };
+    let c = TcpConfig { prague_ecn_fallback: true, ..prague_config() };
     c.validate().unwrap();
     let mut s = sender_with_window_of(10, &c);
     let mut out = Vec::new();
