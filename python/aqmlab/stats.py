@@ -10,7 +10,7 @@ of runs whose intervals fit stay as they were."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 # Two-sided 95 % quantiles t_{0.975, df} for df = 1..30 (any statistics table, e.g. NIST/SEMATECH
 # e-Handbook of Statistical Methods, table 1.3.6.7.2); beyond 30 the normal 1.96 is within 2 %.
@@ -81,3 +81,20 @@ def interval_text(mean: float, half: float, fmt: str, bounds: tuple[float, float
     if mean - half >= lo and mean + half <= hi:
         return f"{mean:{fmt}} ± {half:{half_fmt or fmt}}"
     return f"{mean:{fmt}} [{max(lo, mean - half):{fmt}}, {min(hi, mean + half):{fmt}}] clipped"
+
+
+#: A measure of a media stream that lost more than this share of its packets, in any run it
+#: averages, is marked: it describes the few packets that arrived, not a stream a viewer could
+#: watch (issue 23). 50 % is aqmlab's line (docs/reproductions/sqf.md, "Values the paper left out").
+MOSTLY_LOST_PCT = 50.0
+MOSTLY_LOST_MARK = "†"
+
+
+def mostly_lost(loss_pct: Iterable[float]) -> bool:
+    """Whether any of the runs' `loss_pct` exceeds MOSTLY_LOST_PCT."""
+    return any(x > MOSTLY_LOST_PCT for x in loss_pct)
+
+
+def mark_if_mostly_lost(cell: str, loss_pct: Iterable[float]) -> str:
+    """`cell` with MOSTLY_LOST_MARK appended when the stream was `mostly_lost`."""
+    return f"{cell} {MOSTLY_LOST_MARK}" if mostly_lost(loss_pct) else cell

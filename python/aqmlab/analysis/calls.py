@@ -26,7 +26,17 @@ import numpy as np
 import pandas as pd
 
 from aqmlab.outdir import atomic_write
-from aqmlab.stats import NON_NEGATIVE, PERCENT, UNIT, ci_text, error_bar, mean_ci
+from aqmlab.stats import (
+    MOSTLY_LOST_MARK,
+    MOSTLY_LOST_PCT,
+    NON_NEGATIVE,
+    PERCENT,
+    UNIT,
+    ci_text,
+    error_bar,
+    mark_if_mostly_lost,
+    mean_ci,
+)
 from aqmlab.viewer import received_seqs
 
 MEASURES = ("ssim", "psnr_db", "freeze_s", "late_pct", "loss_pct", "delay_p95_ms", "tcp_goodput_mbps")
@@ -93,10 +103,7 @@ COLUMNS = (("ssim", "SSIM", ".3f", UNIT), ("psnr_db", "PSNR (dB)", ".1f", NON_NE
            ("tcp_goodput_mbps", "TCP goodput (Mbit/s)", ".2f", NON_NEGATIVE))
 
 
-#: A call that lost more than this share of its packets (in any seed) has its delay cell marked:
-#: the percentile describes the few packets that arrived (issue 23).
-MOSTLY_LOST_PCT = 50.0
-MOSTLY_LOST_MARK = "†"
+#: Under the table when a call's delay cell is marked (`aqmlab.stats.mark_if_mostly_lost`).
 MOSTLY_LOST_NOTE = (f"{MOSTLY_LOST_MARK} the call lost more than {MOSTLY_LOST_PCT:.0f} % of its packets in at least "
                     "one seed: its delay p95 there is that of the few packets that arrived.")
 
@@ -113,8 +120,9 @@ def markdown(c: pd.DataFrame) -> str:
         cells = []
         for m, _, fmt, bounds in COLUMNS:
             cell = ci_text(g[m].tolist(), fmt, bounds)
-            if m == "delay_p95_ms" and (g["loss_pct"] > MOSTLY_LOST_PCT).any():
-                cell, marked = f"{cell} {MOSTLY_LOST_MARK}", True
+            if m == "delay_p95_ms":
+                cell = mark_if_mostly_lost(cell, g["loss_pct"].tolist())
+                marked = marked or cell.endswith(MOSTLY_LOST_MARK)
             cells.append(cell)
         rows.append(f"| {link} | {disc} | " + " | ".join(cells) + " |")
     return head + "\n".join(rows) + "\n" + (f"\n{MOSTLY_LOST_NOTE}\n" if marked else "")

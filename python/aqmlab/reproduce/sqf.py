@@ -34,7 +34,14 @@ from aqmlab.models import sqf as model
 from aqmlab.reproduce import parallel_map, write_tables
 from aqmlab.run import simulate, write_results
 from aqmlab.scenario import load
-from aqmlab.stats import ci_text, physical_range
+from aqmlab.stats import (
+    MOSTLY_LOST_MARK,
+    MOSTLY_LOST_PCT,
+    ci_text,
+    mark_if_mostly_lost,
+    mostly_lost,
+    physical_range,
+)
 
 SOURCE = "Bonald, Muscariello and Ostallo, ICC 2011"
 DISCIPLINES = ("fifo", "fq", "sqf", "pfq")
@@ -244,11 +251,7 @@ def _select(results: list[dict], **keys: Any) -> list[dict]:
     return [r for r in results if all(r[k] == v for k, v in keys.items())]
 
 
-#: A stream that lost more than this share of its packets at the bottleneck (in any seed) has its
-#: delay-variation cells marked: they describe the few packets that got through (issue 23).
-MOSTLY_LOST_PCT = 50.0
-#: The mark, and the note the report prints under a table that has one.
-MOSTLY_LOST_MARK = "†"
+#: Under a table with a marked cell (`aqmlab.stats.mark_if_mostly_lost`).
 MOSTLY_LOST_NOTE = (f"{MOSTLY_LOST_MARK}: the stream lost more than {MOSTLY_LOST_PCT:.0f} % of its packets at the "
                     "bottleneck (in at least one seed; Figure 6), so its jitter is that of the few packets it "
                     "delivered, not a smooth stream's.")
@@ -272,8 +275,8 @@ def media_table(results: list[dict], metric: str, fmt: str) -> pd.DataFrame:
                 rs = _select(results, experiment="testbed", discipline=d, n=n)
                 if rs:
                     cell = _cell([r[f"{group}_{metric}"] for r in rs], fmt, metric)
-                    if metric != "loss_pct" and any(r[f"{group}_loss_pct"] > MOSTLY_LOST_PCT for r in rs):
-                        cell = f"{cell} {MOSTLY_LOST_MARK}"
+                    if metric != "loss_pct":
+                        cell = mark_if_mostly_lost(cell, [r[f"{group}_loss_pct"] for r in rs])
                     row[f"{group}_n{n}"] = cell
         rows.append(row)
     return pd.DataFrame(rows)
@@ -485,8 +488,8 @@ def _per_n_figure(results: list[dict], metric: str, ylabel: str, path: Path, log
                 continue
             # As the table's mark: a jitter over a stream that lost most of its packets.
             lost = [(n, y) for n, y in zip(NS, ys, strict=True)
-                    if any(r[f"{group}_loss_pct"] > MOSTLY_LOST_PCT
-                           for r in _select(results, experiment="testbed", discipline=d, n=n))]
+                    if mostly_lost(r[f"{group}_loss_pct"] for r in _select(results, experiment="testbed",
+                                                                          discipline=d, n=n))]
             if lost:
                 ax.scatter(*zip(*lost, strict=True), s=160, facecolors="none", edgecolors="black", zorder=3,
                            label=None if ringed else f"stream lost > {MOSTLY_LOST_PCT:.0f} % ({MOSTLY_LOST_MARK})")
