@@ -88,8 +88,12 @@ def test_bad_metric_sweep_key_or_records_are_refused(tmp_path):
 
 
 def _slow_sweep(tmp_path: Path) -> Path:
-    """12 runs of about a third of a second each, long enough to stop part way."""
-    scenario = small_scenario(duration="12s", metrics={"periods": [["2s", "12s"]]})
+    """12 runs of about half a second each (here), long enough to stop part way: after the first
+    two, the other ten take seconds more even on two workers, so a test process that is slow to
+    notice the first two still stops the sweep before its end. (At 10 Mbit/s for 12 s the runs
+    took 25 ms each, and a CI run once saw all 12 done before its stop.)"""
+    scenario = small_scenario(duration="40s", metrics={"periods": [["2s", "40s"]]})
+    scenario["topology"]["bottleneck"]["rate"] = "100Mbps"
     scenario["flows"][0]["count"] = 20
     axes = [AXES[0], {"path": "topology.bottleneck.qdisc.limit", "values": ["20p", "40p", "60p"]}]
     return write_sweep(tmp_path, axes=axes, scenario=scenario)
