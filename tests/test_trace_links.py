@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from aqmlab.emu import netns
@@ -135,7 +136,18 @@ MISSING = netns.missing_requirement()
 
 @pytest.mark.skipif(MISSING is not None, reason=f"emulation unavailable: {MISSING}")
 def test_the_emulator_follows_a_square_wave_trace_in_every_100ms_window():
-    """At saturation, what the receiver gets per 100 ms window is the trace's capacity then."""
+    """At saturation the router hands out the trace's capacity in every 100 ms window, and the
+    receiver gets each packet 5 ms after its opportunity, later only by as much as the router
+    reports having been late.
+
+    What the receiver gets per window is not what is asserted (it was, to 3 % in 90 % of the
+    windows, and failed now and then): this shared VM stalls even a SCHED_FIFO thread (a 1 kHz
+    SCHED_FIFO sleeper on the idle machine: 22 wake-ups over 1 ms in 20 s, the longest 9.2 ms),
+    and a stall of the router moves a window's last packets into the next. Stalling the router
+    on purpose (SIGSTOP for 8 ms every ~105 ms, 3 runs) failed that check (largest window error
+    0.08-0.30) while the schedule stayed exact and the reported lateness (8.2-8.3 ms) covered
+    every packet. So the two parts the emulator controls are checked apart: its schedule,
+    exactly, and its delivery against the lateness it reports."""
     from aqmlab.emu.run import emulate
     from aqmlab.scenario.load import validate
 
@@ -144,23 +156,32 @@ def test_the_emulator_follows_a_square_wave_trace_in_every_100ms_window():
                                      "delay": "5ms", "qdisc": {"kind": "droptail", "limit": "1000p"}}},
          "flows": [{"name": "cbr", "count": 1, "sender_delay": "0ms", "receiver_delay": "0ms",
                     "app": {"kind": "cbr", "rate": "30Mbps", "packet_size": "1500B"}}]}
-    media = emulate(validate(s)).tables["media"]
-    # Capacity phase k is the opportunities in (k * 100, (k + 1) * 100] ms of the run; its
-    # packets reach the receiver 5 ms later, plus the router's and the receiver's lateness
-    # (usually well under 0.5 ms).
-    shift = 5.5e6
-    errors, got, want = [], 0.0, 0.0
+    run = emulate(validate(s))
+    packets, media = run.tables["packets"], run.tables["media"]
+    sent = packets[packets.event == "dequeue"]
+    # The schedule: opportunities in (k * 100, (k + 1) * 100] ms are capacity phase k's, whole.
+    got = want = 0.0
     for k in range(5, 36):
-        window = media[(media.recv_ns > k * 100e6 + shift) & (media.recv_ns <= (k + 1) * 100e6 + shift)]
+        window = sent[(sent.t_ns > k * 100e6) & (sent.t_ns <= (k + 1) * 100e6)]
         mbps = window["size"].sum() * 8 / 0.1 / 1e6
         expected = 24.0 if k % 4 in (0, 1) else 6.0
-        errors.append(abs(mbps / expected - 1))
-        got, want = got + mbps, want + expected
-    # On this shared 2-core machine an occasional late wake-up (of the router or the receiver)
-    # moves a few packets across a window boundary (seen: 188 of 200, 53 of 50): most windows
-    # are within 3 %, none off by more than 10 %, and the run as a whole delivers the trace.
-    within = sum(e < 0.03 for e in errors) / len(errors)
-    assert within >= 0.9 and max(errors) < 0.10, [round(e, 3) for e in errors]
+        assert mbps == pytest.approx(expected, rel=1e-9), (k, mbps)
+        arrived = media[(media.recv_ns > k * 100e6 + 5e6) & (media.recv_ns <= (k + 1) * 100e6 + 5e6)]
+        got, want = got + arrived["size"].sum(), want + expected * 0.1e6 / 8
+    # The delivery: one flow through a FIFO, nothing lost after the queue, so the n-th packet
+    # dequeued is the n-th received (the last few may still be in flight at the end).
+    received = media.sort_values("seq")
+    assert 0 <= len(sent) - len(received) <= 5, (len(sent), len(received))
+    late_ms = (received.recv_ns.to_numpy() - sent.t_ns.to_numpy()[:len(received)] - 5e6) / 1e6
+    reported_ms = run.summary["emu"]["router"]["forward"]["link"]["max_lateness_ns"] / 1e6
+    # The receiver's time is the kernel's receive stamp: never before the packet's due time,
+    # usually within microseconds of it (a wrong delay line shows in the median), and beyond
+    # the router's reported lateness by at most 0.5 ms (its send call, the veth crossing) for
+    # all but a few packets (2-3 of 5000 in some runs here: a stall after the router's send).
+    beyond = late_ms - reported_ms > 0.5
+    assert late_ms.min() > -0.05 and np.median(late_ms) < 0.2, (late_ms.min(), np.median(late_ms))
+    assert beyond.mean() < 0.01, (beyond.sum(), late_ms.max(), reported_ms)
+    # And the run as a whole delivers the trace.
     assert got == pytest.approx(want, rel=0.01)
 
 

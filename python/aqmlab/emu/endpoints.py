@@ -585,18 +585,31 @@ def tcp_sink(listener: socket.socket, counts: dict[int, int], flow: int) -> None
     conn.close()
 
 
+def udp_sink_socket(ip: str, port: int) -> socket.socket:
+    """A UDP socket for :func:`udp_sink`: a 4 MB receive buffer, and the kernel's receive stamps
+    on from before the first packet (the kernel stamps a packet as it arrives only if some
+    socket has asked for stamps by then; otherwise the read time is all there is)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    sock.bind((ip, port))
+    return sock
+
+
 def udp_sink(sock: socket.socket, log: list[tuple]) -> None:
     """Logs (flow, seq, IP size, send time, receive time, frame id) of every packet; the receive time is
-    raw CLOCK_MONOTONIC (the orchestrator subtracts the epoch, which it fixes after the
-    receiver has started)."""
+    the kernel's receive stamp on raw CLOCK_MONOTONIC (the orchestrator subtracts the epoch,
+    which it fixes after the receiver has started). The kernel's stamp, not the time this thread
+    gets the packet: on a busy 2-core host the thread is sometimes woken milliseconds late, and a
+    stamp taken then moved packets across the 100 ms windows a trace test compares."""
     sock.settimeout(0.2)
     buf = bytearray(65536)
     while not stopping.is_set():
         try:
-            n = sock.recv_into(buf)
+            n, anc, _, _ = sock.recvmsg_into([buf], 1024)
         except TimeoutError:
             continue
-        t = time.monotonic_ns()
+        t = _kernel_stamp_monotonic(anc)
         at = RTP_HEADER.size if n >= RTP_HEADER.size + 4 and buf[0] >> 6 == 2 and buf[12:16] == APP_MAGIC else 0
         if n >= at + APP_HEADER.size and buf[at:at + 4] == APP_MAGIC:
             _, seq, frame_id, _ft, _, _fi, _fc, _, sent, flow = APP_HEADER.unpack_from(buf, at)
@@ -619,10 +632,7 @@ def run_receiver(spec: dict[str, Any], out: Path) -> None:
             abr.append(AbrClientThread(f, ip, spec["sender_ip"], epoch_known, lambda: _epoch[0], stopping, counts))
             threads.append(abr[-1])
         elif f["proto"] == "udp" and f["kind"] != "ping":
-            us = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            us.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
-            us.bind((ip, f["port"]))
-            threads.append(threading.Thread(target=udp_sink, args=(us, log), daemon=True))
+            threads.append(threading.Thread(target=udp_sink, args=(udp_sink_socket(ip, f["port"]), log), daemon=True))
     sink_counts: dict[int, int] = {}
     threads += tcp_sinks(spec["flows"], ip, sink_counts, r1_side=False)
     # Uploads: this side sends (the epoch comes on stdin; each sender waits for it).

@@ -1,0 +1,38 @@
+"""The emulator's UDP receiver times a packet by the kernel's receive stamp, not by when its
+thread got round to reading it: on a busy host the thread wakes late, and a late stamp moves
+packets between the windows and delays that a run's tables report."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+from aqmlab.emu import endpoints
+
+
+def test_a_packet_read_late_keeps_the_time_it_arrived():
+    sink = endpoints.udp_sink_socket("127.0.0.1", 0)
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sent_ns = time.monotonic_ns()
+    sender.sendto(endpoints.app_packet(200, 7, 3, sent_ns), sink.getsockname())
+    time.sleep(0.3)  # the packet waits in the socket while nobody reads
+    log: list[tuple] = []
+    reader = threading.Thread(target=endpoints.udp_sink, args=(sink, log))
+    endpoints.stopping.clear()
+    reader.start()
+    try:
+        deadline = time.monotonic() + 5
+        while not log and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        endpoints.stopping.set()
+        reader.join(2)
+        endpoints.stopping.clear()
+        sink.close()
+        sender.close()
+    assert len(log) == 1
+    flow, seq, _size, sent, received, _frame = log[0]
+    assert (flow, seq, sent) == (3, 7, sent_ns)
+    # Read 300 ms after it arrived; stamped within 50 ms of its sending (loopback: microseconds).
+    assert 0 <= received - sent_ns < 50_000_000, (received - sent_ns) / 1e6
