@@ -1,0 +1,82 @@
+"""scenarios/video/mix/ and aqmlab.analysis.video_mix: every discipline sees the same traffic,
+and the per-discipline table pools the ABR clients, measures each call and keeps t intervals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import aqmlab
+from aqmlab.analysis import rtc, video_mix
+from aqmlab.scenario import BUILTIN_DIR
+
+MIX = BUILTIN_DIR / "video" / "mix"
+
+
+def _without_qdisc(sc: aqmlab.LoadedScenario) -> dict:
+    raw = sc.model.model_dump()
+    raw["topology"]["bottleneck"].pop("qdisc")
+    raw.pop("name"), raw.pop("description")
+    return raw
+
+
+def test_every_file_of_the_mix_is_fifo_s_traffic_under_another_discipline():
+    files = sorted(MIX.glob("*.toml"))
+    assert len(files) >= 9
+    base = _without_qdisc(aqmlab.load(MIX / "fifo.toml"))
+    kinds = set()
+    for f in files:
+        sc = aqmlab.load(f)
+        assert _without_qdisc(sc) == base, f.name
+        kinds.add(sc.model.topology.bottleneck.qdisc.kind)
+    assert kinds >= {"droptail", "codel", "fq_codel", "pie", "fq_pie", "cobalt", "cake", "dualpi2", "sqf"}
+
+
+@pytest.fixture(scope="module")
+def short_runs(tmp_path_factory) -> list[tuple[str, int, Path]]:
+    """FIFO and FQ-CoDel, two seeds each, the mix cut to 20 s (measured over 8-20 s)."""
+    out = tmp_path_factory.mktemp("mix")
+    runs = []
+    for name in ("fifo", "fq-codel"):
+        sc = aqmlab.load(MIX / f"{name}.toml", set=["duration=20s", 'metrics.periods=[["8s", "20s"]]'])
+        for seed in (1, 2):
+            aqmlab.run(sc, seed=seed, out=out / f"{name}-{seed}")
+            runs.append((name, seed, out / f"{name}-{seed}"))
+    return runs
+
+
+def test_a_run_s_row_pools_the_abr_clients_and_measures_each_call(short_runs):
+    name, seed, path = short_runs[0]
+    row = video_mix.run_row(name, seed, path, 8.0, 20.0)
+    clients = aqmlab.load(MIX / "fifo.toml").model.flows
+    abr = pd.read_parquet(path / "abr_sessions.parquet")
+    assert len(abr) == sum(g.count for g in clients if g.app.kind == "abr") == 10
+    assert row["abr_ssim_db"] == pytest.approx(abr["ssim_db"].mean())
+    call = rtc.summary([(name, path)], 8.0, 20.0, flow=10).iloc[0]
+    assert row["gcc-call_delay_p95_ms"] == call["frame_delay_p95_ms"]
+    assert row["gcc-call_late_or_lost"] == (call["frames_late"] + call["frames_lost"]) / call["frames"]
+    assert row["bulk_goodput_mbps"] > 0
+
+
+def test_the_summary_is_the_mean_over_seeds_with_a_t_interval(short_runs, tmp_path):
+    table = video_mix.runs_table(short_runs, 8.0, 20.0)
+    s = video_mix.summary(table)
+    assert list(s.index) == ["fifo", "fq-codel"] and (s["seeds"] == 2).all()
+    for d in s.index:
+        per_seed = table[table.discipline == d]["scream-call_goodput_mbps"].to_numpy()
+        assert s.loc[d, "scream-call_goodput_mbps"] == pytest.approx(per_seed.mean())
+        # Two seeds: Student's t with one degree of freedom, 12.706.
+        assert s.loc[d, "scream-call_goodput_mbps_ci"] == pytest.approx(12.706 * per_seed.std(ddof=1) / np.sqrt(2))
+    md = video_mix.markdown(s)
+    assert md.count("\n") == 4 and "| fq-codel |" in md
+    video_mix.figure(s, tmp_path / "mix.png")
+    assert (tmp_path / "mix.png").stat().st_size > 10_000
+
+
+def test_a_mix_without_the_named_call_is_refused(short_runs):
+    name, seed, path = short_runs[0]
+    with pytest.raises(ValueError, match="flow group 'video-call': expected one call, found 0"):
+        video_mix.run_row(name, seed, path, 8.0, 20.0, calls=("video-call",))
