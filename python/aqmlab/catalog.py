@@ -28,11 +28,12 @@ class Entry:
 def builtin_entries(root: Path = BUILTIN_DIR) -> list[Entry]:
     """Every built-in scenario and sweep, sorted by name."""
     entries = []
-    for path in sorted(root.rglob("*.toml")):
+    for path in root.rglob("*.toml"):
         name = str(path.relative_to(root).with_suffix(""))
         kind = "sweep" if path.relative_to(root).parts[0] == SWEEP_FOLDER else "scenario"
         entries.append(Entry(name, kind, describe(path, kind)))
-    return entries
+    # By name, not by file: "mix/dualpi2-l4s.toml" sorts before "mix/dualpi2.toml" ('-' < '.').
+    return sorted(entries, key=lambda e: e.name)
 
 
 def describe(path: Path, kind: str = "scenario") -> str:
