@@ -54,7 +54,7 @@
 use super::sack::RangeSet;
 use super::{AckAction, Segment, TcpReceiver, TcpSender, ISS_DATA};
 use aqmlab_core::{SimRng, Time};
-use aqmlab_model::app::tcp_config::{CongestionControl, EcnCodepoint, TcpConfig};
+use aqmlab_model::app::tcp_config::{CongestionControl, EcnCodepoint, PragueRttScaling, TcpConfig};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
@@ -87,6 +87,9 @@ pub struct Stack {
     /// Prague's classic ECN AQM detection and fall-back (`TcpConfig::prague_ecn_fallback`;
     /// Prague only).
     pub prague_ecn_fallback: bool,
+    /// Prague's RTT-independence heuristic (`TcpConfig::prague_rtt_scaling`; Prague only;
+    /// every other stack keeps the default, Linux's `rate`).
+    pub prague_rtt_scaling: PragueRttScaling,
 }
 
 /// `Stack::OPTION(self, on)`: the stack with that option set, for chaining.
@@ -133,7 +136,13 @@ impl Stack {
             no_bbr_aggregation: false,
             no_bbr_policer: false,
             prague_ecn_fallback: false,
+            prague_rtt_scaling: PragueRttScaling::Rate,
         }
+    }
+
+    /// The stack with Prague's RTT-independence heuristic `scaling`.
+    pub fn prague_rtt_scaling(self, scaling: PragueRttScaling) -> Stack {
+        Stack { prague_rtt_scaling: scaling, ..self }
     }
 
     /// A name such as `cubic+sack+frto` (`newreno` alone when every option is off).
@@ -166,6 +175,12 @@ impl Stack {
                 n.push_str(tag);
             }
         }
+        n.push_str(match self.prague_rtt_scaling {
+            PragueRttScaling::Rate => "",
+            PragueRttScaling::None => "+rtt-none",
+            PragueRttScaling::Scalable => "+rtt-scalable",
+            PragueRttScaling::Additive => "+rtt-additive",
+        });
         n
     }
 }
@@ -283,6 +298,11 @@ pub fn stacks() -> Vec<Stack> {
     // PRR and F-RTO, and with SACK and byte counting.
     let fallback = Stack::new(Prague).ecn(true).prague_ecn_fallback(true);
     v.extend([fallback, fallback.sack(true).prr(true).frto(true), fallback.sack(true).byte_counting(true)]);
+    // Prague's RTT-independence heuristics other than the default (rate), appended as DCTCP:
+    // each with ECN and SACK, the stack every other Prague option runs with.
+    for scaling in [PragueRttScaling::None, PragueRttScaling::Scalable, PragueRttScaling::Additive] {
+        v.push(Stack::new(Prague).ecn(true).sack(true).prague_rtt_scaling(scaling));
+    }
     v
 }
 
@@ -430,7 +450,7 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         bbr_ack_aggregation: !stack.no_bbr_aggregation,
         bbr_policer_detection: !stack.no_bbr_policer,
         prague_ecn_fallback: stack.prague_ecn_fallback,
-        prague_rtt_scaling: Default::default(),
+        prague_rtt_scaling: stack.prague_rtt_scaling,
     }
 }
 
