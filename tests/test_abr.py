@@ -48,6 +48,21 @@ def test_a_run_gives_per_segment_and_per_client_tables() -> None:
     assert segments.groupby("rung")["bitrate_bps"].nunique().eq(1).all()
 
 
+def test_a_client_drawn_to_start_after_the_end_never_ran() -> None:
+    """start 6 s plus up to 10 s of jitter in an 8 s run: some clients start after the end. They
+    have a session row of nothing (it panicked with "player advanced backwards" before)."""
+    s = scenario(duration="8s", algorithms=("bba",))
+    s["flows"][0].update(count=6, start="6s", start_jitter="10s")
+    res = simulate(validate(s), progress=False)
+    flows, sessions = res.tables["flows"], res.tables["abr_sessions"]
+    late = flows.loc[flows["start_ns"] >= 8e9, "flow"]
+    assert 0 < len(late) < 6  # the seed draws both kinds
+    never = sessions[sessions["flow"].isin(late)]
+    assert len(never) == len(late)
+    assert (never["segments"] == 0).all() and (never["played_ns"] == 0).all() and (never["stalls"] == 0).all()
+    assert not never["started"].astype(bool).any()
+
+
 def test_bola_e_starts_above_the_lowest_rung_where_bola_does_not() -> None:
     """BOLA-E in a whole simulation (its state carried by the client): alone on 20 Mbit/s, its
     second segment (the startup decision, from the first segment's throughput) is above the

@@ -120,6 +120,10 @@ impl Player {
     /// The session's playback facts at `end` (advancing to it), an ongoing stall counted up to
     /// `end`.
     pub fn finish(&mut self, end: u64) -> Playback {
+        // A session whose start was drawn after the run's end (a group's start plus its
+        // jitter) never ran: it ends where it would have started, having waited and played
+        // nothing.
+        let end = end.max(self.session_start);
         self.advance(end);
         let ongoing = match self.phase {
             Phase::Stalled { since } => end - since,
@@ -184,6 +188,16 @@ mod tests {
             seen,
             Playback { startup_delay_ns: Some(S), waited_ns: 12 * S, played_ns: 8 * S, stalls: 2, stall_ns: 3 * S, downloaded: 4 }
         );
+    }
+
+    /// A client drawn to start at 12 s in a run that ends at 10 s: it never ran (it panicked
+    /// with "player advanced backwards" before).
+    #[test]
+    fn a_session_that_would_start_after_the_end_never_ran() {
+        let mut p = Player::new(2 * S, 2 * S, 5, 12 * S);
+        let seen = p.finish(10 * S);
+        assert_eq!(seen, Playback { startup_delay_ns: None, waited_ns: 0, played_ns: 0, stalls: 0, stall_ns: 0, downloaded: 0 });
+        assert_eq!(p.phase(), Phase::Startup);
     }
 
     #[test]
