@@ -44,6 +44,11 @@ aqmlab CAKE dither each DRR refill by a random fraction of a byte.
 FQ-PIE: ns-3's FqPieQueueDisc with aqmlab's fq_pie parameters (ECN off, as Linux; no
 set-associative hash, as Linux's fq_pie; DropBatchSize = 1, though Linux's and aqmlab's fq_pie
 drop the arrival on overflow rather than from the fattest queue: the buffer never fills here).
+PIE's no-drop floor differs and is not an ns-3 attribute: ns-3's packet-limited PIE children skip
+the early drop while a queue holds at most 2 packets, Linux's fq_pie (backlog < 2 MTU) and aqmlab
+(backlog <= 2 mtu) while it holds up to 3 of this dumbbell's 1000-byte packets. With
+--set 'topology.bottleneck.qdisc.mtu="1000B"' aqmlab's floor is ns-3's (benches/README.md, issue
+24: most of the median-delay gap).
 COBALT: ns-3's CobaltQueueDisc with aqmlab's cobalt parameters (its defaults are ns-3's).
 
 Printed per discipline, for the measurement period: queueing delay p50/p99 (aqmlab: sojourn of
