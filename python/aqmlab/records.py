@@ -10,6 +10,8 @@ stay reachable as ``.cat.codes``; ``reason`` is missing (NaN) on events that are
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -25,7 +27,13 @@ def to_frame(columns: list[tuple[str, str, bytes]]) -> pd.DataFrame:
 
     The code ``u8?`` marks a column with cells the engine did not measure: its bytes are the
     values, then one byte per row (1 measured, 0 missing); it becomes a nullable ``UInt64``."""
-    return pd.DataFrame({name: _column(dtype, buf) for name, dtype, buf in columns})
+    return pd.DataFrame(to_columns(columns))
+
+
+def to_columns(columns: list[tuple[str, str, bytes]]) -> dict[str, np.ndarray | pd.api.extensions.ExtensionArray]:
+    """The same table as `to_frame`'s, as a dict of its columns: what a sweep worker reads the
+    metrics from without building DataFrames it never stores (issue 22)."""
+    return {name: _column(dtype, buf) for name, dtype, buf in columns}
 
 
 def _column(dtype: str, buf: bytes) -> np.ndarray | pd.api.extensions.ExtensionArray:
@@ -55,10 +63,11 @@ def null_unset_ssthresh(samples: pd.DataFrame) -> pd.DataFrame:
     return samples.assign(ssthresh_bytes=col.mask(col >= SSTHRESH_UNSET))
 
 
-def name_packet_events(packets: pd.DataFrame) -> pd.DataFrame:
-    """The ``packets`` table with ``event`` and ``reason`` as named categoricals (in place)."""
-    packets["event"] = _categorical(packets["event"].to_numpy(), EVENT_NAMES, "event")
-    reason = packets["reason"].to_numpy().astype(np.int16)
+def name_packet_events(packets: Any) -> Any:
+    """The ``packets`` table (a DataFrame, or `to_columns`' dict) with ``event`` and ``reason``
+    as named categoricals (in place)."""
+    packets["event"] = _categorical(np.asarray(packets["event"]), EVENT_NAMES, "event")
+    reason = np.asarray(packets["reason"]).astype(np.int16)
     reason[reason == _core.NO_REASON] = -1  # not a drop: missing, not a reason
     packets["reason"] = _categorical(reason, DROP_REASONS, "reason")
     return packets
