@@ -9,13 +9,13 @@ processes are not in it (`bench_sweep.py` measures those as "overhead per task")
 
     python3 benches/bench_sweep_worker.py                 # 21 runs of 10 s
     python3 benches/bench_sweep_worker.py --runs 41 --duration 30s
-    python3 benches/bench_sweep_worker.py --metrics-from OLD.py   # A/B: OLD.py's metrics in turn
     python3 benches/bench_sweep_worker.py --against OLD_REF        # A/B: that commit's worker in turn
 
 `--against` takes a git commit of this repository whose `sweep.py` still builds its table from
-`aqmlab.run.simulate` (before issue 22's lean worker): its `execute` runs with its own
-`metrics.py` in turn with the installed one, on the same seeds, interleaved, and the two tables
-must be equal (bit for bit) run by run. The installed simulator serves both.
+`aqmlab.run.simulate` (before issue 22's lean worker, e.g. faf48b0): its `sweep.execute` and
+`metrics.py` (loaded from git under other names) run in turn with the installed ones, on the same
+seeds, interleaved, and the two tables must be equal (bit for bit) run by run. Everything else
+(the simulator, `aqmlab.run.simulate` and `aqmlab.records`) is the installed code for both.
 """
 
 from __future__ import annotations
@@ -38,11 +38,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--duration", default="10s")
-    group = ap.add_mutually_exclusive_group()
-    group.add_argument("--metrics-from", metavar="FILE",
-                       help="a metrics.py whose period_metrics to alternate with the installed one")
-    group.add_argument("--against", metavar="REF",
-                       help="a git commit whose sweep worker to alternate with the installed one")
+    ap.add_argument("--against", metavar="REF",
+                    help="a git commit whose sweep worker to alternate with the installed one")
     a = ap.parse_args()
 
     import aqmlab.run  # noqa: F401 - loads the module that sys.modules holds below
@@ -51,8 +48,6 @@ def main() -> None:
 
     run = sys.modules["aqmlab.run"]  # the module (aqmlab.run is also a function's name)
     variants = {"installed": (metrics, execute)}
-    if a.metrics_from:
-        variants["other"] = (_module("metrics_other", Path(a.metrics_from)), execute)
     if a.against:
         old = {name: _from_git(a.against, f"python/aqmlab/{name}.py") for name in ("metrics", "sweep")}
         variants["other"] = (old["metrics"], old["sweep"].execute)

@@ -53,7 +53,7 @@ def test_sweep_table_is_the_pandas_definition_on_whole_runs(periods):
     full = simulate(sc, progress=False)
     lean = simulate_periods(sc)
     # The lean path's inputs are simulate()'s, bit for bit.
-    pd.testing.assert_frame_equal(lean.periods, full.periods, check_exact=True)
+    pd.testing.assert_frame_equal(pd.DataFrame(lean.periods), full.periods, check_exact=True)
     pd.testing.assert_frame_equal(_old_flow_periods(lean), full.flow_periods[list(_old_flow_periods(lean).columns)],
                                   check_exact=True)
     new = _metrics_table(lean)
@@ -74,8 +74,8 @@ def _made_up(periods: list[tuple[int, int]], rng: np.random.Generator, nan: bool
         if nan:
             good[3] = np.nan  # a flow of the audio group
         flow_values.append((tput, good))
-    per = pd.DataFrame({"start_s": [a / NS for a, _ in periods], "end_s": [b / NS for _, b in periods]})
-    return PeriodValues(sc, per, periods, names, flow_values)
+    rows = [{"start_s": a / NS, "end_s": b / NS, "arrivals": i} for i, (a, b) in enumerate(periods)]
+    return PeriodValues(sc, rows, periods, names, flow_values)
 
 
 S = 1_000_000_000
@@ -91,7 +91,7 @@ def test_group_sums_are_the_pandas_groupby_bit_for_bit(case):
     rng = np.random.default_rng(22)
     for _ in range(20):
         values = _made_up(CASES.get(case, CASES["in order"]), rng, nan=case == "NaN")
-        old = _old_metrics_table(values.periods, _old_flow_periods(values), _groups(values))
+        old = _old_metrics_table(pd.DataFrame(values.periods), _old_flow_periods(values), _groups(values))
         pd.testing.assert_frame_equal(_metrics_table(values), old, check_exact=True)
         assert (old["tcp.throughput_mbps"] == 0.0).all()  # the group without flows
 
@@ -103,7 +103,7 @@ def test_a_left_to_right_sum_would_be_caught():
     rng = np.random.default_rng(22)
     for periods in CASES.values():
         values = _made_up(periods, rng)
-        old = _old_metrics_table(values.periods, _old_flow_periods(values), _groups(values))
+        old = _old_metrics_table(pd.DataFrame(values.periods), _old_flow_periods(values), _groups(values))
         keys = list(zip(old["start_s"], old["end_s"], strict=True))
         rank = {key: i for i, key in enumerate(sorted(set(keys)))}
         ids = [rank[key] for key in keys]

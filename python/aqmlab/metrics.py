@@ -1,9 +1,9 @@
 """Metrics per measurement period, computed from a run's records (either engine).
 
 All functions take the record tables with the columns aqmlab writes: ``packets`` (bottleneck
-events), ``flows`` (one row per flow) and ``flow_samples``; ``flows`` as a pandas DataFrame, the
-other two as DataFrames or as dicts of their columns (`aqmlab.records.to_columns`, a sweep
-worker's way: the same arrays, so the same values).
+events), ``flows`` (one row per flow) and ``flow_samples``, as pandas DataFrames or, where the
+signature says `Table`, as dicts of their columns (`aqmlab.records.to_columns`, a sweep worker's
+way: the same arrays, so the same values).
 """
 
 from __future__ import annotations
@@ -47,12 +47,13 @@ class _Records:
     DataFrame rows and grouping them per period cost most of a sweep worker's time beside the
     simulation (issue 22). Integer sums (bytes) stay exact: float64 holds them below 2^53."""
 
-    def __init__(self, table: Table, flows: pd.DataFrame, columns: Sequence[str]) -> None:
+    def __init__(self, table: Table, flows: Table, columns: Sequence[str]) -> None:
         self.t = np.asarray(table["t_ns"])
         self.cols = {c: np.asarray(table[c]) for c in columns if c in table}  # `in`: a column, either kind
         # Each row's flow as a position in `flows` (-1: a flow `flows` does not list).
-        self.pos = _positions(flows["flow"].to_numpy(), np.asarray(table["flow"]))
-        self.n = len(flows)
+        ids = np.asarray(flows["flow"])
+        self.pos = _positions(ids, np.asarray(table["flow"]))
+        self.n = ids.size
 
     def in_period(self, start_ns: int, end_ns: int) -> np.ndarray:
         return (self.t >= start_ns) & (self.t < end_ns)
@@ -69,12 +70,12 @@ def _positions(ids: np.ndarray, flows: np.ndarray) -> np.ndarray:
     gives it. The engines number flows 0 .. n-1, so a lookup table indexed by id does it without
     hashing every row; other ids (repeated ones raise there) go to pandas."""
     n = ids.size
-    if n and ids.dtype.kind in "ui" and flows.dtype.kind in "ui" and 0 <= ids.min() and ids.max() < 4 * n + 1024:
-        table = np.full(int(ids.max()) + 1, -1, dtype=np.intp)
+    if (n and ids.dtype.kind in "ui" and flows.dtype.kind in "ui" and 0 <= ids.min() and ids.max() < 4 * n + 1024
+            and not (flows.dtype.kind == "i" and flows.size and flows.min() < 0)):
+        table = np.full(int(ids.max()) + 2, -1, dtype=np.intp)  # the last slot: every larger id
         table[ids] = np.arange(n)
         if np.array_equal(table[ids], np.arange(n)):  # the ids are distinct
-            inside = (flows >= 0) & (flows < table.size)
-            return np.where(inside, table[np.where(inside, flows, 0)], -1).astype(np.intp)
+            return table[np.minimum(flows, table.size - 1)]
     return pd.Index(ids).get_indexer(flows)
 
 
@@ -132,11 +133,19 @@ def _goodput(samples: _Records, start_ns: int, end_ns: int) -> np.ndarray:
     return delivered.astype(float) * 8 / ((end_ns - start_ns) / NS)
 
 
-def period_metrics(packets: Table, flows: pd.DataFrame, periods: Sequence[tuple[int, int]]) -> pd.DataFrame:
+def period_metrics(packets: Table, flows: Table, periods: Sequence[tuple[int, int]]) -> pd.DataFrame:
     """One row per period: utilization, drop rate, Jain's index over active flows, queueing delay."""
+    return pd.DataFrame(period_rows(packets, flows, periods))
+
+
+def period_rows(packets: Table, flows: Table, periods: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
+    """`period_metrics`' rows, one dict per period (a sweep worker adds its columns to them and
+    builds its table once)."""
     rec = _Records(packets, flows, ("size", "sojourn_ns"))
     arrive, drop, dequeue = (_is(packets, e) for e in (ARRIVE, DROP, DEQUEUE))
-    index, starts, stops = flows.index.to_numpy(), flows["start_ns"].to_numpy(), flows["stop_ns"].to_numpy()
+    starts, stops = np.asarray(flows["start_ns"]), np.asarray(flows["stop_ns"])
+    # active_flows' labels: the DataFrame's index (a dict of columns: the rows' positions)
+    index = flows.index.to_numpy() if isinstance(flows, pd.DataFrame) else np.arange(starts.size)
     rows = []
     for start, end in periods:
         period = rec.in_period(start, end)
@@ -165,10 +174,10 @@ def period_metrics(packets: Table, flows: pd.DataFrame, periods: Sequence[tuple[
             "qdelay_p95_ms": p95,
             "qdelay_p99_ms": p99,
         })
-    return pd.DataFrame(rows)
+    return rows
 
 
-def flow_period_values(packets: Table, samples: Table, flows: pd.DataFrame,
+def flow_period_values(packets: Table, samples: Table, flows: Table,
                        periods: Sequence[tuple[int, int]]) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per period: each flow's throughput at the bottleneck and goodput at the receiver, in
     Mbit/s, in the order of `flows` (the columns of `flow_period_metrics`, which takes them

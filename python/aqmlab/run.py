@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 import tomli_w
 
 from aqmlab import _core
-from aqmlab.metrics import flow_period_metrics, flow_period_values, period_metrics
+from aqmlab.metrics import flow_period_metrics, flow_period_values, period_metrics, period_rows
 from aqmlab.outdir import check_output, write_marker
 from aqmlab.records import (
     DROP_REASONS,
@@ -68,12 +68,13 @@ class RunResult:
 
 @dataclass
 class PeriodValues:
-    """A run's metrics per period as a sweep stores them (`simulate_periods`): `simulate`'s
-    ``periods`` table, and per period each flow's throughput and goodput (Mbit/s, the columns of
-    its ``flow_periods``) with each flow's group name, in the order of ``flows.parquet``."""
+    """A run's metrics per period as a sweep stores them (`simulate_periods`): the rows of
+    `simulate`'s ``periods`` table (`metrics.period_rows`), and per period each flow's throughput
+    and goodput (Mbit/s, the columns of its ``flow_periods``) with each flow's group name, in the
+    order of ``flows.parquet``."""
 
     scenario: Scenario
-    periods: pd.DataFrame
+    periods: list[dict[str, Any]]
     bounds: list[tuple[int, int]]  # each period's [start, end) in ns, as `Scenario.periods` gives them
     group_names: list[str]
     flow_values: list[tuple[np.ndarray, np.ndarray]]  # per period: (throughput_mbps, goodput_mbps)
@@ -120,11 +121,11 @@ def simulate_periods(scenario: Scenario) -> PeriodValues:
     _sim, raw, _pcap, _wall = _simulated(scenario, progress=False)
     if "packets" not in raw:
         raise ValueError("records.packet_events: must be true for the period metrics")
-    flows = to_frame(raw["flows"])
+    flows = to_columns(raw["flows"])
     packets = name_packet_events(to_columns(raw["packets"]))  # the event codes named and checked
     samples = to_columns(raw["flow_samples"])
     periods = scenario.periods()
-    return PeriodValues(scenario, period_metrics(packets, flows, periods), periods,
+    return PeriodValues(scenario, period_rows(packets, flows, periods), periods,
                         [scenario.flows[g].name for g in flows["group"].tolist()],
                         flow_period_values(packets, samples, flows, periods))
 

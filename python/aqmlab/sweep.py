@@ -316,27 +316,30 @@ def execute(raw: dict[str, Any]) -> dict[str, Any]:
 
 def _metrics_table(values: Any) -> Any:
     """The run's ``periods`` table with "<group>.<metric>" columns: per flow group and period,
-    the sum over the group's flows of their ``flow_periods`` values (`aqmlab.run.PeriodValues`).
+    the sum over the group's flows of their ``flow_periods`` values (`aqmlab.run.PeriodValues`),
+    built as one DataFrame from the rows (the dtypes of `metrics.period_metrics`' table).
 
     A period's sum covers the rows of every period with its (start_s, end_s), in the order of
     ``flow_periods`` (period by period, flows in table order); `_group_sums` adds them exactly
     as the pandas groupby this replaced did (tests/test_sweep_table_equivalence.py keeps it)."""
     import numpy as np
+    import pandas as pd
 
     from aqmlab.metrics import NS
 
-    per = values.periods.copy()
+    rows = [dict(row) for row in values.periods]
     keys = [(start / NS, end / NS) for start, end in values.bounds]  # the tables' start_s, end_s
     rank = {key: i for i, key in enumerate(sorted(set(keys)))}
     period_ids = np.array([rank[key] for key in keys], dtype=np.intp)
     names = values.group_names
     for group in values.scenario.flows:
         members = np.array([i for i, name in enumerate(names) if name == group.name], dtype=np.intp)
-        rows = np.array([[v[members] for v, _ in values.flow_values], [g[members] for _, g in values.flow_values]])
-        sums = _group_sums(np.repeat(period_ids, members.size), rows.reshape(len(GROUP_METRICS), -1), len(rank))
+        block = np.array([[v[members] for v, _ in values.flow_values], [g[members] for _, g in values.flow_values]])
+        sums = _group_sums(np.repeat(period_ids, members.size), block.reshape(len(GROUP_METRICS), -1), len(rank))
         for m, metric in enumerate(GROUP_METRICS):
-            per[f"{group.name}.{metric}"] = sums[m][period_ids]
-    return per
+            for row, total in zip(rows, sums[m][period_ids].tolist(), strict=True):
+                row[f"{group.name}.{metric}"] = total
+    return pd.DataFrame(rows)
 
 
 def _group_sums(ids: Any, values: Any, groups: int) -> Any:
