@@ -10,11 +10,16 @@ processes are not in it (`bench_sweep.py` measures those as "overhead per task")
     python3 benches/bench_sweep_worker.py                 # 21 runs of 10 s
     python3 benches/bench_sweep_worker.py --runs 41 --duration 30s
     python3 benches/bench_sweep_worker.py --against OLD_REF        # A/B: that commit's worker in turn
+    valgrind --tool=callgrind --separate-threads=yes \
+        python3 benches/bench_sweep_worker.py --against OLD_REF --only other --runs 11
 
 `--against` takes a git commit of this repository whose `sweep.py` still builds its table from
 `aqmlab.run.simulate` (before issue 22's lean worker, e.g. faf48b0): its `sweep.execute` and
 `metrics.py` (loaded from git under other names) run in turn with the installed ones, on the same
-seeds, interleaved, and the two tables must be equal (bit for bit) run by run. Everything else
+seeds, interleaved, and the two tables must be equal (bit for bit) run by run. `--only` runs one
+of the two alone, for instruction counts: callgrind's count of the main thread (`-01`; the
+simulation runs in others) with `--runs 11` minus that with `--runs 1`, over 10, is the worker's
+instructions per run beside the simulation. Everything else
 (the simulator, `aqmlab.run.simulate` and `aqmlab.records`) is the installed code for both.
 """
 
@@ -40,6 +45,7 @@ def main() -> None:
     ap.add_argument("--duration", default="10s")
     ap.add_argument("--against", metavar="REF",
                     help="a git commit whose sweep worker to alternate with the installed one")
+    ap.add_argument("--only", choices=("installed", "other"), help="run only this variant")
     a = ap.parse_args()
 
     import aqmlab.run  # noqa: F401 - loads the module that sys.modules holds below
@@ -61,17 +67,24 @@ def main() -> None:
 
     run._run_with_progress = timed
     raw = base_scenario(a.duration)
-    execute(raw)  # warm-up: imports, first validation
+    names = [a.only] if a.only else list(variants)
+    if a.only and a.only not in variants:
+        sys.exit("bench_sweep_worker: --only other needs --against")
+
+    def call(name: str, seed: int) -> dict:
+        m, worker = variants[name]
+        run.period_metrics, run.flow_period_metrics = m.period_metrics, m.flow_period_metrics
+        return worker(dict(raw, seed=seed))
+
+    for name in names:
+        call(name, 1)  # warm-up: imports, first validation, each path's first use
     total: dict[str, list[float]] = {k: [] for k in variants}
     rest: dict[str, list[float]] = {k: [] for k in variants}
-    names = list(variants)
     for i in range(a.runs):
         tables = {}
         for name in names if i % 2 == 0 else names[::-1]:
-            m, worker = variants[name]
-            run.period_metrics, run.flow_period_metrics = m.period_metrics, m.flow_period_metrics
             c = time.process_time()
-            out = worker(dict(raw, seed=1 + i))
+            out = call(name, 1 + i)
             total[name].append(time.process_time() - c)
             rest[name].append(total[name][-1] - last[0])
             if "metrics" not in out:
