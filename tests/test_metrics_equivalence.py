@@ -95,6 +95,10 @@ def test_flow_positions_are_pandas_get_indexer():
     for ids in ([3, 0, 7], [0, 1, 2], [5], [2, 9, 4_000_000]):
         listed = np.array(ids, dtype=np.uint32)
         assert metrics._positions(listed, rows).tolist() == pd.Index(listed).get_indexer(rows).tolist()
+    for dtype in (np.uint8, np.int16, np.uint64):  # narrow ids past a wide table; 64-bit ids via pandas
+        small = np.array([0, 3, 200], dtype=dtype)
+        wide = np.arange(0, 600, 3, dtype=np.uint32)
+        assert metrics._positions(wide, small).tolist() == pd.Index(wide).get_indexer(small).tolist()
     signed = np.array([-1, 0, 3], dtype=np.int64)
     assert metrics._positions(signed, np.array([3, -1, 5])).tolist() == [2, 0, -1]
     with pytest.raises(Exception, match="uniquely valued"):

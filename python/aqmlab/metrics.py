@@ -70,12 +70,14 @@ def _positions(ids: np.ndarray, flows: np.ndarray) -> np.ndarray:
     gives it. The engines number flows 0 .. n-1, so a lookup table indexed by id does it without
     hashing every row; other ids (repeated ones raise there) go to pandas."""
     n = ids.size
-    if (n and ids.dtype.kind in "ui" and flows.dtype.kind in "ui" and 0 <= ids.min() and ids.max() < 4 * n + 1024
+    # Integers of at most 32 bits (the engines' flow columns are u32) widen to int64 exactly.
+    if (n and ids.dtype.kind in "ui" and flows.dtype.kind in "ui" and flows.dtype.itemsize <= 4
+            and 0 <= ids.min() and ids.max() < 4 * n + 1024
             and not (flows.dtype.kind == "i" and flows.size and flows.min() < 0)):
         table = np.full(int(ids.max()) + 2, -1, dtype=np.intp)  # the last slot: every larger id
         table[ids] = np.arange(n)
         if np.array_equal(table[ids], np.arange(n)):  # the ids are distinct
-            return table[np.minimum(flows, table.size - 1)]
+            return table[np.minimum(flows.astype(np.int64), table.size - 1)]
     return pd.Index(ids).get_indexer(flows)
 
 
