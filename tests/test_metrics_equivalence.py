@@ -85,3 +85,33 @@ def test_per_flow_metrics_are_the_pandas_definitions_bit_for_bit(tables):
         assert rows["throughput_mbps"].tolist() == (_throughput(packets, flows, start, end) / 1e6).tolist()
         assert rows["goodput_mbps"].tolist() == (_goodput(samples, flows, start, end) / 1e6).tolist()
     assert per["goodput_mbps"].gt(0).any() and per["throughput_mbps"].gt(0).any()
+
+
+def test_flow_positions_are_pandas_get_indexer():
+    """`_positions` looks flow ids up in a table (issue 22); it gives what pd.Index.get_indexer
+    gave: ids out of order, ids not listed (below, between and past the listed ones: -1), and
+    other ids (repeated, negative, huge) through pandas itself."""
+    rows = np.array([0, 5, 3, 9, 2, 2, 40, 7, 1_000_000], dtype=np.uint32)
+    for ids in ([3, 0, 7], [0, 1, 2], [5], [2, 9, 4_000_000]):
+        listed = np.array(ids, dtype=np.uint32)
+        assert metrics._positions(listed, rows).tolist() == pd.Index(listed).get_indexer(rows).tolist()
+    for dtype in (np.uint8, np.int16, np.uint64):  # narrow ids past a wide table; 64-bit ids via pandas
+        small = np.array([0, 3, 200], dtype=dtype)
+        wide = np.arange(0, 600, 3, dtype=np.uint32)
+        assert metrics._positions(wide, small).tolist() == pd.Index(wide).get_indexer(small).tolist()
+    signed = np.array([-1, 0, 3], dtype=np.int64)
+    assert metrics._positions(signed, np.array([3, -1, 5])).tolist() == [2, 0, -1]
+    with pytest.raises(Exception, match="uniquely valued"):
+        metrics._positions(np.array([1, 1], dtype=np.uint32), rows)
+
+
+def test_active_flows_at_the_period_edges(tables):
+    """Periods that end where a flow starts and start where one stops: period_metrics counts
+    the flows active_flows names (its numpy form, issue 22, must not count either edge)."""
+    packets, flows = tables["packets"], tables["flows"]
+    second = int(flows["start_ns"].iloc[1])
+    edges = [(0, second), (second, second + 1), (1_000_000, int(flows["start_ns"].iloc[2])),
+             (int(flows["stop_ns"].iloc[0]), 40_000_000_000)]
+    got = metrics.period_metrics(packets, flows, edges)
+    assert got["active_flows"].tolist() == [len(metrics.active_flows(flows, a, b)) for a, b in edges] == [1, 2, 2, 0]
+    pd.testing.assert_frame_equal(got, _period_metrics(packets, flows, edges), check_exact=True)

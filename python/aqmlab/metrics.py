@@ -1,12 +1,15 @@
 """Metrics per measurement period, computed from a run's records (either engine).
 
-All functions take the record tables as pandas DataFrames with the columns aqmlab writes:
-``packets`` (bottleneck events), ``flows`` (one row per flow) and ``flow_samples``.
+All functions take the record tables with the columns aqmlab writes: ``packets`` (bottleneck
+events), ``flows`` (one row per flow) and ``flow_samples``, as pandas DataFrames or, where the
+signature says `Table`, as dicts of their columns (`aqmlab.records.to_columns`, a sweep worker's
+way: the same arrays, so the same values).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -15,6 +18,12 @@ import pandas as pd
 #: (see ``aqmlab.records``), so ``packets["event"] == DEQUEUE`` selects the dequeues.
 ARRIVE, ENQUEUE, DROP, DEQUEUE = "arrive", "enqueue", "drop", "dequeue"
 NS = 1e9
+#: The queueing delay percentiles of `period_metrics`.
+PERCENTILES = (50, 95, 99)
+
+#: A record table: a DataFrame, or a dict of its columns (numpy arrays; ``packets``' ``event`` a
+#: categorical, as `aqmlab.records.name_packet_events` makes it in either).
+Table: TypeAlias = "pd.DataFrame | Mapping[str, Any]"
 
 
 def jain_index(x: Sequence[float]) -> float:
@@ -38,12 +47,13 @@ class _Records:
     DataFrame rows and grouping them per period cost most of a sweep worker's time beside the
     simulation (issue 22). Integer sums (bytes) stay exact: float64 holds them below 2^53."""
 
-    def __init__(self, table: pd.DataFrame, flows: pd.DataFrame, columns: Sequence[str]) -> None:
-        self.t = table["t_ns"].to_numpy()
-        self.cols = {c: table[c].to_numpy() for c in columns if c in table.columns}
+    def __init__(self, table: Table, flows: Table, columns: Sequence[str]) -> None:
+        self.t = np.asarray(table["t_ns"])
+        self.cols = {c: np.asarray(table[c]) for c in columns if c in table}  # `in`: a column, either kind
         # Each row's flow as a position in `flows` (-1: a flow `flows` does not list).
-        self.pos = pd.Index(flows["flow"].to_numpy()).get_indexer(table["flow"].to_numpy())
-        self.n = len(flows)
+        ids = np.asarray(flows["flow"])
+        self.pos = _positions(ids, np.asarray(table["flow"]))
+        self.n = ids.size
 
     def in_period(self, start_ns: int, end_ns: int) -> np.ndarray:
         return (self.t >= start_ns) & (self.t < end_ns)
@@ -55,13 +65,34 @@ class _Records:
         return np.bincount(pos[keep], weights=self.cols[column][rows][keep], minlength=self.n)
 
 
+def _positions(ids: np.ndarray, flows: np.ndarray) -> np.ndarray:
+    """Each of `flows` as its position in `ids` (-1: not there), as ``pd.Index(ids).get_indexer``
+    gives it. The engines number flows 0 .. n-1, so a lookup table indexed by id does it without
+    hashing every row; other ids (repeated ones raise there) go to pandas."""
+    n = ids.size
+    # Integers of at most 32 bits (the engines' flow columns are u32) widen to int64 exactly.
+    if (n and ids.dtype.kind in "ui" and flows.dtype.kind in "ui" and flows.dtype.itemsize <= 4
+            and 0 <= ids.min() and ids.max() < 4 * n + 1024
+            and not (flows.dtype.kind == "i" and flows.size and flows.min() < 0)):
+        table = np.full(int(ids.max()) + 2, -1, dtype=np.intp)  # the last slot: every larger id
+        table[ids] = np.arange(n)
+        if np.array_equal(table[ids], np.arange(n)):  # the ids are distinct
+            return table[np.minimum(flows.astype(np.int64), table.size - 1)]
+    return pd.Index(ids).get_indexer(flows)
+
+
 def _series(values: np.ndarray, flows: pd.DataFrame, name: str) -> pd.Series:
     """Per flow of `flows`, indexed by flow id (the index and name the pandas groupby gave)."""
     return pd.Series(values, index=pd.Index(flows["flow"].to_numpy(), name="flow"), name=name)
 
 
-def _dequeued(packets: pd.DataFrame) -> np.ndarray:
-    return (packets["event"] == DEQUEUE).to_numpy()
+def _is(packets: Table, event: str) -> np.ndarray:
+    """Which rows are `event`s, as a numpy mask (from a Series or a Categorical)."""
+    return np.asarray(packets["event"] == event)
+
+
+def _dequeued(packets: Table) -> np.ndarray:
+    return _is(packets, DEQUEUE)
 
 
 def flow_throughput(packets: pd.DataFrame, flows: pd.DataFrame, start_ns: int, end_ns: int) -> pd.Series:
@@ -104,11 +135,19 @@ def _goodput(samples: _Records, start_ns: int, end_ns: int) -> np.ndarray:
     return delivered.astype(float) * 8 / ((end_ns - start_ns) / NS)
 
 
-def period_metrics(packets: pd.DataFrame, flows: pd.DataFrame, periods: Sequence[tuple[int, int]]) -> pd.DataFrame:
+def period_metrics(packets: Table, flows: Table, periods: Sequence[tuple[int, int]]) -> pd.DataFrame:
     """One row per period: utilization, drop rate, Jain's index over active flows, queueing delay."""
+    return pd.DataFrame(period_rows(packets, flows, periods))
+
+
+def period_rows(packets: Table, flows: Table, periods: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
+    """`period_metrics`' rows, one dict per period (a sweep worker adds its columns to them and
+    builds its table once)."""
     rec = _Records(packets, flows, ("size", "sojourn_ns"))
-    event = packets["event"]
-    arrive, drop, dequeue = ((event == e).to_numpy() for e in (ARRIVE, DROP, DEQUEUE))
+    arrive, drop, dequeue = (_is(packets, e) for e in (ARRIVE, DROP, DEQUEUE))
+    starts, stops = np.asarray(flows["start_ns"]), np.asarray(flows["stop_ns"])
+    # active_flows' labels: the DataFrame's index (a dict of columns: the rows' positions)
+    index = flows.index.to_numpy() if isinstance(flows, pd.DataFrame) else np.arange(starts.size)
     rows = []
     for start, end in periods:
         period = rec.in_period(start, end)
@@ -117,8 +156,12 @@ def period_metrics(packets: pd.DataFrame, flows: pd.DataFrame, periods: Sequence
         deq = period & dequeue
         seconds = (end - start) / NS
         tput = rec.per_flow_sum(deq, "size") * 8 / seconds  # flow_throughput's, from the same rows
-        active = active_flows(flows, start, end)
+        # active_flows(flows, start, end), with numpy: this loop runs in every sweep worker
+        active = index[(starts < end) & (stops > start)]
         delay_ms = rec.cols["sojourn_ns"][deq].astype(float) / 1e6 if "sojourn_ns" in rec.cols else np.array([])
+        # one np.percentile for the three: the same order statistics and interpolation, bit for bit
+        p50, p95, p99 = ([float(x) for x in np.percentile(delay_ms, PERCENTILES)] if delay_ms.size
+                         else [float("nan")] * 3)
         rows.append({
             "start_s": start / NS,
             "end_s": end / NS,
@@ -129,32 +172,41 @@ def period_metrics(packets: pd.DataFrame, flows: pd.DataFrame, periods: Sequence
             "jain": jain_index(tput[np.asarray(active)]),
             "active_flows": len(active),
             "qdelay_mean_ms": float(delay_ms.mean()) if delay_ms.size else float("nan"),
-            "qdelay_p50_ms": _pct(delay_ms, 50),
-            "qdelay_p95_ms": _pct(delay_ms, 95),
-            "qdelay_p99_ms": _pct(delay_ms, 99),
+            "qdelay_p50_ms": p50,
+            "qdelay_p95_ms": p95,
+            "qdelay_p99_ms": p99,
         })
-    return pd.DataFrame(rows)
+    return rows
 
 
-def _pct(a: np.ndarray, q: float) -> float:
-    return float(np.percentile(a, q)) if a.size else float("nan")
-
-
-def flow_period_metrics(packets: pd.DataFrame, samples: pd.DataFrame, flows: pd.DataFrame,
-                        periods: Sequence[tuple[int, int]]) -> pd.DataFrame:
-    """One row per (period, flow): throughput at the bottleneck and goodput at the receiver."""
+def flow_period_values(packets: Table, samples: Table, flows: Table,
+                       periods: Sequence[tuple[int, int]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per period: each flow's throughput at the bottleneck and goodput at the receiver, in
+    Mbit/s, in the order of `flows` (the columns of `flow_period_metrics`, which takes them
+    from here; a sweep worker takes them without the table)."""
     sent, got = _Records(packets, flows, ("size",)), _Records(samples, flows, ("delivered_bytes",))
     dequeue = _dequeued(packets)
-    frames = []
+    values = []
     for start, end in periods:
         seconds = (end - start) / NS
+        values.append((sent.per_flow_sum(sent.in_period(start, end) & dequeue, "size") * 8 / seconds / 1e6,
+                       _goodput(got, start, end) / 1e6))
+    return values
+
+
+def flow_period_metrics(packets: Table, samples: Table, flows: pd.DataFrame,
+                        periods: Sequence[tuple[int, int]]) -> pd.DataFrame:
+    """One row per (period, flow): throughput at the bottleneck and goodput at the receiver."""
+    frames = []
+    for (start, end), (throughput, goodput) in zip(periods, flow_period_values(packets, samples, flows, periods),
+                                                   strict=True):
         frames.append(pd.DataFrame({
             "start_s": start / NS,
             "end_s": end / NS,
             "flow": flows["flow"].to_numpy(),
             "group": flows["group"].to_numpy(),  # the group's index, as in flows.parquet
             "group_name": flows["group_name"].to_numpy(),
-            "throughput_mbps": sent.per_flow_sum(sent.in_period(start, end) & dequeue, "size") * 8 / seconds / 1e6,
-            "goodput_mbps": _goodput(got, start, end) / 1e6,
+            "throughput_mbps": throughput,
+            "goodput_mbps": goodput,
         }))
     return pd.concat(frames, ignore_index=True)

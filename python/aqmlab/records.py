@@ -10,6 +10,8 @@ stay reachable as ``.cat.codes``; ``reason`` is missing (NaN) on events that are
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -18,6 +20,9 @@ from aqmlab import _core
 #: Names of the ``packets`` table's ``event`` and ``reason`` codes, from the record schema in Rust.
 EVENT_NAMES: list[str] = list(_core.PACKET_EVENT_NAMES)
 DROP_REASONS: list[str] = list(_core.DROP_REASON_NAMES)
+#: Their categorical types, made once: building the categories' index took most of the time of
+#: naming the codes of a short run (issue 22).
+_DTYPES = {"event": pd.CategoricalDtype(EVENT_NAMES), "reason": pd.CategoricalDtype(DROP_REASONS)}
 
 
 def to_frame(columns: list[tuple[str, str, bytes]]) -> pd.DataFrame:
@@ -25,7 +30,13 @@ def to_frame(columns: list[tuple[str, str, bytes]]) -> pd.DataFrame:
 
     The code ``u8?`` marks a column with cells the engine did not measure: its bytes are the
     values, then one byte per row (1 measured, 0 missing); it becomes a nullable ``UInt64``."""
-    return pd.DataFrame({name: _column(dtype, buf) for name, dtype, buf in columns})
+    return pd.DataFrame(to_columns(columns))
+
+
+def to_columns(columns: list[tuple[str, str, bytes]]) -> dict[str, np.ndarray | pd.api.extensions.ExtensionArray]:
+    """The same table as `to_frame`'s, as a dict of its columns: what a sweep worker reads the
+    metrics from without building DataFrames it never stores (issue 22)."""
+    return {name: _column(dtype, buf) for name, dtype, buf in columns}
 
 
 def _column(dtype: str, buf: bytes) -> np.ndarray | pd.api.extensions.ExtensionArray:
@@ -55,16 +66,18 @@ def null_unset_ssthresh(samples: pd.DataFrame) -> pd.DataFrame:
     return samples.assign(ssthresh_bytes=col.mask(col >= SSTHRESH_UNSET))
 
 
-def name_packet_events(packets: pd.DataFrame) -> pd.DataFrame:
-    """The ``packets`` table with ``event`` and ``reason`` as named categoricals (in place)."""
-    packets["event"] = _categorical(packets["event"].to_numpy(), EVENT_NAMES, "event")
-    reason = packets["reason"].to_numpy().astype(np.int16)
+def name_packet_events(packets: Any) -> Any:
+    """The ``packets`` table (a DataFrame, or `to_columns`' dict) with ``event`` and ``reason``
+    as named categoricals (in place)."""
+    packets["event"] = _categorical(np.asarray(packets["event"]), "event")
+    reason = np.asarray(packets["reason"]).astype(np.int16)
     reason[reason == _core.NO_REASON] = -1  # not a drop: missing, not a reason
-    packets["reason"] = _categorical(reason, DROP_REASONS, "reason")
+    packets["reason"] = _categorical(reason, "reason")
     return packets
 
 
-def _categorical(codes: np.ndarray, names: list[str], column: str) -> pd.Categorical:
-    if codes.size and int(codes.max()) >= len(names):
-        raise ValueError(f"packets.{column}: code {int(codes.max())} has no name (names: {names})")
-    return pd.Categorical.from_codes(codes.astype(np.int16), categories=names)
+def _categorical(codes: np.ndarray, column: str) -> pd.Categorical:
+    dtype = _DTYPES[column]
+    if codes.size and int(codes.max()) >= len(dtype.categories):
+        raise ValueError(f"packets.{column}: code {int(codes.max())} has no name (names: {list(dtype.categories)})")
+    return pd.Categorical.from_codes(codes.astype(np.int16), dtype=dtype)

@@ -36,9 +36,16 @@ import pyarrow.parquet as pq
 import tomli_w
 
 from aqmlab import _core
-from aqmlab.metrics import flow_period_metrics, period_metrics
+from aqmlab.metrics import flow_period_metrics, flow_period_values, period_metrics, period_rows
 from aqmlab.outdir import check_output, write_marker
-from aqmlab.records import DROP_REASONS, EVENT_NAMES, name_packet_events, null_unset_ssthresh, to_frame
+from aqmlab.records import (
+    DROP_REASONS,
+    EVENT_NAMES,
+    name_packet_events,
+    null_unset_ssthresh,
+    to_columns,
+    to_frame,
+)
 from aqmlab.scenario import Scenario
 from aqmlab.video import annotate_frames
 
@@ -59,13 +66,23 @@ class RunResult:
     extras: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class PeriodValues:
+    """A run's metrics per period as a sweep stores them (`simulate_periods`): the rows of
+    `simulate`'s ``periods`` table (`metrics.period_rows`), and per period each flow's throughput
+    and goodput (Mbit/s, the columns of its ``flow_periods``) with each flow's group name, in the
+    order of ``flows.parquet``."""
+
+    scenario: Scenario
+    periods: list[dict[str, Any]]
+    bounds: list[tuple[int, int]]  # each period's [start, end) in ns, as `Scenario.periods` gives them
+    group_names: list[str]
+    flow_values: list[tuple[np.ndarray, np.ndarray]]  # per period: (throughput_mbps, goodput_mbps)
+
+
 def simulate(scenario: Scenario, progress: bool = True) -> RunResult:
     """Runs the scenario in the simulator and computes its metrics, without writing files."""
-    sim = _core.Simulation(json.dumps(scenario.to_sim_config()))
-    started = time.perf_counter()
-    _run_with_progress(sim, scenario, progress)
-    wall = time.perf_counter() - started
-    raw, pcap = sim.take_records()
+    sim, raw, pcap, wall = _simulated(scenario, progress)
     tables = {name: to_frame(cols) for name, cols in raw.items()}
     flows = tables["flows"]
     flows["group_name"] = [scenario.flows[g].name for g in flows["group"]]
@@ -93,6 +110,34 @@ def simulate(scenario: Scenario, progress: bool = True) -> RunResult:
         "drop_reasons": DROP_REASONS,
     }
     return RunResult(scenario, None, tables, per, flow_per, summary, pcap, wall)
+
+
+def simulate_periods(scenario: Scenario) -> PeriodValues:
+    """Runs the scenario and computes only what a sweep stores: `simulate`'s period metrics and
+    per-flow period values, from the same record columns by the same functions (so the same
+    values, bit for bit), without the record tables as DataFrames, the summary or the pcap.
+    A sweep worker's path (issue 22): building the tables it never stores was most of its time
+    beside the simulation. Needs the packet records (a sweep checks that at planning)."""
+    _sim, raw, _pcap, _wall = _simulated(scenario, progress=False)
+    if "packets" not in raw:
+        raise ValueError("records.packet_events: must be true for the period metrics")
+    flows = to_columns(raw["flows"])
+    packets = name_packet_events(to_columns(raw["packets"]))  # the event codes named and checked
+    samples = to_columns(raw["flow_samples"])
+    periods = scenario.periods()
+    return PeriodValues(scenario, period_rows(packets, flows, periods), periods,
+                        [scenario.flows[g].name for g in flows["group"].tolist()],
+                        flow_period_values(packets, samples, flows, periods))
+
+
+def _simulated(scenario: Scenario, progress: bool) -> tuple[Any, dict[str, Any], bytes | None, float]:
+    """The finished simulation, its records (the binding's raw columns), its pcap and its wall time."""
+    sim = _core.Simulation(json.dumps(scenario.to_sim_config()))
+    started = time.perf_counter()
+    _run_with_progress(sim, scenario, progress)
+    wall = time.perf_counter() - started
+    raw, pcap = sim.take_records()
+    return sim, raw, pcap, wall
 
 
 def _run_with_progress(sim: Any, scenario: Scenario, progress: bool) -> None:
