@@ -261,11 +261,16 @@ impl Network {
     fn transmit(&mut self, l: LinkId, p: Packet, marked: bool) {
         let now = self.now;
         let link = &mut self.topo.links[l as usize];
-        let done = match (self.any_varying_link, link.schedule.as_ref()) {
-            (true, Some(s)) => s.finish(now, p.size as u64),
-            _ => now + link.rate.tx_time(p.size as u64),
+        // One test of the flag for both questions a varying link changes (most runs have none).
+        let (done, impaired) = if self.any_varying_link {
+            let done = match link.schedule.as_ref() {
+                Some(s) => s.finish(now, p.size as u64),
+                None => now + link.rate.tx_time(p.size as u64),
+            };
+            (done, link.impairments.is_some() || link.schedule.is_some())
+        } else {
+            (now + link.rate.tx_time(p.size as u64), false)
         };
-        let impaired = self.any_varying_link && (link.impairments.is_some() || link.schedule.is_some());
         if self.lazy_tx_ends && !impaired && Self::end_needs_no_event(link, done) {
             link.pipe.push_back((done + link.delay, p));
             link.lazy_tx = Some(LazyTx { done, order: self.events.reserve_order(), scheduled: false });

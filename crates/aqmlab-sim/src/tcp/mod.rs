@@ -476,7 +476,10 @@ impl TcpSender {
         self.data_end = Some(end);
     }
 
-    /// Sends as much as the windows allow.
+    /// Sends as much as the windows allow. Inlined, as the steps below, into the per-ACK path
+    /// (`on_ack_sack`): out of line, their calls cost about 1 % of the 600-flow run's
+    /// instructions (benches/README.md, issue 21).
+    #[inline]
     pub fn send_available(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.send_window(now, out);
         if self.rack.is_some() {
@@ -484,6 +487,7 @@ impl TcpSender {
         }
     }
 
+    #[inline(always)]
     fn send_window(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.pacing_blocked = false;
         if self.sack && self.in_recovery {
@@ -509,14 +513,20 @@ impl TcpSender {
                 break;
             }
             let seq = self.snd_nxt;
-            self.transmit(seq, retransmission, now, out);
+            self.transmit_inline(seq, retransmission, now, out);
             self.snd_nxt += self.mss;
             self.snd_max = self.snd_max.max(self.snd_nxt);
         }
     }
 
-    #[inline]
     fn transmit(&mut self, seq: u64, retransmission: bool, now: Time, out: &mut Vec<Segment>) {
+        self.transmit_inline(seq, retransmission, now, out);
+    }
+
+    /// [`Self::transmit`], always inlined: for the send loop of `send_window`, which sends
+    /// nearly every segment; the rarer callers (recovery, probes) share one out-of-line copy.
+    #[inline(always)]
+    fn transmit_inline(&mut self, seq: u64, retransmission: bool, now: Time, out: &mut Vec<Segment>) {
         if retransmission {
             self.stats.retransmissions += 1;
             // Karn: a retransmitted segment must not give an RTT sample.
@@ -871,6 +881,7 @@ impl TcpSender {
     /// window.
     /// In the initial slow start with HyStart++ on, [`hystart`] grows cwnd instead of the
     /// controller, and sets ssthresh = cwnd when its Conservative Slow Start ends.
+    #[inline(always)]
     fn grow_window(&mut self, acked: u64, now: Time) {
         if let Some(h) = self.cubic_hystart.as_mut() {
             let in_slow_start = self.cwnd < self.ssthresh;
