@@ -125,19 +125,23 @@ impl Simulation {
     /// `progress_ns` every few thousand events; stops with [`Cancelled`] once `cancel` is set.
     pub fn run(&mut self, cancel: &AtomicBool, progress_ns: &AtomicU64) -> Result<(), Cancelled> {
         let end = Time(self.net.cfg.duration_ns);
+        // Every dispatched event is also one of `events`: counted there once, when the loop
+        // ends, rather than twice per event (handlers only add to and take from `events`).
+        let dispatched_before = self.net.counters.dispatched;
         while let Some((at, ev)) = self.net.events.pop_until(end) {
             self.prefetch_ahead();
             self.net.now = at;
-            self.net.counters.events += 1;
             self.net.counters.dispatched += 1;
             self.handle(ev);
             if self.net.counters.dispatched.is_multiple_of(8192) {
                 progress_ns.store(at.as_nanos(), Ordering::Relaxed);
                 if cancel.load(Ordering::Relaxed) {
+                    self.net.counters.events += self.net.counters.dispatched - dispatched_before;
                     return Err(Cancelled);
                 }
             }
         }
+        self.net.counters.events += self.net.counters.dispatched - dispatched_before;
         self.net.now = end;
         progress_ns.store(end.as_nanos(), Ordering::Relaxed);
         Ok(())

@@ -88,6 +88,7 @@ impl Controller {
 
     /// `acked` bytes newly acknowledged outside loss recovery; returns the new cwnd.
     /// `srtt` is the smoothed RTT (None before the first sample).
+    #[inline]
     pub fn on_ack(&mut self, cwnd: u64, ssthresh: u64, acked: u64, srtt: Option<Time>, now: Time) -> u64 {
         match self {
             Controller::NewReno(c) => c.on_ack(cwnd, ssthresh, acked),
@@ -135,6 +136,7 @@ impl Controller {
     /// An ACK arrives at `now`, with ECN-Echo or not, before any of the steps above: Prague notes
     /// both (bytes an ACK with ECN-Echo acknowledges grow no window; its reductions and estimate
     /// are timed); the others ignore it.
+    #[inline]
     pub fn on_ack_start(&mut self, ece: bool, now: Time) {
         if let Controller::Prague(c) = self {
             c.on_ack_start(ece, now);
@@ -143,6 +145,7 @@ impl Controller {
 
     /// A segment ending at `end` leaves at `now`: Prague's classic ECN AQM detector takes its
     /// RTT samples from the send times; the others ignore it.
+    #[inline]
     pub fn on_sent(&mut self, end: u64, retransmission: bool, now: Time) {
         if let Controller::Prague(c) = self {
             c.on_sent(end, retransmission, now);
@@ -152,6 +155,7 @@ impl Controller {
     /// Every ACK's feedback, before the sender reacts to it: `acked` bytes newly acknowledged,
     /// its ECN-Echo flag, SND.UNA and SND.NXT after it, at `now`. DCTCP (RFC 8257 section 3.3)
     /// and Prague keep an estimate from it; the others ignore it.
+    #[inline]
     pub fn on_ack_feedback(&mut self, acked: u64, ece: bool, snd_una: u64, snd_nxt: u64, now: Time) {
         match self {
             Controller::Dctcp(c) => c.on_ack_feedback(acked, ece, snd_una, snd_nxt),

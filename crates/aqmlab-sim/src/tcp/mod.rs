@@ -215,6 +215,12 @@ pub struct TcpSender {
     hystart: Option<HyStart>,
     /// CUBIC's own HyStart (`tcp_cubic.c`): Some when `TcpConfig::cubic_hystart`.
     cubic_hystart: Option<CubicHyStart>,
+    /// Whether a sent segment updates more than the counters, the RTT timing and the timer:
+    /// HyStart++, CUBIC's HyStart, Prague's detector, BBR's rate sampler, RACK, the pacer or
+    /// PRR (`on_sent_hooks`). Each is chosen when the sender is built, so this is fixed; without
+    /// any (the rfc profile), the send loop tests this flag once per segment instead of each
+    /// (benches/README.md, issue 21).
+    send_hooks: bool,
     pub stats: SenderStats,
 }
 
@@ -288,7 +294,7 @@ impl TcpSender {
             (Some(p), Controller::Bbr3(b)) => p.set_rate(b.pacing_rate()),
             _ => {}
         }
-        TcpSender {
+        let mut sender = TcpSender {
             mss,
             rwnd: cfg.rwnd,
             ecn: cfg.ecn,
@@ -331,8 +337,17 @@ impl TcpSender {
             pto_restart: false,
             hystart: (cfg.hystart && !is_bbr).then(|| HyStart::new(mss, cfg.pacing, ISS_DATA)),
             cubic_hystart: cfg.cubic_hystart.then(|| CubicHyStart::new(mss, cfg.pacing, ISS_DATA, Time::ZERO)),
+            send_hooks: false,
             stats: SenderStats::default(),
-        }
+        };
+        sender.send_hooks = sender.hystart.is_some()
+            || sender.cubic_hystart.is_some()
+            || matches!(sender.cc, Controller::Prague(_))
+            || sender.rate.is_some()
+            || sender.rack.is_some()
+            || sender.pacer.is_some()
+            || sender.prr.is_some();
+        sender
     }
 
     /// BBR's state, when the sender runs BBR.
@@ -476,7 +491,10 @@ impl TcpSender {
         self.data_end = Some(end);
     }
 
-    /// Sends as much as the windows allow.
+    /// Sends as much as the windows allow. Inlined, as the steps below, into the per-ACK path
+    /// (`on_ack_sack`): out of line, their calls cost about 1 % of the 600-flow run's
+    /// instructions (benches/README.md, issue 21).
+    #[inline]
     pub fn send_available(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.send_window(now, out);
         if self.rack.is_some() {
@@ -484,6 +502,7 @@ impl TcpSender {
         }
     }
 
+    #[inline(always)]
     fn send_window(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.pacing_blocked = false;
         if self.sack && self.in_recovery {
@@ -509,14 +528,20 @@ impl TcpSender {
                 break;
             }
             let seq = self.snd_nxt;
-            self.transmit(seq, retransmission, now, out);
+            self.transmit_inline(seq, retransmission, now, out);
             self.snd_nxt += self.mss;
             self.snd_max = self.snd_max.max(self.snd_nxt);
         }
     }
 
-    #[inline]
     fn transmit(&mut self, seq: u64, retransmission: bool, now: Time, out: &mut Vec<Segment>) {
+        self.transmit_inline(seq, retransmission, now, out);
+    }
+
+    /// [`Self::transmit`], always inlined: for the send loop of `send_window`, which sends
+    /// nearly every segment; the rarer callers (recovery, probes) share one out-of-line copy.
+    #[inline(always)]
+    fn transmit_inline(&mut self, seq: u64, retransmission: bool, now: Time, out: &mut Vec<Segment>) {
         if retransmission {
             self.stats.retransmissions += 1;
             // Karn: a retransmitted segment must not give an RTT sample.
@@ -525,6 +550,22 @@ impl TcpSender {
             if self.timing.is_none() {
                 self.timing = Some((seq + self.mss, now));
             }
+        }
+        self.stats.segments_sent += 1;
+        if self.send_hooks {
+            self.on_sent_hooks(seq, retransmission, now);
+        }
+        if self.rto_deadline.is_none() {
+            // RFC 6298 (5.1): start the timer when data is sent and it is not running.
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        out.push(Segment { seq, len: self.mss as u32, retransmission });
+    }
+
+    /// What else a sent segment updates, when the sender has any of it (`send_hooks`).
+    #[inline(never)]
+    fn on_sent_hooks(&mut self, seq: u64, retransmission: bool, now: Time) {
+        if !retransmission {
             if let Some(h) = self.hystart.as_mut() {
                 h.on_sent(seq + self.mss, now);
             }
@@ -532,7 +573,6 @@ impl TcpSender {
                 h.on_sent(seq + self.mss, now);
             }
         }
-        self.stats.segments_sent += 1;
         self.cc.on_sent(seq + self.mss, retransmission, now);
         if self.rate.is_some() {
             self.rate_on_sent(seq, now);
@@ -549,11 +589,6 @@ impl TcpSender {
                 p.on_sent(self.mss); // RFC 6937: prr_out += (data sent)
             }
         }
-        if self.rto_deadline.is_none() {
-            // RFC 6298 (5.1): start the timer when data is sent and it is not running.
-            self.rto_deadline = Some(now + self.rtt.rto());
-        }
-        out.push(Segment { seq, len: self.mss as u32, retransmission });
     }
 
     fn restart_timer(&mut self, now: Time) {
@@ -871,6 +906,7 @@ impl TcpSender {
     /// window.
     /// In the initial slow start with HyStart++ on, [`hystart`] grows cwnd instead of the
     /// controller, and sets ssthresh = cwnd when its Conservative Slow Start ends.
+    #[inline(always)]
     fn grow_window(&mut self, acked: u64, now: Time) {
         if let Some(h) = self.cubic_hystart.as_mut() {
             let in_slow_start = self.cwnd < self.ssthresh;

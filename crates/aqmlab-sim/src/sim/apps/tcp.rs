@@ -142,7 +142,9 @@ impl TcpConnection {
         net.emit(p);
     }
 
-    /// A data segment at the receiver (ACK now or later), or an ACK at the sender.
+    /// A data segment at the receiver (ACK now or later), or an ACK at the sender. Inlined
+    /// into each application's `on_packet`, which only forwards to it.
+    #[inline]
     pub(super) fn on_packet(&mut self, f: u32, p: Packet, to_receiver: bool, net: &mut Network) {
         if to_receiver {
             let action = self.rx.on_data(p.seq, p.payload, p.ecn == Ecn::Ce, net.now);
