@@ -95,3 +95,21 @@ def test_a_mix_without_the_named_call_is_refused(short_runs):
     name, seed, path = short_runs[0]
     with pytest.raises(ValueError, match="flow group 'video-call': expected one call, found 0"):
         video_mix.run_row(name, seed, path, 8.0, 20.0, calls=("video-call",))
+
+
+def test_a_call_that_lost_most_of_its_frames_in_a_seed_has_its_delay_marked():
+    row = {"abr_bitrate_bps": 1e6, "abr_ssim_db": 12.0, "abr_stall_ratio": 0.0, "abr_startup_ns": 4e8,
+           "abr_switches": 10.0, "bulk_goodput_mbps": 3.0}
+    for call in video_mix.CALLS:
+        row |= {f"{call}_goodput_mbps": 1.0, f"{call}_delay_p95_ms": 80.0, f"{call}_late_or_lost": 0.05,
+                f"{call}_lost": 0.01}
+    seeds = [{"discipline": "fq", "seed": s, **row} for s in (1, 2)]
+    seeds += [{"discipline": "sqf", "seed": 1, **row}, {"discipline": "sqf", "seed": 2, **row,
+                                                         "gcc-call_lost": 0.97, "gcc-call_delay_p95_ms": np.nan}]
+    s = video_mix.summary(pd.DataFrame(seeds))
+    table = video_mix.markdown(s).splitlines()
+    lines = {line.split(" | ")[0].lstrip("| "): line for line in table if line.startswith("| ")}
+    # sqf's GCC delay: over the one seed that has one, marked; fq's and SCReAM's unmarked.
+    assert "80 (1 of 2 seeds) †" in lines["sqf"] and lines["sqf"].count("†") == 1
+    assert "†" not in lines["fq"]
+    assert "more than 50 % of its frames" in video_mix.markdown(s)
