@@ -35,10 +35,12 @@ def jain_index(x: Sequence[float]) -> float:
     return float(a.sum() ** 2 / (a.size * np.square(a).sum()))
 
 
-def active_flows(flows: pd.DataFrame, start_ns: int, end_ns: int) -> pd.Index:
-    """Flows whose [start, stop) overlaps the period."""
-    mask = (flows["start_ns"] < end_ns) & (flows["stop_ns"] > start_ns)
-    return flows.index[mask]
+def active_flows(flows: Table, start_ns: int, end_ns: int) -> pd.Index | np.ndarray:
+    """Flows whose [start, stop) overlaps the period: the DataFrame's index labels (a dict of
+    columns: the rows' positions). With numpy: `period_rows` asks it for every period in every
+    sweep worker."""
+    mask = (np.asarray(flows["start_ns"]) < end_ns) & (np.asarray(flows["stop_ns"]) > start_ns)
+    return flows.index[mask] if isinstance(flows, pd.DataFrame) else np.flatnonzero(mask)
 
 
 class _Records:
@@ -145,9 +147,6 @@ def period_rows(packets: Table, flows: Table, periods: Sequence[tuple[int, int]]
     builds its table once)."""
     rec = _Records(packets, flows, ("size", "sojourn_ns"))
     arrive, drop, dequeue = (_is(packets, e) for e in (ARRIVE, DROP, DEQUEUE))
-    starts, stops = np.asarray(flows["start_ns"]), np.asarray(flows["stop_ns"])
-    # active_flows' labels: the DataFrame's index (a dict of columns: the rows' positions)
-    index = flows.index.to_numpy() if isinstance(flows, pd.DataFrame) else np.arange(starts.size)
     rows = []
     for start, end in periods:
         period = rec.in_period(start, end)
@@ -156,8 +155,7 @@ def period_rows(packets: Table, flows: Table, periods: Sequence[tuple[int, int]]
         deq = period & dequeue
         seconds = (end - start) / NS
         tput = rec.per_flow_sum(deq, "size") * 8 / seconds  # flow_throughput's, from the same rows
-        # active_flows(flows, start, end), with numpy: this loop runs in every sweep worker
-        active = index[(starts < end) & (stops > start)]
+        active = active_flows(flows, start, end)
         delay_ms = rec.cols["sojourn_ns"][deq].astype(float) / 1e6 if "sojourn_ns" in rec.cols else np.array([])
         # one np.percentile for the three: the same order statistics and interpolation, bit for bit
         p50, p95, p99 = ([float(x) for x in np.percentile(delay_ms, PERCENTILES)] if delay_ms.size

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from aqmlab.analysis import abr, rtc
-from aqmlab.stats import MOSTLY_LOST_MARK, MOSTLY_LOST_PCT, mark_if_mostly_lost, mostly_lost
+from aqmlab.analysis import rtc
+from aqmlab.stats import MOSTLY_LOST_MARK, MOSTLY_LOST_PCT, mark_if_mostly_lost, mostly_lost, t975
 
 #: The mix's call groups, in the order the table and the figure show them.
 CALLS = ("gcc-call", "scream-call")
@@ -72,7 +72,7 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     grouped = table.groupby("discipline", sort=False)[measures]
     out, sd, n, most = grouped.mean(), grouped.std(), grouped.count(), grouped.max()
     for m in measures:
-        t = n[m].map(lambda k: abr._T975[min(k, len(abr._T975) + 1) - 2] if k >= 2 else np.nan)
+        t = n[m].map(lambda k: t975(k - 1) if k >= 2 else np.nan)
         out[f"{m}_ci"] = sd[m] * t / np.sqrt(n[m])
         out[f"{m}_n"] = n[m]
         if m.endswith("_lost"):
