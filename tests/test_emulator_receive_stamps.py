@@ -36,3 +36,25 @@ def test_a_packet_read_late_keeps_the_time_it_arrived():
     assert (flow, seq, sent) == (3, 7, sent_ns)
     # Read 300 ms after it arrived; stamped within 50 ms of its sending (loopback: microseconds).
     assert 0 <= received - sent_ns < 50_000_000, (received - sent_ns) / 1e6
+
+
+def test_a_stop_signal_arriving_inside_a_wait_on_stopping_does_not_deadlock():
+    """The signal handler runs in the main thread, possibly while it holds `stopping`'s lock
+    inside `stopping.wait()`: held here as that wait holds it. `stopping.set()` in the handler
+    waited forever (a receiver hung in CI); the handler must return and stop the endpoint."""
+    import signal
+
+    endpoints.stopping.clear()
+    returned = threading.Event()
+
+    def handler_inside_the_wait() -> None:
+        with endpoints.stopping._cond:  # what stopping.wait() holds while it runs
+            endpoints.request_stop(signal.SIGTERM, None)
+            returned.set()
+
+    worker = threading.Thread(target=handler_inside_the_wait, daemon=True)
+    worker.start()
+    # (On failure the worker keeps the lock: nothing here may touch `stopping` before this.)
+    assert returned.wait(5), "the stop handler blocked on the event's lock"
+    assert endpoints.stopping.wait(5)
+    endpoints.stopping.clear()

@@ -759,13 +759,21 @@ def run_probe(spec: dict[str, Any], out: Path) -> None:
     np.savez(out, rtt_ns=np.array(rtts, dtype=np.int64))
 
 
+def request_stop(_signum: int, _frame: Any) -> None:
+    """The endpoints' SIGTERM and SIGINT handler: sets `stopping` from a thread of its own. The
+    handler runs in the main thread, which may be inside `stopping.wait()` holding the event's
+    lock; `stopping.set()` here would wait for that lock forever (a receiver hung so in CI,
+    every thread on the one lock, gdb's py-bt showed)."""
+    threading.Thread(target=stopping.set, daemon=True, name="aqmlab-stop").start()
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 3 or argv[0] not in ("sender", "receiver", "probe"):
         print("usage: python -m aqmlab.emu.endpoints sender|receiver|probe SPEC.json OUT.npz", file=sys.stderr)
         return 2
     role, spec = argv[0], json.loads(Path(argv[1]).read_text())
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stopping.set())
+        signal.signal(sig, request_stop)
     try:
         {"sender": run_sender, "receiver": run_receiver, "probe": run_probe}[role](spec, Path(argv[2]))
     except OSError as e:
