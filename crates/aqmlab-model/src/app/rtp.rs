@@ -449,7 +449,9 @@ mod tests {
             burst: true,
             shaping_ns: 200_000_000,
         };
-        let err = RtpConfig { media: cfg, jitter_sd_ns: 0, ecn: Ecn::NotEct, gcc: None, scream: None, mark_frames: false }.validate().unwrap_err();
+        let err = RtpConfig { media: cfg, jitter_sd_ns: 0, ecn: Ecn::NotEct, gcc: None, scream: None, mark_frames: false }
+            .validate()
+            .unwrap_err();
         assert!(err.contains("burst and shaping"), "{err}");
     }
 
