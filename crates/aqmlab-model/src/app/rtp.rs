@@ -71,7 +71,8 @@ pub struct RtpConfig {
     pub scream: Option<super::scream::ScreamConfig>,
     /// A call (GCC or SCReAM) marks each packet's class by its frame's type (`marking.video =
     /// "frame_type"`; [`super::frame_classes`]): key frames class3, the others class2. Off (the
-    /// default, left out of the config): classes from the flow's `class_weights`.
+    /// default, left out of the config): class 0, as before the field existed (a call's packets
+    /// take no `class_weights`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mark_frames: bool,
 }
