@@ -16,15 +16,17 @@ from aqmlab.scenario import BUILTIN_DIR
 MIX = BUILTIN_DIR / "video" / "mix"
 
 
-def _without_qdisc(sc: aqmlab.LoadedScenario) -> dict:
+def _without_qdisc(sc: aqmlab.LoadedScenario, marking: bool = False) -> dict:
     raw = sc.model.model_dump()
     raw["topology"]["bottleneck"].pop("qdisc")
     raw.pop("name"), raw.pop("description")
+    if marking:
+        raw.pop("marking")
     return raw
 
 
 def test_every_file_of_the_mix_is_fifo_s_traffic_under_another_discipline():
-    files = sorted(f for f in MIX.glob("*.toml") if f.name != "dualpi2-l4s.toml")
+    files = sorted(f for f in MIX.glob("*.toml") if f.name not in ("dualpi2-l4s.toml", "rb-rio.toml"))
     assert len(files) >= 9
     base = _without_qdisc(aqmlab.load(MIX / "fifo.toml"))
     kinds = set()
@@ -33,6 +35,41 @@ def test_every_file_of_the_mix_is_fifo_s_traffic_under_another_discipline():
         assert _without_qdisc(sc) == base, f.name
         kinds.add(sc.model.topology.bottleneck.qdisc.kind)
     assert kinds >= {"droptail", "codel", "fq_codel", "pie", "fq_pie", "cobalt", "cake", "dualpi2", "sqf"}
+
+
+def test_the_rb_rio_file_changes_the_discipline_and_turns_the_marking_on():
+    """rb-rio.toml is fifo.toml's traffic under Rb-RIO with the reproduction's parameters, the
+    video marked by frame type and the other flows (the bulk downloads) at the paper's 7:3."""
+    fifo, rb = aqmlab.load(MIX / "fifo.toml"), aqmlab.load(MIX / "rb-rio.toml")
+    assert _without_qdisc(rb, marking=True) == _without_qdisc(fifo, marking=True)
+    assert fifo.model.marking.video == "none" and fifo.model.marking.others is None
+    assert rb.model.marking.video == "frame_type" and rb.model.marking.others == (0.0, 0.3, 0.7)
+    q, repro = rb.model.topology.bottleneck.qdisc, aqmlab.load("rb-rio/mixed-rb-rio").model.topology.bottleneck.qdisc
+    assert q.kind == "rb_rio" and q.limit == {"packets": 250}
+    assert q.model_copy(update={"limit": repro.limit}) == repro
+    groups = {g["name"]: g for g in rb.model.to_sim_config()["flow_groups"]}
+    for name, g in groups.items():
+        if name == "bulk":
+            assert g["class_weights"] == [0.0, 0.3, 0.7] and "mark_frames" not in g["app"]
+        else:  # the ABR clients and both calls
+            assert g["app"]["mark_frames"] is True and g["class_weights"] == [0.0, 0.0, 0.0], name
+
+
+def test_without_marking_the_engine_configs_are_as_before():
+    """The marking's default adds nothing to any mix file's engine config (so runs without it are
+    the runs they were)."""
+    for f in sorted(MIX.glob("*.toml")):
+        if f.name == "rb-rio.toml":
+            continue
+        for g in aqmlab.load(f).model.to_sim_config()["flow_groups"]:
+            assert "mark_frames" not in g["app"] and g["class_weights"] == [0.0, 0.0, 0.0], (f.name, g["name"])
+
+
+def test_a_group_marked_by_frame_type_cannot_also_have_class_weights():
+    with pytest.raises(aqmlab.ScenarioError, match=r"flows.bba.class_weights: the group is marked by frame type"):
+        aqmlab.load(MIX / "rb-rio.toml", set=["flows.bba.class_weights=[0, 0.5, 0.5]"])
+    with pytest.raises(aqmlab.ScenarioError, match=r"others \[0.0, 0.0, 0.0\] must be >= 0 and sum to a positive"):
+        aqmlab.load(MIX / "rb-rio.toml", set=["marking.others=[0, 0, 0]"])
 
 
 def test_the_l4s_file_changes_only_the_scream_call_s_and_the_downloads_ecn():
@@ -113,3 +150,10 @@ def test_a_call_that_lost_most_of_its_frames_in_a_seed_has_its_delay_marked():
     assert "80 (1 of 2 seeds) †" in lines["sqf"] and lines["sqf"].count("†") == 1
     assert "†" not in lines["fq"]
     assert "more than 50 % of its frames" in video_mix.markdown(s)
+
+
+def test_eleven_disciplines_get_eleven_colours():
+    from matplotlib.colors import to_rgb
+
+    rgb = [to_rgb(video_mix.colour(i)) for i in range(11)]
+    assert len(set(rgb)) == 11

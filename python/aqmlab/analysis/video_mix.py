@@ -110,6 +110,16 @@ def markdown(s: pd.DataFrame, calls: tuple[str, ...] = CALLS) -> str:
     return "\n".join(lines) + "\n" + (note if MOSTLY_LOST_MARK in "".join(lines) else "")
 
 
+#: Colours past matplotlib's ten cycle colours (C0-C9), so that an eleventh discipline (Rb-RIO)
+#: and more do not repeat the first ones.
+EXTRA_COLOURS = ("black", "darkgoldenrod", "navy", "lime", "magenta")
+
+
+def colour(i: int) -> str:
+    """The figure's colour of the i-th discipline: C0-C9, then EXTRA_COLOURS (cycling)."""
+    return f"C{i}" if i < 10 else EXTRA_COLOURS[(i - 10) % len(EXTRA_COLOURS)]
+
+
 def figure(s: pd.DataFrame, path: Path, calls: tuple[str, ...] = CALLS) -> None:
     """Left: every discipline's ABR clients, time-weighted SSIM against time stalled (x inverted:
     better up and right, as Puffer draws it). Right: each call's frame delay p95
@@ -121,10 +131,10 @@ def figure(s: pd.DataFrame, path: Path, calls: tuple[str, ...] = CALLS) -> None:
     left, right = fig.subplots(1, 2)
     markers = "o^sDv"
     for i, d in enumerate(s.index):
-        r = s.loc[d]
+        r, c = s.loc[d], colour(i)
         stall, stall_ci = r["abr_stall_ratio"] * 100, np.nan_to_num(r["abr_stall_ratio_ci"]) * 100
         left.errorbar(stall, r["abr_ssim_db"], xerr=[[min(stall_ci, stall)], [stall_ci]],
-                      yerr=np.nan_to_num(r["abr_ssim_db_ci"]), fmt="o", color=f"C{i}", capsize=3, label=d)
+                      yerr=np.nan_to_num(r["abr_ssim_db_ci"]), fmt="o", color=c, capsize=3, label=d)
         for j, call in enumerate(calls):
             # Hollow: the call lost most of its frames in a seed (its delay is over the rest).
             hollow = mostly_lost([r[f"{call}_lost_max"] * 100])
@@ -133,8 +143,8 @@ def figure(s: pd.DataFrame, path: Path, calls: tuple[str, ...] = CALLS) -> None:
             # Intervals cut at 0: a goodput or a delay is never negative.
             right.errorbar(rate, delay, xerr=[[min(rate_ci, rate)], [rate_ci]],
                            yerr=[[min(delay_ci, delay)], [delay_ci]],
-                           fmt=markers[(j + 1) % len(markers)], color=f"C{i}", capsize=3, markersize=7,
-                           markerfacecolor="none" if hollow else f"C{i}")
+                           fmt=markers[(j + 1) % len(markers)], color=c, capsize=3, markersize=7,
+                           markerfacecolor="none" if hollow else c)
     widest = float((s["abr_stall_ratio"] + s["abr_stall_ratio_ci"].fillna(0)).max() * 100)
     left.set_xlim(max(0.5, widest * 1.05), -0.05 * max(0.5, widest * 1.05))
     left.set_xlabel("ABR clients: time stalled (%)  (better to the right)")

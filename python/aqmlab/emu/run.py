@@ -68,6 +68,7 @@ NOT_EMULATED = [
     "the quick-ACK start; its bbr always runs the ACK-aggregation allowance and the policer detection)",
     "topology.access_qdisc (no access-link queues)",
     "flows.*.class_weights (classes come from DSCP marks)",
+    "marking (classes come from DSCP marks; no sender marks by frame type)",
     "records.pcap",
     "flows.*.app.request_size, request_timeout (abr: the request is a real HTTP GET, carried and "
     "retransmitted by kernel TCP)",

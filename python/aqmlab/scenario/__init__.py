@@ -74,7 +74,7 @@ from aqmlab.scenario.link_traces import (
     SyntheticTrace,
 )
 from aqmlab.scenario.load import BUILTIN_DIR, deep_merge, load, read_scenario_file, read_toml, resolve_path, validate
-from aqmlab.scenario.model import Emulation, Metrics, Records, Reference, ReferencePeriod, Scenario
+from aqmlab.scenario.model import Emulation, Marking, Metrics, Records, Reference, ReferencePeriod, Scenario
 from aqmlab.scenario.normalize import _app, read_trace, sim_config
 from aqmlab.scenario.overrides import apply_override, set_path
 from aqmlab.scenario.topology import Dumbbell, Hop, Link
@@ -83,7 +83,8 @@ __all__ = [
     "ABR_ALGORITHMS", "APP_MODELS", "Abr", "App", "Audio", "BUILTIN_DIR", "Bulk", "Cake", "Cbr", "Classifier", "Cobalt",
     "Codel", "ConstantTrace", "DropTail", "Drr", "Dualpi2", "Dumbbell", "Emulation", "FLOW_FIELDS", "FlowGroup",
     "FlowKey", "FqCodel", "FqPie", "FrameClasses", "FrameSizesByType", "GilbertElliott", "Hop", "Impairments",
-    "KERNEL_CONGESTION_CONTROL", "Link", "MAX_BANDS", "MEDIA", "MarkovState", "MarkovTrace", "Metrics", "Mpeg",
+    "KERNEL_CONGESTION_CONTROL", "Link", "MAX_BANDS", "MEDIA", "Marking", "MarkovState", "MarkovTrace", "Metrics",
+    "Mpeg",
     "Pels", "PelsFeedback", "Pfq", "Pie", "Ping", "Poisson", "Prio", "Problem", "QDISC_MODELS", "Qdisc", "RbRed",
     "RbRio", "Records", "Red", "Reference", "ReferencePeriod", "Rio", "RioCurve", "Scenario", "ScenarioError",
     "Sqf", "SquareTrace", "Stream", "Strict", "SyntheticTrace", "TRACE_MODELS", "Tbf", "Tcp", "U32", "Video",

@@ -477,6 +477,10 @@ class Video(Strict):
             raise ValueError("burst and shaping exclude each other: a shaped stream is paced")
         return self
 
+    def is_call(self) -> bool:
+        """A real-time call (GCC or SCReAM), not the open-loop source."""
+        return self.congestion_control in ("gcc", "scream")
+
 
 class Audio(Strict):
     """Audio over RTP/UDP: one packet per period, sizes around rate*period."""

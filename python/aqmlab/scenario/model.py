@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from aqmlab.scenario.applications import Mpeg
+from aqmlab.scenario.applications import Abr, Mpeg, Video
 from aqmlab.scenario.base import Strict
 from aqmlab.scenario.flows import FlowGroup
 from aqmlab.scenario.topology import Dumbbell
@@ -39,6 +39,37 @@ class ReferencePeriod(Strict):
     drop_rate_pct: float | None = Field(None, ge=0, le=100, json_schema_extra={"unit": "%"},
                                         description="bottleneck drop rate")
     jain: float | None = Field(None, ge=0, le=1, description="Jain's fairness index over the flows")
+
+
+class Marking(Strict):
+    """Priority classes (a packet's class 1..3, which Rb-RIO and RIO read: class1 dropped first,
+    class3 last) that the senders set, beyond a flow group's own `class_weights` and the MPEG
+    source's `classes`. Simulator only: the emulator's classes come from DSCP marks."""
+
+    video: Literal["none", "frame_type"] = Field(
+        "none", description="frame_type: ABR segments and real-time calls (congestion_control gcc or scream) "
+                            "mark each packet by the frame it carries, key (IDR) frames class3 and the others "
+                            "class2 (the Rb-RIO paper's I -> 3, P -> 2; these encoders make no B-frames); an "
+                            "ABR segment's IDR is its first 4/(N+3) of bytes, N = 25 fps x segment_duration "
+                            "(docs/video.md); none: ABR packets take class_weights, calls class 0")
+    others: tuple[float, float, float] | None = Field(
+        None, description="class weights (class1, class2, class3) of every flow group that sets no class_weights "
+                          "and is not marked by frame type: bulk, ABR (with video = none), stream, CBR, ping and "
+                          "open-loop RTP flows (not MPEG, PELS or calls, which mark their own); the Rb-RIO paper's "
+                          "TCP policy is [0, 0.3, 0.7]; default: as class_weights")
+
+    @model_validator(mode="after")
+    def _sane(self) -> Marking:
+        """others >= 0 with a positive sum."""
+        if self.others is not None and (any(not w >= 0 for w in self.others) or not sum(self.others) > 0):
+            raise ValueError(f"others {list(self.others)} must be >= 0 and sum to a positive number")
+        return self
+
+    def by_frame_type(self, app: object) -> bool:
+        """Whether a flow of `app` marks its packets by frame type under this marking."""
+        if self.video != "frame_type":
+            return False
+        return isinstance(app, Abr) or (isinstance(app, Video) and app.is_call())
 
 
 class Reference(Strict):
@@ -81,13 +112,15 @@ class Scenario(Strict):
     flows: list[FlowGroup] = Field(..., min_length=1, description="groups of identical flows")
     records: Records = Field(default_factory=Records, description="what is recorded")
     metrics: Metrics = Field(default_factory=Metrics, description="how results are summarised")
+    marking: Marking = Field(default_factory=Marking, description="priority classes the senders set (Rb-RIO, RIO)")
     reference: Reference | None = Field(None, description="published values to print beside ours")
     emulation: Emulation | None = Field(None, description="settings of `aqmlab emulate` only")
 
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:
         """duration positive; no flow group starts after the end of the run (start <= duration); flow group
-        names unique; sender_delay ranges [lo, hi] with lo <= hi; a flow path within the routers
+        names unique; sender_delay ranges [lo, hi] with lo <= hi; no class_weights on a group marked by
+        frame type; a flow path within the routers
         (two different routers in 0..last, either way round); metrics periods within the run; an MPEG
         frame fits the bottleneck buffer."""
         if self.duration <= 0:
@@ -111,6 +144,9 @@ class Scenario(Strict):
                                  "(enter > exit: the flow runs toward R1, an upload)")
             if isinstance(g.app, Mpeg):
                 self._frames_fit_the_buffer(g.name, g.app)
+            if g.class_weights is not None and self.marking.by_frame_type(g.app):
+                raise ValueError(f"flows.{g.name}.class_weights: the group is marked by frame type "
+                                 "(marking.video = frame_type); remove one of the two")
         for a, b in self.periods():
             if not (0 <= a < b <= self.duration):
                 raise ValueError(f"metrics.periods: [{format_ns(a)}, {format_ns(b)}] must satisfy "

@@ -14,7 +14,7 @@ from aqmlab.scenario.topology import Hop, Link
 from aqmlab.traces import TraceFileError, read_delivery_trace, read_link_schedule, synthetic_opportunities
 
 if TYPE_CHECKING:
-    from aqmlab.scenario.model import Scenario
+    from aqmlab.scenario.model import Marking, Scenario
 
 
 def sim_config(sc: Scenario) -> dict[str, Any]:
@@ -33,7 +33,7 @@ def sim_config(sc: Scenario) -> dict[str, Any]:
             "access_qdisc": _qdisc(t.access_qdisc),
             "chain": [_hop(h, i, sc.seed) for i, h in enumerate(t.chain)],
         },
-        "flow_groups": [_group(g, sc.duration) for g in sc.flows],
+        "flow_groups": [_group(g, sc.duration, sc.marking) for g in sc.flows],
         "records": {
             "packet_events": sc.records.packet_events,
             "queue_sample_ns": sc.records.queue_sample,
@@ -261,13 +261,22 @@ def read_trace(path: str) -> list[int]:
     return sizes
 
 
-def _group(g: FlowGroup, duration: int) -> dict[str, Any]:
+def _group(g: FlowGroup, duration: int, marking: Marking) -> dict[str, Any]:
     lo, hi = g.sender_delay_range()
+    app = _app(g.app)
+    weights = g.class_weights
+    if marking.by_frame_type(g.app):
+        # Left out when off, so that a scenario without marking normalizes as it did before.
+        app = {**app, "mark_frames": True}
+    elif weights is None and not isinstance(g.app, (Mpeg, Pels)) and not (isinstance(g.app, Video) and g.app.is_call()):
+        # MPEG and PELS mark their own packets; a call's take no class_weights (class 0 unless
+        # marked by frame type).
+        weights = marking.others
     return {
         "name": g.name, "count": g.count, "start_ns": g.start, "start_jitter_ns": g.start_jitter,
         "stop_ns": duration if g.stop is None else min(g.stop, duration),
         "access_rate_bps": g.access_rate, "sender_delay_ns": [lo, hi],
-        "receiver_delay_ns": g.receiver_delay, "class_weights": list(g.class_weights or (0.0, 0.0, 0.0)),
-        "dscp": g.dscp, "app": _app(g.app), "path_loss": g.path_loss,
+        "receiver_delay_ns": g.receiver_delay, "class_weights": list(weights or (0.0, 0.0, 0.0)),
+        "dscp": g.dscp, "app": app, "path_loss": g.path_loss,
         **({"path": list(g.path)} if g.path is not None else {}),
     }

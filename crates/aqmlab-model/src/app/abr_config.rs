@@ -23,6 +23,11 @@ pub struct AbrConfig {
     /// A request whose response has not begun by then is sent again (timeout doubling).
     pub request_timeout_ns: u64,
     pub tcp: TcpConfig,
+    /// Mark each packet's class by the frame its bytes belong to (`marking.video =
+    /// "frame_type"`; the rule in [`crate::app::frame_classes`]). Off (the default, left out of
+    /// the config): classes come from the flow's `class_weights`, as before the field existed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mark_frames: bool,
 }
 
 impl AbrConfig {

@@ -69,6 +69,12 @@ pub struct RtpConfig {
     /// Absent by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scream: Option<super::scream::ScreamConfig>,
+    /// A call (GCC or SCReAM) marks each packet's class by its frame's type (`marking.video =
+    /// "frame_type"`; [`super::frame_classes`]): key frames class3, the others class2. Off (the
+    /// default, left out of the config): class 0, as before the field existed (a call's packets
+    /// take no `class_weights`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mark_frames: bool,
 }
 
 impl RtpConfig {
@@ -90,6 +96,9 @@ impl RtpConfig {
         }
         if let Some(s) = &self.scream {
             s.validate("scream")?;
+        }
+        if self.mark_frames && self.rate_control().is_none() {
+            return Err("marking.video = frame_type: only a call (congestion_control gcc or scream) has frame types to mark".into());
         }
         if let Some(cc) = self.rate_control() {
             match &self.media {
@@ -293,7 +302,7 @@ mod tests {
 
     fn source(media: MediaConfig, jitter_sd_ns: u64) -> MediaSource {
         MediaSource::new(
-            RtpConfig { media, jitter_sd_ns, ecn: Ecn::NotEct, gcc: None, scream: None },
+            RtpConfig { media, jitter_sd_ns, ecn: Ecn::NotEct, gcc: None, scream: None, mark_frames: false },
             SimRng::stream(1, "m"),
             SimRng::stream(1, "j"),
         )
@@ -441,7 +450,9 @@ mod tests {
             burst: true,
             shaping_ns: 200_000_000,
         };
-        let err = RtpConfig { media: cfg, jitter_sd_ns: 0, ecn: Ecn::NotEct, gcc: None, scream: None }.validate().unwrap_err();
+        let err = RtpConfig { media: cfg, jitter_sd_ns: 0, ecn: Ecn::NotEct, gcc: None, scream: None, mark_frames: false }
+            .validate()
+            .unwrap_err();
         assert!(err.contains("burst and shaping"), "{err}");
     }
 

@@ -202,6 +202,7 @@ mod tests {
                     "delayed_ack_timeout_ns": 40000000, "rwnd": 4000000, "ecn": false}"#,
             )
             .unwrap(),
+            mark_frames: false,
         }
     }
 

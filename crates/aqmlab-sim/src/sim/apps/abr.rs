@@ -33,6 +33,7 @@ use aqmlab_core::packet::tcp_flags;
 use aqmlab_core::{Packet, Proto, Time};
 use aqmlab_model::app::abr::client::{Client, Next};
 use aqmlab_model::app::abr_config::AbrConfig;
+use aqmlab_model::app::frame_classes::{segment_key_bytes, SegmentMarks};
 use aqmlab_model::record::{FlowSample, Table};
 
 /// The pending request's response has not begun: send it again.
@@ -74,6 +75,9 @@ impl Abr {
         c.validate()?;
         let mut tcp = TcpConnection::new(&c.tcp, setup);
         tcp.tx.write_until(ISS_DATA); // nothing to send before a request
+        if c.mark_frames {
+            tcp.marks = Some(SegmentMarks::default());
+        }
         Ok(Abr {
             client: Client::new(c, setup.start.as_nanos()),
             cfg: c.clone(),
@@ -154,7 +158,12 @@ impl Abr {
             return; // a copy of a request already answered
         }
         self.served += 1;
-        self.written_end += self.stream_bytes(self.cfg.ladder.size(rung, segment));
+        let size = self.cfg.ladder.size(rung, segment);
+        if let Some(marks) = &mut self.tcp.marks {
+            // The segment's IDR picture leads its response (frame_classes.rs says why and how big).
+            marks.push(self.written_end, segment_key_bytes(size, self.cfg.ladder.segment_duration_ns));
+        }
+        self.written_end += self.stream_bytes(size);
         self.tcp.tx.write_until(self.written_end);
         self.tcp.send(f, net, |tx, now, out| tx.send_available(now, out));
     }

@@ -25,6 +25,7 @@ use super::super::network::Network;
 use super::receive_log::ReceiveLog;
 use super::{sample_without_window, AppSetup, Application, FlowTotals};
 use aqmlab_core::{Ecn, Packet, Proto, Time};
+use aqmlab_model::app::frame_classes::frame_class;
 use aqmlab_model::app::gcc::{FeedbackBuilder, FeedbackReport, GccSender};
 use aqmlab_model::app::rtp::{packetize, MediaConfig, RtpConfig};
 use aqmlab_model::app::scream::{EcnMode, Poll, ScreamSender};
@@ -52,6 +53,14 @@ struct FrameLog {
     last_arrival: Time,
 }
 
+/// The class of frame `frame`'s packets: by its type when marking, else unclassified (0).
+fn class_of(frames: &[FrameLog], mark_frames: bool, frame: u32) -> u8 {
+    match frames.get(frame as usize) {
+        Some(fr) if mark_frames => frame_class(fr.key),
+        _ => 0,
+    }
+}
+
 /// The rate controller the call runs.
 enum Control {
     Gcc(GccSender),
@@ -66,6 +75,8 @@ pub(super) struct Rtc {
     fps: f64,
     mtu: u32,
     ecn: Ecn,
+    /// Packets carry their frame's class by type (`frame_classes.rs`); else class 0.
+    mark_frames: bool,
     end: Time,
     running: bool,
     next_seq: u64,
@@ -138,6 +149,7 @@ impl Rtc {
             fps: *fps,
             mtu: *mtu,
             ecn: r.ecn,
+            mark_frames: r.mark_frames,
             end: setup.end,
             running: false,
             next_seq: 0,
@@ -202,6 +214,7 @@ impl Rtc {
                         let mut p = net.udp_packet(f, true, size, RTP_UDP_IP_HEADER_BYTES, seq);
                         p.frame_id = frame;
                         p.ecn = self.ecn;
+                        p.class = class_of(&self.frames, self.mark_frames, frame);
                         self.next_seq = seq + 1;
                         net.emit(p);
                     }
@@ -225,6 +238,7 @@ impl Rtc {
             let mut p = net.udp_packet(f, true, size, RTP_UDP_IP_HEADER_BYTES, seq);
             p.frame_id = frame;
             p.ecn = self.ecn;
+            p.class = class_of(&self.frames, self.mark_frames, frame);
             if let Control::Gcc(g) = &mut self.control {
                 g.on_sent(seq, size, net.now);
             }

@@ -8,6 +8,7 @@ use crate::sim::TCP_HEADER;
 use crate::tcp::{AckAction, Segment, TcpReceiver, TcpSender};
 use aqmlab_core::packet::tcp_flags;
 use aqmlab_core::{Ecn, Packet, Proto, Time};
+use aqmlab_model::app::frame_classes::SegmentMarks;
 use aqmlab_model::app::tcp_config::{EcnCodepoint, TcpConfig};
 use aqmlab_model::record::FlowSample;
 use aqmlab_model::streams;
@@ -29,6 +30,9 @@ pub(super) struct TcpConnection {
     timer_at: Option<Time>,
     /// When the pending pacing timer event fires, if one is scheduled.
     pacing_at: Option<Time>,
+    /// Classes by what the bytes carry (an ABR server's segments marked by frame type); when
+    /// absent, each segment's class is drawn from the flow's `class_weights`.
+    pub(super) marks: Option<SegmentMarks>,
 }
 
 impl TcpConnection {
@@ -38,7 +42,7 @@ impl TcpConnection {
             EcnCodepoint::Ect1 => Ecn::Ect1,
         });
         let tx = TcpSender::with_rng(tcp, || streams::flow_bbr(setup.seed, setup.id));
-        TcpConnection { tx, rx: TcpReceiver::new(tcp), ect, timer_at: None, pacing_at: None }
+        TcpConnection { tx, rx: TcpReceiver::new(tcp), ect, timer_at: None, pacing_at: None, marks: None }
     }
 
     /// Runs `step` on the sender, puts the resulting segments on the wire and keeps one RTO
@@ -50,7 +54,11 @@ impl TcpConnection {
         segs.clear();
         step(&mut self.tx, now, &mut segs);
         for s in &segs {
-            let class = net.draw_class(f);
+            // A retransmission carries the same bytes and so the same mark.
+            let class = match &self.marks {
+                Some(m) => m.class_of(s.seq, s.len),
+                None => net.draw_class(f),
+            };
             let mut p = net.new_packet(f, true);
             p.proto = Proto::Tcp;
             p.seq = s.seq;
