@@ -33,12 +33,18 @@ def _run(tmp_path: Path, present: list[str]) -> list[str]:
 
 
 def test_states_the_missing_packages_then_installs_exactly_those(tmp_path):
-    lines = _run(tmp_path, present=["ip", "chromium"])
-    assert lines[0].startswith("installing Debian packages ethtool ffmpeg (apt-get"), lines
+    lines = _run(tmp_path, present=["ip", "chromium", "irtt"])
+    assert lines[0].startswith("installing Debian packages ethtool ffmpeg iputils-ping (apt-get"), lines
     assert lines[1] == "apt-get update -qq"
-    assert lines[2].startswith("apt-get install") and lines[2].split()[-2:] == ["ethtool", "ffmpeg"]
+    assert lines[2].startswith("apt-get install") and lines[2].split()[-3:] == ["ethtool", "ffmpeg", "iputils-ping"]
     assert len(lines) == 3
 
 
+def test_the_probe_tools_come_from_their_debian_packages(tmp_path):
+    """ping is in iputils-ping, irtt in irtt (the emulated RRUL's probes)."""
+    lines = _run(tmp_path, present=["ip", "ethtool", "ffmpeg", "chromium"])
+    assert lines[2].split()[-2:] == ["iputils-ping", "irtt"], lines
+
+
 def test_installs_nothing_when_every_tool_is_there(tmp_path):
-    assert _run(tmp_path, present=["ip", "ethtool", "ffmpeg", "chromium"]) == []
+    assert _run(tmp_path, present=["ip", "ethtool", "ffmpeg", "chromium", "ping", "irtt"]) == []

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from aqmlab import rrul
-from aqmlab.emu import netns
+from aqmlab.emu import netns, probe_tools
 from aqmlab.emu.run import emulation_problems, plan_flows, probes_table, router_config, tcp_received_table
 from aqmlab.run import simulate
 from aqmlab.scenario import load, validate
@@ -161,9 +161,12 @@ def test_short_emulated_rrul_loads_both_ways_and_delays_the_probes(emulated):
     idle = probes[probes["sent_s"] < DELAY - 0.2].groupby("series")["rtt_ms"].median()
     loaded = probes[(probes["sent_s"] > DELAY + 2) & (probes["sent_s"] < DELAY + LENGTH)]
     loaded_median = loaded.groupby("series")["rtt_ms"].median()
-    # Idle: the base round trip (plus, for UDP, the echo process's wake-up); under load the
+    # Idle: the base round trip (plus, for UDP, the echo process's wake-up), less the 0.05 ms
+    # by which ping may round its printed value down when ping measured it; under load the
     # 1000-packet FIFO adds tens of milliseconds to every probe.
-    assert ((idle > base_ms) & (idle < base_ms + 4)).all(), idle
+    printed = pd.Series({name: 0.05 if source == "ping" else 0.0
+                         for name, source in s["probe_sources"].items()}).reindex(idle.index)
+    assert ((idle > base_ms - printed) & (idle < base_ms + 4)).all(), idle
     assert (loaded_median > base_ms + 20).all(), loaded_median
 
 
@@ -172,11 +175,67 @@ def test_short_emulated_rrul_file_names_the_emulator_and_real_time(emulated):
     with gzip.open(emulated.flent_file, "rt") as f:
         doc = json.load(f)
     meta = doc["metadata"]
-    assert "emulator, kernel TCP cubic" in meta["GENERATOR"] and "ICMP echoes answered by the kernel" in meta["NOTE"]
+    assert "emulator, kernel TCP cubic" in meta["GENERATOR"]
+    for name, source in emulated.summary["probe_sources"].items():
+        assert f"{name}: {source}" in meta["NOTE"]
+        assert meta["SERIES_META"][name]["PROBE_SOURCE"] == source
     assert meta["TIME"] != rrul.T0_ISO and meta["TIME"].startswith("20")
     for s in rrul.SERIES:
         values = [v for v in doc["results"][s.name] if v is not None]
         assert len(values) > 20 and max(values) > 0, s.name
+
+
+TOOLS = probe_tools.find()
+needs_tools = pytest.mark.skipif(len(TOOLS) < 2, reason="ping (iputils-ping) or irtt not installed "
+                                 "(.ci/debian-packages installs them)")
+
+
+@needs_netns
+@needs_tools
+def test_short_emulated_rrul_probes_come_from_ping_and_irtt_near_the_idle_rtt(emulated):
+    """With ping and irtt installed the ICMP series is ping's and the UDP series irtt's, as
+    under Flent; idle, both read the configured round trip."""
+    s = emulated.summary
+    assert s["probe_sources"] == {"Ping (ms) UDP EF": "irtt", "Ping (ms) UDP BK": "irtt",
+                                  "Ping (ms) UDP BE": "irtt", "Ping (ms) ICMP": "ping"}
+    with gzip.open(emulated.flent_file, "rt") as f:
+        meta = json.load(f)["metadata"]["SERIES_META"]
+    assert meta["Ping (ms) ICMP"]["RUNNER"] == "PingRunner" and " -D " in meta["Ping (ms) ICMP"]["COMMAND"]
+    assert meta["Ping (ms) UDP EF"]["RUNNER"] == "IrttRunner" and "--dscp=0xb8" in meta["Ping (ms) UDP EF"]["COMMAND"]
+    # Configured idle round trip: 2 x (10 ms + 2 ms access delays) plus each packet's
+    # serialization at 20 Mbit/s both ways: ping's 84 bytes, irtt's 88 (its default length).
+    base = {"ping": 24.0 + 2 * 84 * 8 / 20e6 * 1e3, "irtt": 24.0 + 2 * 88 * 8 / 20e6 * 1e3}
+    probes = pd.read_parquet(emulated.out_dir / "rrul_probes.parquet")
+    idle = probes[probes["sent_s"] < DELAY - 0.2]
+    for name, rows in idle.groupby("series"):
+        source = s["probe_sources"][name]
+        # Every request of the idle second answered; ping rounds to 0.1 ms at this range.
+        assert rows["rtt_ms"].notna().all() and len(rows) >= 8, name
+        low = base[source] - (0.05 if source == "ping" else 0.0)
+        assert low < rows["rtt_ms"].median() < base[source] + 1.0, (name, rows["rtt_ms"].describe())
+    # irtt's server reports its processing time; ping's echo has none (the kernel answers).
+    times = pd.read_parquet(emulated.out_dir / "probe_tool_times.parquet")
+    flows = pd.read_parquet(emulated.out_dir / "flows.parquet").set_index("flow")["group_name"]
+    server = times.groupby(flows.loc[times["flow"]].to_numpy())["server_ns"].count()
+    assert server["icmp"] == 0 and (server[["udp_EF", "udp_BK", "udp_BE"]] > 10).all(), server
+
+
+@needs_netns
+def test_without_irtt_the_emulators_echo_makes_the_udp_series(tmp_path, monkeypatch):
+    """A missing binary leaves its series to the emulator's own probe (here irtt: the UDP
+    probes are answered by the echo process again), and the run says so."""
+    monkeypatch.setattr(probe_tools, "find", lambda which=None: {k: v for k, v in TOOLS.items() if k == "icmp"})
+    run = rrul.run(str(FQ_CODEL), tmp_path / "o", length_s=2, delay_s=1, progress=False, engine="emu")
+    sources = run.summary["probe_sources"]
+    assert sources["Ping (ms) ICMP"] == ("ping" if "icmp" in TOOLS else probe_tools.FALLBACK["icmp"])
+    assert {sources[f"Ping (ms) UDP {m}"] for m in ("EF", "BK", "BE")} == {probe_tools.FALLBACK["udp"]}
+    summary = json.loads((run.out_dir / "summary.json").read_text())
+    assert "command" not in summary["emu"]["probe_sources"]["udp_EF"]
+    probes = pd.read_parquet(run.out_dir / "rrul_probes.parquet")
+    udp = probes[probes["series"].str.startswith("Ping (ms) UDP") & (probes["sent_s"] < 0.8)]
+    base_ms = 24.0 + 2 * 84 * 8 / 20e6 * 1e3  # the echo's requests are 84 bytes
+    assert len(udp) >= 9 and udp["rtt_ms"].notna().all()
+    assert base_ms < udp["rtt_ms"].median() < base_ms + 4, udp["rtt_ms"].describe()
 
 
 @needs_netns

@@ -527,7 +527,8 @@ def _emulate_one(sc: api.LoadedScenario, target: Path, force: bool) -> Any:
 @click.option("--flent-plots", is_flag=True,
               help="also have flent (pip install flent) draw all_scaled, ping_cdf and box_totals PNGs")
 @click.option("--engine", type=str, default="sim", show_default=True,
-              help="sim (the simulator) or emu (the netns emulator: kernel TCP, real ICMP echoes; needs root)")
+              help="sim (the simulator) or emu (the netns emulator: kernel TCP, real ICMP echoes, "
+                   "ping and irtt as probes where installed; needs root)")
 @click.option("--progress/--no-progress", default=True, help="progress bar for long runs")
 @click.option("--json", "as_json", is_flag=True, help="print the summary as one JSON document")
 def rrul(scenario: str, out_dir: Path, length_s: str, delay_s: str, step_s: str, seed: int | None,
@@ -587,6 +588,11 @@ def rrul(scenario: str, out_dir: Path, length_s: str, delay_s: str, step_s: str,
     click.echo("ping under load: " + ("no replies" if med is None else
                f"median {med:.1f} ms, p90 {s['ping_p90_ms']:.1f} ms, p99 {s['ping_p99_ms']:.1f} ms, "
                f"{s['probes_lost']} of {s['probes_sent']} probes lost"))
+    if "probe_sources" in s:
+        by_source: dict[str, list[str]] = {}
+        for series, source in s["probe_sources"].items():
+            by_source.setdefault(source, []).append(series.removeprefix("Ping (ms) "))
+        click.echo("probes: " + "; ".join(f"{', '.join(names)} from {src}" for src, names in by_source.items()))
 
 
 def _emulator_failures() -> tuple[type[Exception], ...]:

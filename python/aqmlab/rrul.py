@@ -15,11 +15,14 @@ reverse link carries the bottleneck's discipline, rate and delay unless the scen
 user tests shapes both directions of its WAN link with one discipline.
 
 In the emulator (`engine="emu"`, aqmlab.emu) the same rewritten scenario runs on kernel TCP
-(cubic) through the userspace router, the discipline on both directions; the UDP probes are
-requests echoed by a process, the ICMP probe real ICMP echoes the kernel answers (sent from a
-raw socket: the `ping` binary is not required). Throughput is the bytes the receiving
-application read per step, probes are round trips, as in the simulator; the same code below
-builds the tables and the Flent file, whose times are the run's real wall-clock times.
+(cubic) through the userspace router, the discipline on both directions; the probes are
+Flent's own tools when installed (iputils `ping` for the ICMP series, `irtt` against an irtt
+server for the UDP series: aqmlab.emu.probe_tools), else the emulator's own (ICMP echoes from
+a raw socket, answered by the kernel; UDP requests echoed by a process). Which source made
+each series is in the summary (`rrul.probe_sources`) and in the file's SERIES_META.
+Throughput is the bytes the receiving application read per step, probes are round trips, as in
+the simulator; the same code below builds the tables and the Flent file, whose times are the
+run's real wall-clock times.
 
 Output: the run's own results directory (Parquet tables as `aqmlab run` writes them, plus
 `rrul_throughput.parquet` and `rrul_probes.parquet`) and `rrul.flent.gz`, a file in Flent's
@@ -39,6 +42,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from aqmlab.emu import probe_tools
 
 #: Flent's defaults (flent/settings.py: --length, --delay, --step-size).
 LENGTH_S = 60
@@ -269,11 +274,15 @@ def _computed(kind: str, columns: list[list[float | None]]) -> list[float | None
 
 def flent_document(throughput: pd.DataFrame, probes: pd.DataFrame, *, title: str, note: str,
                    length_s: float, delay_s: float, step_s: float, command: str,
-                   generator: str, t0_epoch: float = T0_EPOCH) -> dict[str, Any]:
+                   generator: str, t0_epoch: float = T0_EPOCH,
+                   probe_sources: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
     """The RRUL results as the JSON document Flent writes (flent/resultset.py `serialise`):
     metadata, x_values (the step grid, in seconds from T0), results (each series on the grid)
     and raw_values (each series' samples, stamped T0 + seconds). T0 is the fixed T0_EPOCH
-    unless given (the emulator gives its run's real start)."""
+    unless given (the emulator gives its run's real start). `probe_sources` (the emulator's,
+    per probe series name: "source", and for a tool "version" and "command") goes into each
+    probe series' SERIES_META: PROBE_SOURCE, the tool's version and command line, and the Flent
+    runner that would have produced it (PingRunner, IrttRunner) as RUNNER."""
     total = length_s + 2 * delay_s
     steps = int(math.ceil(total / step_s - 1e-9))
     xs = np.arange(steps + 1) * step_s
@@ -295,6 +304,12 @@ def flent_document(throughput: pd.DataFrame, probes: pd.DataFrame, *, title: str
             "MEAN_VALUE": math.fsum(values) / len(values) if values else None,
             "MARKING": s.mark,
         }
+    for name, src in (probe_sources or {}).items():
+        meta = series_meta[name]
+        meta["PROBE_SOURCE"] = src["source"]
+        if "command" in src:
+            meta.update(RUNNER=probe_tools.FLENT_RUNNER[src["source"]], COMMAND=src["command"],
+                        PROBE_VERSION=src.get("version"))
     for name, kind, keys in COMPUTED:
         results[name] = _computed(kind, [results[k] for k in keys])
         means = [series_meta[k]["MEAN_VALUE"] for k in keys if series_meta[k]["MEAN_VALUE"] is not None]
@@ -424,6 +439,7 @@ def run(name: str, out_dir: Path, *, overrides: list[str] | tuple[str, ...] = ()
         apply_override(data, assignment)
     rsc = validate(data, f"{name} (as RRUL)")
     t0 = T0_EPOCH
+    sources: dict[str, dict[str, str]] | None = None
     if engine == "emu":
         from aqmlab.emu import netns
         from aqmlab.emu.run import emulate
@@ -431,9 +447,13 @@ def run(name: str, out_dir: Path, *, overrides: list[str] | tuple[str, ...] = ()
         missing = netns.missing_requirement()
         if missing:
             raise RrulError(f"--engine emu: {missing}")
-        result = emulate(rsc, icmp_groups=frozenset({ICMP_GROUP}))
+        # Flent's own probe tools where installed, as Flent runs them; the emulator's own probe
+        # for a kind whose tool is missing.
+        result = emulate(rsc, icmp_groups=frozenset({ICMP_GROUP}), probe_tools=probe_tools.find())
         throughput = throughput_table(emulated_throughput_tables(result.tables))
         t0 = result.summary["emu"]["epoch_realtime_ns"] / 1e9
+        by_group = result.summary["emu"]["probe_sources"]
+        sources = {s.name: by_group[s.group] for s in SERIES if s.kind == "probe"}
     else:
         result = simulate(rsc, progress=progress)
         throughput = throughput_table(result.tables)
@@ -443,15 +463,18 @@ def run(name: str, out_dir: Path, *, overrides: list[str] | tuple[str, ...] = ()
     numbers = summary(throughput, probes, delay_s, length_s)
     result.summary["rrul"] = {"engine": engine, "length_s": length_s, "delay_s": delay_s, "step_s": step_s,
                               **numbers}
+    if sources is not None:
+        result.summary["rrul"]["probe_sources"] = {name: src["source"] for name, src in sources.items()}
     write_results(result, data, out_dir, force=force)
     bottleneck = rsc.topology.bottleneck
     title = f"{sc.name}: {bottleneck.qdisc.kind} both ways"
     if engine == "emu":
         ccs = sorted(set(result.summary["emu"]["congestion_control"].values()))
+        assert sources is not None
+        probes_note = "; ".join(f"{name}: {src['source']}" for name, src in sources.items())
         note = (f"aqmlab netns emulator, scenario {sc.name}; kernel TCP {'/'.join(ccs)}; downloads over "
                 f"topology.bottleneck, uploads over topology.reverse, both through aqmlab's userspace router; "
-                f"UDP probes echoed by a process, the ICMP probe real ICMP echoes answered by the kernel "
-                f"(raw socket, not the ping binary); wall-clock times")
+                f"probes from {probes_note}; wall-clock times")
         generator = f"aqmlab {_core.__version__} (emulator, kernel TCP {'/'.join(ccs)})"
         events = int(sum(result.summary["emu"]["router"]["router"]["rx_frames"]))
     else:
@@ -461,7 +484,7 @@ def run(name: str, out_dir: Path, *, overrides: list[str] | tuple[str, ...] = ()
         events = int(result.summary["sim"].get("events", 0))
     cmd = f"aqmlab rrul {name}" + (" --engine emu" if engine == "emu" else "")
     doc = flent_document(throughput, probes, title=title, note=note, length_s=length_s, delay_s=delay_s,
-                         step_s=step_s, command=cmd, generator=generator, t0_epoch=t0)
+                         step_s=step_s, command=cmd, generator=generator, t0_epoch=t0, probe_sources=sources)
     flent_file = Path(out_dir) / "rrul.flent.gz"
     write_flent(doc, flent_file)
     return RrulRun(Path(out_dir), flent_file, result.summary["rrul"], result.wall_s, events)

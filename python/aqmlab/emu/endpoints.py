@@ -21,7 +21,10 @@
 * Ping flows (the ``ping`` application) send a request every ``interval_ns`` whether or not
   replies came, from the flow's sending side; the other side echoes UDP requests from a
   child process of its own, and the kernel answers ICMP echoes (flows planned with ``proto = "icmp"``). Round
-  trips are timed with the kernel's receive timestamp (SO_TIMESTAMPNS).
+  trips are timed with the kernel's receive timestamp (SO_TIMESTAMPNS). A ping flow planned
+  with a ``tool`` (the emulated RRUL, when installed) is measured by that tool instead, as
+  Flent measures it: iputils ``ping`` for ICMP, ``irtt client`` against an ``irtt server`` on
+  the other side for UDP (:class:`ToolPing`, :mod:`aqmlab.emu.probe_tools`).
 * Each TCP sink's bytes read by the application are sampled every ``flow_sample_ns``
   (``received`` rows: time, flow, bytes).
 
@@ -41,6 +44,7 @@ import select
 import signal
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -51,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from aqmlab import _core
+from aqmlab.emu import probe_tools
 
 APP_MAGIC = b"AQML"
 #: magic, seq, frame_id, frame_type, pad, frag_index, frag_count, pad, sent_ns, flow (32 bytes)
@@ -368,15 +373,144 @@ def stop_echo(pid: int | None) -> None:
             os.waitpid(pid, 0)
 
 
+class ToolPing(threading.Thread):
+    """A ping flow measured by Flent's own tool (``flow["tool"]``, at ``flow["tool_path"]``):
+    started at the flow's start, from the flow's own address and port (irtt) so that the
+    router knows it as this flow; its output is read back at the run's end into the same rows
+    as :class:`PingClient`'s. Requests the tool sent at or after the flow's stop are dropped
+    (the simulator's probes send none), and replies after the run's end count as lost, as
+    there. ``error`` is set when the tool failed or gave no output."""
+
+    def __init__(self, flow: dict[str, Any], spec: dict[str, Any], work: Path):
+        super().__init__(name=f"{flow['tool']}{flow['flow']}", daemon=True)
+        self.flow, self.spec, self.work = flow, spec, work
+        self.sent: dict[int, int] = {}  # seq -> run time ns
+        self.rtt: dict[int, int] = {}
+        self.detail: list[tuple[int, int, int, int]] = []  # (flow, seq, round trip ns, server ns)
+        self.error: str | None = None
+
+    def run(self) -> None:
+        f = self.flow
+        epoch = wait_epoch(self.spec)
+        if epoch is None or not sleep_until(epoch, f["start_ns"]):
+            return
+        end = self.spec["duration_ns"]
+        out = self.work / f"{f['tool']}{f['flow']}.{'txt' if f['tool'] == 'ping' else 'json'}"
+        argv = probe_tools.client_argv(f, self.spec, str(out))
+        err_path = out.with_suffix(".err")
+        start_wall = time.time_ns()
+        # ping writes to stdout, irtt to the file named in its command.
+        stdout_path = out if f["tool"] == "ping" else out.with_suffix(".out")
+        with err_path.open("w") as err, stdout_path.open("w") as stdout:
+            try:
+                proc = subprocess.Popen(argv, stdout=stdout, stderr=err, stdin=subprocess.DEVNULL)
+            except OSError as e:
+                self.error = f"{f['tool']} (flow {f['flow']}) did not start: {e}"
+                return
+            self._wait(proc, epoch, end)
+        text = out.read_text() if out.exists() else ""
+        if proc.returncode not in (0, 1) or not text.strip():
+            # ping exits 1 when a request went unanswered; anything else, or no output, failed.
+            tail = err_path.read_text().strip().splitlines()[-1:] or [f"exit status {proc.returncode}, no output"]
+            self.error = f"{f['tool']} (flow {f['flow']}) failed: {tail[0]}"
+            return
+        try:
+            probes = (probe_tools.parse_ping(text, f["interval_ns"], start_wall) if f["tool"] == "ping"
+                      else probe_tools.parse_irtt(text))
+        except ValueError as e:
+            self.error = f"{f['tool']} (flow {f['flow']}): {e}"
+            return
+        self._keep(probes, epoch)
+
+    def _wait(self, proc: subprocess.Popen, epoch: int, end: int) -> None:
+        """Until the tool ends by itself, at most until the run's end (ping: then SIGINT, which
+        makes it print its statistics) or a few seconds past it (irtt: it ends after its
+        `--wait`; signalled, it would write nothing). An early stop (the run interrupted) ends
+        the tool at once."""
+        grace_ns = int((probe_tools.IRTT_WAIT_S + 5) * 1e9)
+        ping = self.flow["tool"] == "ping"
+        while proc.poll() is None:
+            t = now_ns(epoch)
+            if stopping.is_set() and t < end:
+                proc.kill()
+            elif ping and t >= end:
+                proc.send_signal(signal.SIGINT)
+                try:
+                    proc.wait(2.0)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+            elif t >= end + grace_ns:
+                proc.kill()
+            time.sleep(0.05)
+        proc.wait()
+
+    def _keep(self, probes: list[probe_tools.Probe], epoch: int) -> None:
+        f = self.flow
+        wall_minus_mono = time.time_ns() - time.monotonic_ns()
+        for p in probes:
+            sent = p.sent_wall_ns - wall_minus_mono - epoch
+            if sent >= f["stop_ns"]:
+                continue
+            self.sent[p.seq] = sent
+            if p.rtt_ns >= 0 and sent + max(p.round_trip_ns, p.rtt_ns) < self.spec["duration_ns"]:
+                self.rtt[p.seq] = p.rtt_ns
+                self.detail.append((f["flow"], p.seq, p.round_trip_ns, p.server_ns))
+
+    def rows(self) -> list[tuple]:
+        return [(self.flow["flow"], k, run_ns, self.rtt.get(k, -1)) for k, run_ns in sorted(self.sent.items())]
+
+
+#: Seconds the irtt server may take to open its listeners.
+IRTT_SERVER_START_S = 10.0
+
+
+def start_irtt_server(path: str, binds: list[tuple[str, int]], work: Path) -> subprocess.Popen | None:
+    """The irtt server answering this side's UDP probe flows (None without any), once it
+    listens on every address (its "[ListenerStart]" lines). Raises OSError if it does not."""
+    if not binds:
+        return None
+    log = work / f"irtt-server-{os.getpid()}.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(probe_tools.irtt_server_argv(path, binds), stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + IRTT_SERVER_START_S
+    while time.monotonic() < deadline:
+        text = log.read_text()
+        if text.count("[ListenerStart]") >= len(binds):
+            return proc
+        if proc.poll() is not None:
+            break
+        time.sleep(0.02)
+    stop_tool(proc)
+    tail = log.read_text().strip().splitlines()[-1:] or ["no output"]
+    raise OSError(f"irtt server did not start listening: {tail[0]}")
+
+
+def stop_tool(proc: subprocess.Popen | None) -> None:
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(2.0)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def tool_errors(pings: list[Any]) -> list[str]:
+    return [p.error for p in pings if getattr(p, "error", None)]
+
+
 def _ping_side(flow: dict[str, Any], r1_side: bool) -> str | None:
-    """What this side runs for a ping flow: "client", "echo" (a UDP echo) or None (ICMP:
-    the kernel answers)."""
+    """What this side runs for a ping flow: "client", "echo" (a UDP echo), "irtt" (the flow's
+    irtt server) or None (ICMP: the kernel answers)."""
     if flow["kind"] != "ping":
         return None
     sends_here = bool(flow.get("upload")) != r1_side
     if sends_here:
         return "client"
-    return "echo" if flow["proto"] == "udp" else None
+    if flow["proto"] != "udp":
+        return None
+    return "irtt" if flow.get("tool") == "irtt" else "echo"
 
 
 # ---- UDP -----------------------------------------------------------------------------------
@@ -491,25 +625,36 @@ def tcp_sinks(flows: list[dict[str, Any]], ip: str, counts: dict[int, int], r1_s
     return threads
 
 
-def ping_threads(spec: dict[str, Any], r1_side: bool) -> tuple[list[PingClient], list[socket.socket]]:
-    """This side's ping clients and UDP echo sockets (for :func:`start_echo`)."""
+def ping_threads(spec: dict[str, Any], r1_side: bool, work: Path) -> tuple[list[Any], list[socket.socket],
+                                                                        list[tuple[str, int]]]:
+    """This side's ping clients (:class:`PingClient`, or :class:`ToolPing` for a flow with a
+    tool), UDP echo sockets (for :func:`start_echo`) and irtt server addresses (for
+    :func:`start_irtt_server`)."""
     ip = spec["sender_ip"] if r1_side else spec["receiver_ip"]
-    clients, echoes = [], []
+    clients: list[Any] = []
+    echoes, irtt = [], []
     for f in spec["flows"]:
         side = _ping_side(f, r1_side)
         if side == "client":
-            clients.append(PingClient(f, spec))
+            clients.append(ToolPing(f, spec, work) if f.get("tool") else PingClient(f, spec))
         elif side == "echo":
             echoes.append(echo_socket(f, ip, f["sport"] if r1_side else f["port"]))
-    return clients, echoes
+        elif side == "irtt":
+            irtt.append((ip, f["sport"] if r1_side else f["port"]))
+    return clients, echoes, irtt
+
+
+def _irtt_path(spec: dict[str, Any]) -> str:
+    return next(f["tool_path"] for f in spec["flows"] if f.get("tool") == "irtt")
 
 
 def run_sender(spec: dict[str, Any], out: Path) -> None:
     _epoch[0] = spec["epoch_ns"]
     epoch_known.set()
     flows = spec["flows"]
-    pings, echoes = ping_threads(spec, r1_side=True)
+    pings, echoes, irtt_binds = ping_threads(spec, r1_side=True, work=out.parent)
     echo_pid = start_echo(echoes)  # forked before any thread starts
+    irtt_server = start_irtt_server(_irtt_path(spec), irtt_binds, out.parent) if irtt_binds else None
     tcp: list[Any] = [TcpSender(f, spec) for f in flows if _bulk(f) and not f.get("upload")]
     servers = abr_servers(spec)
     udp = [UdpSender(f, spec) for f in flows if f["proto"] == "udp" and f["kind"] != "ping"]
@@ -529,8 +674,10 @@ def run_sender(spec: dict[str, Any], out: Path) -> None:
     sleep_until(spec["epoch_ns"], end)
     stopping.set()
     stop_echo(echo_pid)
-    for t in [*tcp, *udp, *pings, *sinks]:
+    stop_tool(irtt_server)
+    for t in [*tcp, *udp, *sinks]:
         t.join(2.0)
+    _join_pings(pings)
     for server in servers:
         with contextlib.suppress(OSError):
             server.final = tcp_info(server.sock) if server.sock is not None else None
@@ -549,13 +696,32 @@ def run_sender(spec: dict[str, Any], out: Path) -> None:
     arrays: dict[str, Any] = {"samples": samples, "totals": np.array(totals, dtype=np.int64).reshape(-1, 5),
                               **_side_records(received, pings, counts)}
     np.savez(out, **arrays)
+    _raise_tool_errors(pings)
 
 
-def _side_records(received: list[tuple], pings: list[PingClient], counts: dict[int, int]) -> dict[str, np.ndarray]:
-    """What either side writes alike: its sinks' sampled and final byte counts, its probes."""
+def _join_pings(pings: list[Any]) -> None:
+    """Waits for the ping clients; a tool's thread ends by itself a few seconds after the run
+    at the latest (it reads the tool's output then), the emulator's own clients at once."""
+    for p in pings:
+        p.join((probe_tools.IRTT_WAIT_S + 10) if isinstance(p, ToolPing) else 2.0)
+
+
+def _raise_tool_errors(pings: list[Any]) -> None:
+    """A probe tool that failed fails the endpoint (after its records are written), naming the
+    tool and quoting its error: a series silently missing would read as total loss."""
+    errors = tool_errors(pings)
+    if errors:
+        raise OSError("; ".join(errors))
+
+
+def _side_records(received: list[tuple], pings: list[Any], counts: dict[int, int]) -> dict[str, np.ndarray]:
+    """What either side writes alike: its sinks' sampled and final byte counts, its probes
+    (and, for probes a tool measured, the tool's full round trip and server time)."""
     probes = [row for p in pings for row in p.rows()]
+    detail = [row for p in pings for row in getattr(p, "detail", [])]
     return {"received": np.array(received, dtype=np.int64).reshape(-1, 3),
             "probes": np.array(probes, dtype=np.int64).reshape(-1, 4),
+            "probe_tool_times": np.array(detail, dtype=np.int64).reshape(-1, 4),
             "tcp_bytes": np.array(sorted(counts.items()), dtype=np.int64).reshape(-1, 2)}
 
 
@@ -618,8 +784,9 @@ def udp_sink(sock: socket.socket, log: list[tuple]) -> None:
 
 def run_receiver(spec: dict[str, Any], out: Path) -> None:
     ip = spec["receiver_ip"]
-    pings, echoes = ping_threads(spec, r1_side=False)
+    pings, echoes, irtt_binds = ping_threads(spec, r1_side=False, work=out.parent)
     echo_pid = start_echo(echoes)  # forked before any thread starts
+    irtt_server = start_irtt_server(_irtt_path(spec), irtt_binds, out.parent) if irtt_binds else None
     threads: list[threading.Thread] = []
     counts: dict[int, int] = {}
     log: list[tuple] = []
@@ -649,8 +816,10 @@ def run_receiver(spec: dict[str, Any], out: Path) -> None:
     while not stopping.wait(0.2):
         pass
     stop_echo(echo_pid)
-    for t in [*threads, *uploads, *pings]:
+    stop_tool(irtt_server)
+    for t in [*threads, *uploads]:
         t.join(1.0)
+    _join_pings(pings)
     media = np.array(log, dtype=np.int64).reshape(-1, 6)
     totals = [(s.flow["flow"], (s.final or {}).get("segs_out", 0), (s.final or {}).get("total_retrans", 0),
                (s.final or {}).get("min_rtt_us", 0) * 1000, (s.final or {}).get("total_rto", -1)) for s in uploads]
@@ -661,6 +830,7 @@ def run_receiver(spec: dict[str, Any], out: Path) -> None:
                               "samples": np.array(rows, dtype=np.int64).reshape(-1, 8),
                               "totals": np.array(totals, dtype=np.int64).reshape(-1, 5)}
     np.savez(out, **arrays)
+    _raise_tool_errors(pings)
 
 
 def abr_records(clients: list[Any]) -> dict[str, np.ndarray]:

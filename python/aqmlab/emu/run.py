@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import select
 import shutil
 import signal
@@ -33,6 +34,7 @@ import pandas as pd
 from aqmlab import _core
 from aqmlab.emu import netns, schedule
 from aqmlab.emu.netns import EmulationUnavailable, Testbed
+from aqmlab.emu.probe_tools import TOOLS as PROBE_TOOLS, client_argv, source as probe_source, version as tool_version
 from aqmlab.metrics import flow_period_metrics, period_metrics
 from aqmlab.records import DROP_REASONS, EVENT_NAMES, name_packet_events, null_unset_ssthresh, to_frame
 from aqmlab.run import RunResult
@@ -166,13 +168,16 @@ def kernel_congestion_control(sc: Scenario, g: Any) -> str:
 # ---- plan -----------------------------------------------------------------------------------
 
 
-def plan_flows(sc: Scenario, work: Path | None = None,
-               icmp_groups: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+def plan_flows(sc: Scenario, work: Path | None = None, icmp_groups: frozenset[str] = frozenset(),
+               probe_tools: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """One entry per flow, numbered as the simulator numbers them (groups in order). An ABR
     group's engine config (the simulator's, with its ladder) is written to `work` for its
     server and clients, with the encoded ladder's segment files. `upload` is set on a flow
     whose path runs toward R1 (its sender is on R2's side); ping groups in `icmp_groups` are
-    planned as ICMP echoes (`proto = "icmp"`)."""
+    planned as ICMP echoes (`proto = "icmp"`). `probe_tools` ({"icmp": path of ping, "udp":
+    path of irtt}, :func:`aqmlab.emu.probe_tools.find`) has ping flows of that protocol measured
+    by the tool (`tool`, `tool_path`); a protocol without one keeps the emulator's own probe."""
+    tools = probe_tools or {}
     flows: list[dict[str, Any]] = []
     abr_files: dict[int, str] = {}
     for gi, g in enumerate(sc.flows):
@@ -205,6 +210,8 @@ def plan_flows(sc: Scenario, work: Path | None = None,
             elif isinstance(g.app, Ping):
                 f.update(proto="icmp" if g.name in icmp_groups else "udp", kind="ping",
                          interval_ns=g.app.interval, packet_size=g.app.packet_size)
+                if f["proto"] in tools:
+                    f.update(tool=PROBE_TOOLS[f["proto"]], tool_path=tools[f["proto"]])
             else:
                 f.update(proto="udp", kind=g.app.kind)
             ecn = getattr(g.app, "ecn", "not-ect")  # the UDP sources' codepoint (Cbr, Video, ...)
@@ -345,6 +352,10 @@ class Process:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        # What the process started and left behind (a probe tool, an irtt server) is in its
+        # process group (its own session): ended with it.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
         return self.proc.returncode
 
     def finish(self, timeout: float = 10.0) -> None:
@@ -402,11 +413,12 @@ def standalone_router(forward: dict[str, Any], reverse: dict[str, Any], events: 
 
 
 def emulate(sc: Scenario, progress: bool = False, testbed: Testbed | None = None,
-            icmp_groups: frozenset[str] = frozenset()) -> RunResult:
+            icmp_groups: frozenset[str] = frozenset(), probe_tools: dict[str, str] | None = None) -> RunResult:
     """Runs the scenario on real packets and computes its metrics, without writing files.
-    Ping groups named in `icmp_groups` send ICMP echoes. Raises ScenarioError for fields that
-    cannot be emulated, EmulationUnavailable when the machine cannot emulate, EmulationError
-    when a process fails."""
+    Ping groups named in `icmp_groups` send ICMP echoes; `probe_tools` (see :func:`plan_flows`)
+    has ping groups measured by ping and irtt where given. Raises ScenarioError for fields
+    that cannot be emulated, EmulationUnavailable when the machine cannot emulate,
+    EmulationError when a process fails."""
     problems = emulation_problems(sc, icmp_groups)
     if problems:
         raise ScenarioError(problems)
@@ -420,7 +432,7 @@ def emulate(sc: Scenario, progress: bool = False, testbed: Testbed | None = None
     try:
         with _sigterm_as_interrupt():
             tb.create(namespace_sysctls(sc))
-            raw = _run(sc, tb, work, procs, icmp_groups)
+            raw = _run(sc, tb, work, procs, icmp_groups, probe_tools)
     finally:
         for p in reversed(procs):
             p.stop(5.0)
@@ -429,9 +441,9 @@ def emulate(sc: Scenario, progress: bool = False, testbed: Testbed | None = None
     return _result(sc, raw, time.perf_counter() - started)
 
 
-def _run(sc: Scenario, tb: Testbed, work: Path, procs: list[Process],
-         icmp_groups: frozenset[str] = frozenset()) -> dict[str, Any]:
-    flows = plan_flows(sc, work, icmp_groups)
+def _run(sc: Scenario, tb: Testbed, work: Path, procs: list[Process], icmp_groups: frozenset[str] = frozenset(),
+         probe_tools: dict[str, str] | None = None) -> dict[str, Any]:
+    flows = plan_flows(sc, work, icmp_groups, probe_tools)
     spec: dict[str, Any] = {"receiver_ip": netns.RECEIVER_IP, "sender_ip": netns.SENDER_IP, "flows": flows,
                             "flow_sample_ns": sc.records.flow_sample, "duration_ns": sc.duration}
     for f in flows:
@@ -486,7 +498,24 @@ def _run(sc: Scenario, tb: Testbed, work: Path, procs: list[Process],
         "probe_rtt_ns": np.load(work / "probe.npz")["rtt_ns"],
         "schedules": {f["flow"]: dict(np.load(f["schedule_file"])) for f in flows if "schedule_file" in f},
         "offloads_off": tb.offloads_off(),
+        "probe_sources": probe_sources(flows, spec),
     }
+
+
+def probe_sources(flows: list[dict[str, Any]], spec: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Per ping group: where its round trips come from (the tool's name, or the emulator's own
+    probe), and for a tool its version line and the command line it ran with (irtt's output
+    file shown as OUT.json)."""
+    out: dict[str, dict[str, str]] = {}
+    for f in flows:
+        if f["kind"] != "ping" or f["group_name"] in out:
+            continue
+        entry = {"source": probe_source(f)}
+        if f.get("tool"):
+            entry["version"] = tool_version(f["tool_path"])
+            entry["command"] = " ".join(client_argv(f, spec, "OUT.json"))
+        out[f["group_name"]] = entry
+    return out
 
 
 # ---- records into the simulator's tables -----------------------------------------------------
@@ -512,6 +541,18 @@ def probes_table(rows: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({"flow": rows[:, 0].astype(np.uint32), "seq": rows[:, 1].astype(np.uint64),
                          "sent_ns": rows[:, 2].astype(np.uint64),
                          "rtt_ns": pd.arrays.IntegerArray(np.maximum(rtt, 0).astype(np.uint64), rtt < 0)})
+
+
+def probe_tool_times_table(rows: np.ndarray) -> pd.DataFrame:
+    """Per answered probe a tool measured: the client's receive minus send time (`round_trip_ns`,
+    the server's time included) and the server's own processing time (`server_ns`, irtt's
+    stamps; null for ping, whose echo the kernel answers), in (flow, seq) order. The probes
+    table's `rtt_ns` is the tool's reported value (irtt's excludes the server's time)."""
+    rows = rows[np.lexsort((rows[:, 1], rows[:, 0]))] if len(rows) else rows
+    server = rows[:, 3]
+    return pd.DataFrame({"flow": rows[:, 0].astype(np.uint32), "seq": rows[:, 1].astype(np.uint64),
+                         "round_trip_ns": rows[:, 2].astype(np.int64),
+                         "server_ns": pd.arrays.IntegerArray(np.maximum(server, 0), server < 0)})
 
 
 def tcp_received_table(rows: np.ndarray) -> pd.DataFrame:
@@ -544,6 +585,8 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
         tables["media"] = media
     if any(f["kind"] == "ping" for f in flows_plan):
         tables["probes"] = probes_table(_both(raw, "probes", 4))
+    if any(f.get("tool") for f in flows_plan):
+        tables["probe_tool_times"] = probe_tool_times_table(_both(raw, "probe_tool_times", 4))
     if any(f["kind"] == "bulk" for f in flows_plan):
         tables["tcp_received"] = tcp_received_table(_both(raw, "received", 3))
     tables.update(_abr_tables(raw["receiver"], flows_plan))
@@ -568,6 +611,7 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
             "probe_rtt_ms": {"min": float(rtt.min()) / 1e6 if rtt.size else None,
                              "median": float(np.median(rtt)) / 1e6 if rtt.size else None, "count": int(rtt.size)},
             "offloads_off": raw["offloads_off"],
+            "probe_sources": raw.get("probe_sources", {}),
             "congestion_control": {str(f["flow"]): f["cc"] for f in flows_plan if f["proto"] == "tcp"},
             # The kernel's minimum RTT of each TCP connection (tcpi_min_rtt), ms.
             "kernel_min_rtt_ms": {str(int(r[0])): int(r[3]) / 1e6 for r in _both(raw, "totals", 5)
