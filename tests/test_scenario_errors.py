@@ -64,6 +64,10 @@ def _error_lines(stderr: str) -> list[str]:
          ["flows.0.app.tcp.profile", "'rfc', 'linux' or 'ns3'"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"rack": True}}),
          ["flows.0.app.tcp", "rack: rack = true needs sack = true", "without sack: false"]),
+        (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"ssthresh_basis": "pipe"}}),
+         ["flows.0.app.tcp", "ssthresh_basis: pipe needs sack = true", "without sack: flight_size"]),
+        (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"ssthresh_basis": "cwnd"}}),
+         ["flows.0.app.tcp.ssthresh_basis", "'flight_size' or 'pipe'"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "bbr", "hystart": True}}),
          ["flows.0.app.tcp", "hystart: bbr has its own startup", "allowed with bbr: false"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "bbr3", "pacing": False}}),
@@ -77,7 +81,8 @@ def _error_lines(stderr: str) -> list[str]:
          "zero-flows", "unknown-app", "class-weights", "gop-letter", "gop-start", "frame>buffer",
          "negative-AP", "codel-target>=interval", "fq_codel-zero-buckets", "fq_codel-zero-quantum",
          "pie-negative-target", "pie-zero-t_update", "pie-estimator", "congestion-control", "bbr-without-pacing",
-         "dctcp-without-ecn", "ect1-without-ecn", "tcp-profile", "rack-without-sack", "hystart-with-bbr",
+         "dctcp-without-ecn", "ect1-without-ecn", "tcp-profile", "rack-without-sack", "pipe-basis-without-sack",
+         "unknown-ssthresh-basis", "hystart-with-bbr",
          "bbr3-without-pacing", "hystart-with-bbr3", "bbr3-with-ecn"],
 )
 def test_bad_scenario_is_one_clear_line_exit_2_no_output(tmp_path, write_scenario, mutate, expect):

@@ -24,6 +24,7 @@ def test_rfc_profile_is_the_default_and_normalizes_exactly_as_before():
     assert unset == explicit
     # The new engine options are left out when off: the engine config is what it was.
     assert "prr" not in unset and "limited_transmit" not in unset
+    assert "ssthresh_basis" not in unset
     assert Tcp().profile == "rfc" and not Tcp().prr and not Tcp().limited_transmit
 
 
@@ -144,3 +145,12 @@ def test_an_unknown_profile_is_refused_naming_the_allowed_values():
     text = str(e.value)
     assert len(text.strip().splitlines()) == 1, text
     assert "profile" in text and "'rfc', 'linux' or 'ns3'" in text, text
+
+
+def test_ssthresh_basis_reaches_the_engine_only_when_it_is_the_pipe():
+    pipe = _engine_tcp(["flows.tcp.app.tcp.sack=true", "flows.tcp.app.tcp.ssthresh_basis=pipe"])
+    flight = _engine_tcp(["flows.tcp.app.tcp.sack=true", "flows.tcp.app.tcp.ssthresh_basis=flight_size"])
+    assert pipe["ssthresh_basis"] == "pipe"
+    assert "ssthresh_basis" not in flight
+    # Neither profile sets it: ns-3's CUBIC reduces from cwnd, not from the pipe.
+    assert "ssthresh_basis" not in NS3_PROFILE and "ssthresh_basis" not in LINUX_PROFILE

@@ -186,6 +186,12 @@ class Tcp(Strict):
                             "min(max(R - R1, 0), R0)) R / R0^2 segments per round, R0 = 16.384 ms, R1 = "
                             "1.536 ms, not capped at 1), additive (rate's rule with the target T + R) or none "
                             "(Reno's 1 segment per round); simulator only")
+    ssthresh_basis: Literal["flight_size", "pipe"] = Field(
+        "flight_size", description="what SACK-based fast retransmit reduces from (RFC 6675 section 5 step "
+                                   "(4.2)): flight_size (the RFC's FlightSize) or pipe (the RFC's pipe: SACKed and "
+                                   "lost segments not counted, as ns-3 3.44's EnterRecovery hands its controller "
+                                   "BytesInFlight(); its NewReno halves it, its CUBIC uses cwnd); pipe needs sack; "
+                                   "simulator only")
     congestion_control: Literal["newreno", "cubic", "dctcp", "bbr", "bbr3", "prague"] = Field(
         "newreno", description="window rules: newreno (RFC 5681), cubic (RFC 9438), dctcp (RFC 8257, "
                                "needs ecn = true; simulator only), bbr (BBR v1 as Linux's tcp_bbr.c, "
@@ -225,9 +231,10 @@ class Tcp(Strict):
     @model_validator(mode="after")
     def _sane(self) -> Tcp:
         """mss positive; min_rto <= max_rto; dctcp, prague and ect1 need ecn; prague needs ect1; bbr, bbr3
-        and prague need pacing; bbr3 refuses ecn; rack needs sack; hystart not with bbr or bbr3; cubic_hystart
-        with cubic alone; quickack needs delayed_ack; bbr_ack_aggregation and bbr_policer_detection with bbr
-        alone; prague_ecn_fallback and a prague_rtt_scaling other than rate only with prague."""
+        and prague need pacing; bbr3 refuses ecn; rack and ssthresh_basis = pipe need sack; hystart not with
+        bbr or bbr3; cubic_hystart with cubic alone; quickack needs delayed_ack; bbr_ack_aggregation and
+        bbr_policer_detection with bbr alone; prague_ecn_fallback and a prague_rtt_scaling other than rate
+        only with prague."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
         if self.min_rto > self.max_rto:
@@ -260,6 +267,9 @@ class Tcp(Strict):
         if self.rack and not self.sack:
             raise ValueError("rack: rack = true needs sack = true (RFC 8985 detects losses from SACK); "
                              "allowed without sack: false")
+        if self.ssthresh_basis == "pipe" and not self.sack:
+            raise ValueError("ssthresh_basis: pipe needs sack = true (the pipe is RFC 6675's SACK estimate); "
+                             "allowed without sack: flight_size")
         if self.hystart and self.congestion_control in ("bbr", "bbr3"):
             raise ValueError(f"hystart: {self.congestion_control} has its own startup and no slow start for "
                              f"HyStart++ to change; allowed with {self.congestion_control}: false")

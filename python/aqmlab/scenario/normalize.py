@@ -176,6 +176,7 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         **({"bbr_policer_detection": False} if t.bbr_policer_detection is False else {}),
         **({"prague_ecn_fallback": True} if t.prague_ecn_fallback else {}),
         **({"prague_rtt_scaling": t.prague_rtt_scaling} if t.prague_rtt_scaling != "rate" else {}),
+        **({"ssthresh_basis": t.ssthresh_basis} if t.ssthresh_basis != "flight_size" else {}),
     }
 
 

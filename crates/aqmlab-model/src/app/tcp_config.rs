@@ -95,6 +95,11 @@ pub struct TcpConfig {
     /// default, unless set; `aqmlab_sim::tcp::cc::prague::rtt_scaling`); only with Prague.
     #[serde(default)]
     pub prague_rtt_scaling: PragueRttScaling,
+    /// What SACK-based fast recovery reduces from (RFC 6675 section 5 step (4.2)): FlightSize,
+    /// as the RFC writes it, or the pipe, as ns-3 3.44 does (`TcpSocketBase::EnterRecovery`
+    /// hands its controller `BytesInFlight()`, the RFC's pipe, when SACK is on). Needs `sack`.
+    #[serde(default)]
+    pub ssthresh_basis: SsthreshBasis,
 }
 
 /// The default of the BBR parts the kernel runs.
@@ -105,6 +110,12 @@ fn on() -> bool {
 impl TcpConfig {
     /// The combinations the TCP cannot run; the message names the field and what is allowed.
     pub fn validate(&self) -> Result<(), String> {
+        if self.ssthresh_basis == SsthreshBasis::Pipe && !self.sack {
+            // The pipe is RFC 6675's estimate from the SACK scoreboard.
+            return Err(
+                "ssthresh_basis: pipe needs sack = true (the pipe is RFC 6675's SACK estimate); allowed without sack: flight_size".into()
+            );
+        }
         if self.congestion_control == CongestionControl::Dctcp && !self.ecn {
             // RFC 8257 section 3: DCTCP's only congestion signal besides loss is ECN.
             return Err("congestion_control: dctcp needs ecn = true (RFC 8257 reacts to ECN marks)".into());
@@ -221,6 +232,19 @@ pub enum PragueRttScaling {
     Additive,
 }
 
+/// What a SACK sender's fast retransmit hands its controller as the amount to reduce from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SsthreshBasis {
+    /// FlightSize, the data sent and not cumulatively acknowledged (RFC 6675 (4.2), RFC 5681
+    /// equation (4)).
+    #[default]
+    FlightSize,
+    /// The pipe (RFC 6675 section 4's SetPipe at that moment: SACKed and lost segments not
+    /// counted), as ns-3 3.44's NewReno halves it.
+    Pipe,
+}
+
 /// Which ECN-capable codepoint an ECN TCP sender puts on its data segments.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -262,6 +286,7 @@ mod tests {
             bbr_policer_detection: true,
             prague_ecn_fallback: false,
             prague_rtt_scaling: Default::default(),
+            ssthresh_basis: Default::default(),
         }
     }
 
@@ -272,6 +297,16 @@ mod tests {
         assert!(err.starts_with("congestion_control: dctcp needs ecn = true"), "{err}");
         let err = TcpConfig { congestion_control: CongestionControl::Cubic, ..dctcp(false, EcnCodepoint::Ect1) }.validate().unwrap_err();
         assert!(err.starts_with("ecn_codepoint: ect1 needs ecn = true"), "{err}");
+    }
+
+    #[test]
+    fn ssthresh_basis_pipe_needs_sack_and_the_refusal_names_the_field() {
+        let cubic = TcpConfig { congestion_control: CongestionControl::Cubic, ..dctcp(false, EcnCodepoint::Ect0) };
+        let pipe = TcpConfig { ssthresh_basis: SsthreshBasis::Pipe, ..cubic.clone() };
+        let err = pipe.validate().unwrap_err();
+        assert!(err.starts_with("ssthresh_basis: pipe needs sack = true"), "{err}");
+        assert_eq!(TcpConfig { sack: true, ..pipe }.validate(), Ok(()));
+        assert_eq!(cubic.validate(), Ok(()));
     }
 
     #[test]

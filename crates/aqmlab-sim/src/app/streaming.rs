@@ -276,6 +276,7 @@ mod tests {
             bbr_policer_detection: true,
             prague_ecn_fallback: false,
             prague_rtt_scaling: Default::default(),
+            ssthresh_basis: Default::default(),
         }
     }
 

@@ -451,6 +451,7 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         bbr_policer_detection: !stack.no_bbr_policer,
         prague_ecn_fallback: stack.prague_ecn_fallback,
         prague_rtt_scaling: stack.prague_rtt_scaling,
+        ssthresh_basis: Default::default(),
     }
 }
 

@@ -78,7 +78,7 @@ pub mod send_times;
 pub mod tlp;
 
 use aqmlab_core::{SackBlocks, SimRng, Time};
-use aqmlab_model::app::tcp_config::{CongestionControl, TcpConfig};
+use aqmlab_model::app::tcp_config::{CongestionControl, SsthreshBasis, TcpConfig};
 use cc::bbr::{AckInput, Bbr, BbrParts, CaState};
 use cc::bbr3::{Bbr3, V3Sample};
 use cc::Controller;
@@ -221,6 +221,8 @@ pub struct TcpSender {
     /// any (the rfc profile), the send loop tests this flag once per segment instead of each
     /// (benches/README.md, issue 21).
     send_hooks: bool,
+    /// SACK recovery reduces from the pipe instead of FlightSize (`TcpConfig::ssthresh_basis`).
+    ssthresh_from_pipe: bool,
     pub stats: SenderStats,
 }
 
@@ -338,6 +340,7 @@ impl TcpSender {
             hystart: (cfg.hystart && !is_bbr).then(|| HyStart::new(mss, cfg.pacing, ISS_DATA)),
             cubic_hystart: cfg.cubic_hystart.then(|| CubicHyStart::new(mss, cfg.pacing, ISS_DATA, Time::ZERO)),
             send_hooks: false,
+            ssthresh_from_pipe: cfg.sack && cfg.ssthresh_basis == SsthreshBasis::Pipe,
             stats: SenderStats::default(),
         };
         sender.send_hooks = sender.hystart.is_some()
@@ -1104,13 +1107,16 @@ impl TcpSender {
     }
 
     /// RFC 6675 section 5 step (4): RecoveryPoint = HighData, ssthresh = cwnd = the controller's
-    /// reduction (NewReno: FlightSize / 2, RFC 5681 equation (4), at least 2 SMSS), retransmit the segment at HighACK + 1 and set
-    /// HighRxt and RescueRxt to its end. Step (C) follows in `send_available`.
+    /// reduction (NewReno: FlightSize / 2, RFC 5681 equation (4), at least 2 SMSS; or the pipe
+    /// / 2 with `ssthresh_basis = pipe`, as ns-3 3.44's `EnterRecovery`, the pipe taken before
+    /// the retransmission), retransmit the segment at HighACK + 1 and set HighRxt and RescueRxt
+    /// to its end. Step (C) follows in `send_available`.
     fn enter_sack_recovery(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.stats.fast_retransmits += 1;
         self.end_hystart();
         self.recover = self.snd_max - 1;
-        self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.reduction_basis());
+        let outstanding = if self.ssthresh_from_pipe { self.pipe() } else { self.flight_size() };
+        self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.window_basis(outstanding));
         self.cwnd = self.ssthresh;
         self.in_recovery = true;
         let seq = self.snd_una;
@@ -1227,10 +1233,15 @@ impl TcpSender {
     /// The bytes a reduction (fast retransmit, ECN-Echo, timeout) starts from: FlightSize, or
     /// at most cwnd where [`Self::reduces_window_in_use`].
     fn reduction_basis(&self) -> u64 {
+        self.window_basis(self.flight_size())
+    }
+
+    /// `outstanding` (FlightSize or the pipe), at most cwnd where [`Self::reduces_window_in_use`].
+    fn window_basis(&self, outstanding: u64) -> u64 {
         if self.reduces_window_in_use() {
-            self.flight_size().min(self.cwnd)
+            outstanding.min(self.cwnd)
         } else {
-            self.flight_size()
+            outstanding
         }
     }
 

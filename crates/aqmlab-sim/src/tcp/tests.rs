@@ -2,7 +2,7 @@
 //! play the network by hand, so each RFC rule is checked in isolation.
 
 use super::*;
-use aqmlab_model::app::tcp_config::CongestionControl;
+use aqmlab_model::app::tcp_config::{CongestionControl, SsthreshBasis};
 
 /// The base configuration of the sender tests (NewReno, no option on, MSS 1000 B, IW 2, minimum
 /// RTO 200 ms); other modules' tests change what they test with `..cfg()`.
@@ -34,6 +34,7 @@ pub(crate) fn cfg() -> TcpConfig {
         bbr_policer_detection: true,
         prague_ecn_fallback: false,
         prague_rtt_scaling: Default::default(),
+        ssthresh_basis: Default::default(),
     }
 }
 
@@ -400,6 +401,33 @@ fn sack_recovery_sets_cwnd_to_ssthresh_and_sends_only_while_the_pipe_allows() {
     assert!(!s.in_recovery(), "a cumulative ACK covering RecoveryPoint ends recovery");
     assert_eq!(s.cwnd, 5 * MSS);
     assert_eq!((s.stats.fast_retransmits, s.stats.retransmissions, s.stats.timeouts), (1, 1, 0));
+}
+
+/// The ssthresh a SACK sender of a 10-segment window sets when segment 1 is lost and the
+/// third duplicate ACK SACKs segments 2-4, with `basis` (segment 0's ACK first lets segment 10
+/// out, so segments 1-10 are outstanding).
+fn ssthresh_at_fast_retransmit(basis: SsthreshBasis) -> u64 {
+    let c = TcpConfig { ssthresh_basis: basis, ..sack_cfg() };
+    let mut s = TcpSender::new(&c);
+    s.cwnd = 10 * MSS;
+    s.ssthresh = 10 * MSS;
+    let mut out = Vec::new();
+    s.send_available(ms(0), &mut out);
+    s.on_ack_sack(seg(1), false, &[], ms(100), &mut out);
+    for (k, t) in [(3, 101), (4, 102), (5, 103)] {
+        s.on_ack_sack(seg(1), false, &[(seg(2), seg(k))], ms(t), &mut out);
+    }
+    assert!(s.in_recovery());
+    assert_eq!(s.cwnd, s.ssthresh, "RFC 6675 (4.2): cwnd = ssthresh");
+    s.ssthresh
+}
+
+#[test]
+fn sack_recovery_halves_flightsize_or_with_ssthresh_basis_pipe_the_pipe() {
+    // FlightSize: segments 1-10, 10 segments.
+    assert_eq!(ssthresh_at_fast_retransmit(SsthreshBasis::FlightSize), 5 * MSS);
+    // The pipe before the retransmission: 10 outstanding, less 3 SACKed and segment 1 lost.
+    assert_eq!(ssthresh_at_fast_retransmit(SsthreshBasis::Pipe), 3 * MSS);
 }
 
 #[test]
