@@ -16,7 +16,16 @@ Prints:
    router sleeping between packets (the default) and busy polling;
 4. with --overload S: a 10 Mbit/s FIFO fed 100 Mbit/s for S seconds; the router's resident
    memory and the bits it sent per window (a stall would show as a window near 0), sampled
-   over time, its peak frames held, and that it stays alive.
+   over time, its peak frames held, and that it stays alive;
+5. a bottleneck that follows a delivery trace (mahimahi's format: one 1500-byte opportunity per
+   line), constant capacity of 1, 10, 100, 720 (mahimahi's own failure case: a 720 Mbit/s trace
+   delivered about 300) and 1000 Mbit/s, fed iperf3 UDP at 1.2x into a 1000-packet FIFO: per
+   100 ms window in the middle of the run, the IP-layer bits the link delivered (dequeue
+   records: the schedule) and the frames that left the router's egress interface (tcpdump's
+   kernel stamps: what was delivered) against the trace's opportunities in that window, as the
+   worst and median error and the share of windows within 2 % or one packet, over the windows
+   whose queue never ran empty (the others, where the source fell short, are counted apart);
+   the arrivals' rate is the offered load.
 
 Needs root, iproute2, ethtool, iperf3 and tcpdump. Figures are wall-clock on whatever machine
 runs it; benches/README.md records one run.
@@ -37,6 +46,8 @@ import numpy as np
 
 from aqmlab.emu import netns
 from aqmlab.emu.run import standalone_router
+from aqmlab.scenario.link_traces import ConstantTrace
+from aqmlab.traces import synthetic_opportunities
 
 FIFO = {"kind": "droptail", "limit": {"packets": 1000}}
 DRR = {"kind": "drr", "limit": {"packets": 1000}, "quantum": 1500,
@@ -189,11 +200,102 @@ s.wait()
           f"dropped {fwd['stats']['dropped_packets'][0]:,} of {fwd['stats']['received_packets']:,}")
 
 
+ARRIVE, ENQUEUE, DEQUEUE = 0, 1, 3
+MTU_BYTES = 1500
+
+
+def window_errors(arrays: dict[str, np.ndarray], opportunities_ms: list[int], egress_ns: np.ndarray | None = None,
+                  window_ms: int = 100, trim: float = 0.2) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, int]:
+    """Per `window_ms` window in the middle of the busy span (`trim` cut each side) whose queue
+    never ran empty: the relative error of the IP bytes dequeued against the trace's
+    opportunities in the window (times in (start, end] ms since the epoch, the trace looping
+    every `max(opportunities)` ms, `MTU_BYTES` each); the same for the frames that left the
+    router's egress interface (`egress_ns`, kernel stamps, each `MTU_BYTES`), when given, and
+    whether each of those is within 2 % or one packet (a window of a 1 Mbit/s trace holds 8 or 9
+    opportunities: one packet moved across its edge by microseconds is 12 % of it); the
+    arrivals' rate over the span, bit/s; and how many windows were left out because their queue
+    ran empty."""
+    ev, t = arrays["packets/event"], arrays["packets/t_ns"]
+    size = arrays["packets/size"].astype(np.int64)
+    sent_t, sent_size = t[ev == DEQUEUE], size[ev == DEQUEUE]
+    if len(sent_t) < 10:
+        return np.array([]), np.array([]), np.array([]), 0.0, 0
+    lo_ms = int((sent_t[0] + (sent_t[-1] - sent_t[0]) * trim) / 1e6) // window_ms * window_ms + window_ms
+    hi_ms = int((sent_t[-1] - (sent_t[-1] - sent_t[0]) * trim) / 1e6) // window_ms * window_ms
+    loop = max(opportunities_ms)
+    one_loop = np.asarray(opportunities_ms, dtype=np.int64)
+    times = np.concatenate([one_loop + k * loop for k in range(hi_ms // loop + 2)])
+    # The backlog left after each dequeue: a window whose queue never ran empty was saturated,
+    # so what it missed of the trace the link missed, not the source.
+    enq_t = np.sort(t[ev == ENQUEUE])
+    backlog = np.searchsorted(enq_t, sent_t, side="right") - np.arange(1, len(sent_t) + 1)
+    # What left the router's egress interface, timed by the kernel (tcpdump), put on the
+    # router's clock: the n-th frame out is the n-th dequeue (one flow through a FIFO), and the
+    # median of their differences is taken as the clocks' offset.
+    out_t = None
+    if egress_ns is not None and len(egress_ns):
+        n = min(len(egress_ns), len(sent_t))
+        out_t = egress_ns - np.median(egress_ns[:n] - sent_t[:n])
+    errors, delivered, within, unsaturated = [], [], [], 0
+    for start in range(lo_ms, hi_ms, window_ms):
+        end = start + window_ms
+        sel = (sent_t > start * 1e6) & (sent_t <= end * 1e6)
+        if not sel.any() or backlog[sel].min() <= 0:
+            unsaturated += 1
+            continue
+        want = np.count_nonzero((times > start) & (times <= end)) * MTU_BYTES
+        errors.append((int(sent_size[sel].sum()) - want) / want)
+        if out_t is not None:
+            got = np.count_nonzero((out_t > start * 1e6) & (out_t <= end * 1e6)) * MTU_BYTES
+            delivered.append((got - want) / want)
+            within.append(abs(got - want) <= max(0.02 * want, MTU_BYTES))
+    arrive_t, arrive_size = t[ev == ARRIVE], size[ev == ARRIVE]
+    sel = (arrive_t > lo_ms * 1e6) & (arrive_t <= hi_ms * 1e6)
+    offered = float(arrive_size[sel].sum()) * 8 / ((hi_ms - lo_ms) / 1e3)
+    return np.array(errors), np.array(delivered), np.array(within), offered, unsaturated
+
+
+def trace_following(seconds: float) -> None:
+    print("\n5. a constant-capacity delivery trace at saturation (1500-byte opportunities; iperf3 UDP at "
+          "1.2x into a 1000-packet FIFO), per 100 ms window")
+    print("   schedule: the link's dequeues; delivered: frames out of the router's egress interface (tcpdump)")
+    print(f"   {'trace':>10} {'offered':>10} {'windows':>8} {'schedule worst':>15} {'delivered median':>17} "
+          f"{'delivered worst':>16} {'within 2 % or 1 packet':>23} {'max late':>9} {'not saturated':>14}")
+    for mbps in (1, 10, 100, 720, 1000):
+        trace = ConstantTrace(kind="constant", rate=f"{mbps}Mbps")
+        opportunities = synthetic_opportunities(trace, 1, "bottleneck", "trace")
+        link = {"rate_bps": 0, "delay_ns": 0, "qdisc": FIFO, "trace": {"opportunities_ms": opportunities}}
+        with standalone_router(link, {"rate_bps": 0, "delay_ns": 0, "qdisc": FIFO}) as (tb, r, work, _):
+            pcap = work / "egress.pcap"
+            cap = subprocess.Popen(
+                [*tb.exec_prefix(tb.router_ns), "tcpdump", "-i", tb.router_receiver_if, "-Q", "out", "-B", "65536",
+                 "-j", "adapter_unsynced", "--time-stamp-precision=nano", "-s", "64", "-w", str(pcap), "udp"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1.0)
+            iperf_udp(tb, f"{int(mbps * 1.2)}M", seconds)
+            time.sleep(0.5)
+            cap.terminate()
+            cap.wait(timeout=10)
+            arrays, summary = stop_router(r, work)
+            egress = np.sort(np.array(list(read_pcap(pcap).values()), dtype=np.float64))
+        errors, delivered, within, offered, unsaturated = window_errors(arrays, opportunities, egress)
+        late_ms = summary["forward"]["link"]["max_lateness_ns"] / 1e6 if "forward" in summary else float("nan")
+        if len(errors) == 0:
+            print(f"   {mbps:>5} Mb/s   too few packets delivered to measure")
+            continue
+        d = delivered if len(delivered) else np.full(len(errors), np.nan)
+        print(f"   {mbps:>5} Mb/s {offered / 1e6:>7.1f} Mb/s {len(errors):>8d} "
+              f"{100 * errors[np.argmax(np.abs(errors))]:>+14.2f} % {100 * np.median(d):>+16.2f} % "
+              f"{100 * d[np.argmax(np.abs(d))]:>+15.2f} % {100 * np.mean(within):>22.0f} % "
+              f"{late_ms:>6.1f} ms {unsaturated:>14d}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=5.0, help="length of each measurement")
     ap.add_argument("--overload", type=float, default=0.0, help="also run the 10x overload test this long")
     ap.add_argument("--overload-only", action="store_true", help="run only the overload test")
+    ap.add_argument("--trace-only", action="store_true", help="run only the trace-following test (5)")
     args = ap.parse_args()
     missing = netns.missing_requirement()
     if missing:
@@ -202,10 +304,14 @@ def main() -> int:
     if args.overload_only:
         overload(args.overload or 60.0)
         return 0
+    if args.trace_only:
+        trace_following(args.seconds)
+        return 0
     throughput(args.seconds)
     rate_error(args.seconds)
     latency(args.seconds, busy_poll=False)
     latency(args.seconds, busy_poll=True)
+    trace_following(args.seconds)
     if args.overload:
         overload(args.overload)
     return 0
