@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Where the CPU time of `aqmlab run SCENARIO --out DIR` goes, phase by phase, in one process.
 
-Repeats the steps of the command (aqmlab.cli.run -> aqmlab.run.simulate and write_results) with
-the process's CPU clock read between them: the imports in the order the command meets them,
-loading and validating the scenario, the simulation, turning the records into tables, the
-metrics, and the Parquet and CSV files. Run it with stdout not a terminal, as a script would.
+Repeats the steps of the command (aqmlab.cli.run -> aqmlab.run.simulate_to_directory, the
+path without pandas) with the process's CPU clock read between them: the imports in the order
+the command meets them, loading and validating the scenario, the simulation, turning the
+records into Arrow tables, the metrics, and the Parquet and CSV files. Run it with stdout not
+a terminal, as a script would.
 The whole process, interpreter start included, is measured from outside instead:
 
     /usr/bin/time -f "%U %S" aqmlab run rb-rio/tcp-droptail --out /tmp/a --force > /dev/null
@@ -15,6 +16,7 @@ The whole process, interpreter start included, is measured from outside instead:
 
 from __future__ import annotations
 
+import importlib
 import sys
 import tempfile
 import time
@@ -36,9 +38,6 @@ def main(scenario: str) -> None:
     import numpy  # noqa: F401
 
     phase("import numpy")
-    import pandas  # noqa: F401
-
-    phase("import pandas")
     import pyarrow.parquet  # noqa: F401
 
     phase("import pyarrow.parquet")
@@ -51,48 +50,48 @@ def main(scenario: str) -> None:
     import aqmlab.cli  # noqa: F401
 
     phase("import aqmlab.cli (click, display, ...)")
-    from aqmlab import run
+    # The module, not the API function of the same name that `from aqmlab import run` gives.
+    run = importlib.import_module("aqmlab.run")
 
     phase("import aqmlab.run (rest)")
     from aqmlab.scenario import load
 
     sc, raw = load(scenario, [], None)
     phase("load and validate the scenario")
-    # aqmlab.run.simulate's steps, one by one (keep in step with it).
+    # aqmlab.run.simulate_to_directory's steps, one by one (keep in step with it).
     import json
 
-    from aqmlab import _core
-    from aqmlab.metrics import flow_period_metrics, period_metrics
-    from aqmlab.records import name_packet_events, null_unset_ssthresh, to_frame
+    from aqmlab import _core, arrow_records
+    from aqmlab.metrics import flow_period_values, period_rows
 
     sim = _core.Simulation(json.dumps(sc.to_sim_config()))
     phase("to_sim_config, building the model")
     sim.run()
     phase("the simulation (Simulation.run)")
-    raw_tables, _pcap = sim.take_records()
-    tables = {name: to_frame(cols) for name, cols in raw_tables.items()}
-    tables["flows"]["group_name"] = [sc.flows[g].name for g in tables["flows"]["group"]]
-    if "flow_samples" in tables:
-        tables["flow_samples"] = null_unset_ssthresh(tables["flow_samples"])
-    if "packets" in tables:
-        name_packet_events(tables["packets"])
-    phase("records out of Rust, building the tables")
-    if "packets" in tables:
-        period_metrics(tables["packets"], tables["flows"], sc.periods())
-        flow_period_metrics(tables["packets"], tables["flow_samples"], tables["flows"], sc.periods())
+    records, pcap = sim.take_records()
+    columns = {name: arrow_records.numpy_columns(cols) for name, cols in records.items()}
+    tables = {name: arrow_records.table(name, cols, [g.name for g in sc.flows]) for name, cols in columns.items()}
+    phase("records out of Rust, building the Arrow tables")
+    rows = []
+    if "packets" in columns:
+        packets = {**columns["packets"], "event": arrow_records.event_names(columns["packets"])}
+        rows = period_rows(packets, columns["flows"], sc.periods())
+        flow_period_values(packets, columns["flow_samples"], columns["flows"], sc.periods())
     phase("metrics")
-    # The files themselves, written by the command's own code (the run is repeated for that:
-    # its CPU time is not counted in any phase).
-    result = run.simulate(sc, progress=False)
-    global _last
-    _last = time.process_time()
     with tempfile.TemporaryDirectory() as tmp:
-        run.write_results(result, raw, Path(tmp) / "out")
-        phase("write Parquet, CSV, JSON, TOML")
-    print(f"modules loaded: {len(sys.modules)}; rich loaded: {'rich' in sys.modules}")
+        out = Path(tmp) / "out"
+        with run.atomic_directory(out) as d:
+            for name, table in tables.items():
+                run._write_table(table, d / f"{name}.parquet")
+            if rows:
+                run._write_table(arrow_records.rows_table(rows), d / "periods.parquet")
+                (d / "periods.csv").write_text(arrow_records.csv_text(rows))
+        phase("write Parquet and CSV (flow_periods, JSON, TOML left out)")
+    print(f"modules loaded: {len(sys.modules)}; pandas loaded: {'pandas' in sys.modules}; "
+          f"rich loaded: {'rich' in sys.modules}")
     for name, s in PHASES:
-        print(f"{name:55s} {s * 1e3:7.0f} ms")
-    print(f"{'sum of the phases':55s} {sum(s for _, s in PHASES) * 1e3:7.0f} ms")
+        print(f"{name:58s} {s * 1e3:7.0f} ms")
+    print(f"{'sum of the phases':58s} {sum(s for _, s in PHASES) * 1e3:7.0f} ms")
 
 
 if __name__ == "__main__":

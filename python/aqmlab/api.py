@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aqmlab.display import Cells
+
 if TYPE_CHECKING:  # the data libraries load on first use, not at `import aqmlab`
     import pandas as pd
     from matplotlib.figure import Figure
@@ -44,10 +46,10 @@ if TYPE_CHECKING:  # the data libraries load on first use, not at `import aqmlab
     from aqmlab.scenario import Scenario
     from aqmlab.sweep import Sweep
 
-#: Display names of the disciplines in the period table of `aqmlab run`.
 #: How the API's refusals spell the override (the command line says `--force`).
 FORCE = "force=True"
 
+#: Display names of the disciplines in the period table of `aqmlab run`.
 DISPLAY = {"droptail": "Drop-Tail", "red": "RED", "rb_red": "Rb-RED", "rb_rio": "Rb-RIO", "rio": "RIO",
            "sqf": "SQF", "drr": "FQ (DRR)", "fq": "FQ (DRR)", "pfq": "PFQ", "tbf": "TBF",
            "prio": "PRIO", "wrr": "WRR", "codel": "CoDel", "fq_codel": "FQ-CoDel", "pie": "PIE",
@@ -394,22 +396,35 @@ def _emulate(model: Scenario) -> RunResult:
 
 @dataclass
 class PeriodTable:
-    """The period table of ``aqmlab run``: `shown` (text cells as printed), `data` (the
-    ``--json`` rows), the published sources shown, and per result the overrides that withheld
-    its published values."""
+    """The period table of ``aqmlab run``: `cells` (the text cells as printed, under their
+    headers), `rows` (the ``--json`` rows), the published sources shown, and per result the
+    overrides that withheld its published values. Lists, not DataFrames, so that printing it
+    as text imports no pandas (issue 22); `shown` and `data` give the DataFrames."""
 
-    shown: pd.DataFrame
-    data: pd.DataFrame
+    cells: Cells
+    rows: list[dict[str, Any]]
     sections: list[int]
     sources: list[str]
     withheld: list[list[str]]
 
+    @property
+    def shown(self) -> pd.DataFrame:
+        import pandas as pd
 
-def period_table(results: Sequence[RunResult], withheld: Sequence[list[str]] | None = None) -> PeriodTable:
+        return pd.DataFrame(self.cells.rows, columns=self.cells.headers)
+
+    @property
+    def data(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(self.rows)
+
+
+def period_table(results: Sequence[Any], withheld: Sequence[list[str]] | None = None) -> PeriodTable:
     """The Figure 5 form: one block per period, one row per run, published values beside
-    unless `withheld` gives, per result, the overrides that make its scenario not the paper's."""
-    import pandas as pd
-
+    unless `withheld` gives, per result, the overrides that make its scenario not the paper's.
+    A result is anything with `summary` (summary.json's dict), `scenario` (the model) and
+    `out_dir`: a `RunResult` or an `aqmlab.run.WrittenRun`."""
     withheld = list(withheld) if withheld is not None else [[] for _ in results]
     shown, data, sections = [], [], []
     periods = sorted({(r["start_s"], r["end_s"]) for res in results for r in res.summary["periods"]})
@@ -433,11 +448,11 @@ def period_table(results: Sequence[RunResult], withheld: Sequence[list[str]] | N
                "published util", "published drop"]
     refs = {res.scenario.reference.source for res, reasons in zip(results, withheld, strict=True)
             if res.scenario.reference and not reasons}
-    text_df, json_df = pd.DataFrame(shown, columns=columns), pd.DataFrame(data)
     if any(withheld) and not refs:  # every published value withheld: the note replaces the columns
-        text_df = text_df.drop(columns=["published util", "published drop"])
-        json_df = json_df.drop(columns=["published_utilization_mbps", "published_drop_rate_pct"])
-    return PeriodTable(text_df, json_df, sections[:-1], sorted(refs), withheld)
+        columns, shown = columns[:-2], [row[:-2] for row in shown]
+        for d in data:
+            del d["published_utilization_mbps"], d["published_drop_rate_pct"]
+    return PeriodTable(Cells(columns, shown), data, sections[:-1], sorted(refs), withheld)
 
 
 def no_periods_reason(sc: Scenario) -> str:

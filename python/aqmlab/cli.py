@@ -114,20 +114,31 @@ def run(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overrides: 
     except KeyboardInterrupt:
         # Also covers an interrupt while the data libraries are still importing.
         _interrupted("the run in progress wrote nothing")
-    _print_period_table([r._run for r in results], as_json, [api._withheld(r.scenario) for r in results])
+    _print_period_table([run for _, run in results], as_json, [api._withheld(sc) for sc, _ in results])
 
 
 def _run_all(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overrides: tuple[str, ...],
-             force: bool, plot: bool, progress: bool) -> list[Any]:
+             force: bool, plot: bool, progress: bool) -> list[tuple[api.LoadedScenario, Any]]:
+    """Each scenario run and written, with what its row of the table is printed from. Without
+    --plot the results go from the engine's columns to Parquet without pandas
+    (`aqmlab.run.simulate_to_directory`, the same files: issue 22)."""
     loaded = _load_all(scenarios, list(overrides), seed)
     targets = _targets(loaded, out_dir)
     for target in targets:
         _check_out(target, force)
     results = []
     for sc, target in zip(loaded, targets, strict=True):
-        res = api.run(sc, out=target, force=force, plot=plot, progress=progress)
-        _note(f"{sc.name}: {res.info['sim']['events']:,} events in {res.wall_s:.2f} s -> {target}")
-        results.append(res)
+        run: Any
+        if plot:
+            res = api.run(sc, out=target, force=force, plot=plot, progress=progress)
+            run, events = res._run, res.info["sim"]["events"]
+        else:
+            from aqmlab.run import simulate_to_directory
+
+            run = simulate_to_directory(sc.model, sc.raw, target, force=force, progress=progress)
+            events = run.summary["sim"]["events"]
+        _note(f"{sc.name}: {events:,} events in {run.wall_s:.2f} s -> {target}")
+        results.append((sc, run))
     return results
 
 
@@ -170,8 +181,10 @@ def _print_period_table(results: list[Any], as_json: bool = False, withheld: lis
 
     table = api.period_table(results, withheld)
     printer = TablePrinter(as_json)
-    if len(table.shown) or as_json:  # no empty table in text: the note below says why there is none
-        printer.table("periods", "Bottleneck per period", table.shown, json_df=table.data, sections=table.sections)
+    if len(table.cells) or as_json:  # no empty table in text: the note below says why there is none
+        # the DataFrame of the JSON rows only in JSON mode: text is printed without pandas
+        printer.table("periods", "Bottleneck per period", table.cells, json_df=table.data if as_json else None,
+                      sections=table.sections)
     for src in table.sources:
         printer.note(f"published: {src}")
     for res, reasons in zip(results, table.withheld, strict=True):

@@ -19,13 +19,27 @@ if TYPE_CHECKING:  # pandas loads only when a table is printed, not at every com
     import pandas as pd
 
 
-def _cells(df: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+@dataclass
+class Cells:
+    """A table already in text: its headers and rows of cells, what the text modes print; a
+    command that builds its cells itself prints them without pandas (`aqmlab run`, issue 22)."""
+
+    headers: list[str]
+    rows: list[list[str]]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def _cells(df: pd.DataFrame | Cells) -> tuple[list[str], list[list[str]]]:
     """Headers and cells as the text modes show them (str of each value, as before)."""
+    if isinstance(df, Cells):
+        return [str(c) for c in df.headers], [[str(v) for v in row] for row in df.rows]
     headers = [str(c) for c in df.columns]
     return headers, [[str(v) for v in row] for row in df.itertuples(index=False)]
 
 
-def markdown(df: pd.DataFrame) -> str:
+def markdown(df: pd.DataFrame | Cells) -> str:
     """A pipe table of the cells exactly as str() shows them (no re-rounding of numbers)."""
     from tabulate import tabulate  # type: ignore[import-untyped]
 
@@ -45,8 +59,10 @@ def _numeric(cell: str) -> bool:
     return True
 
 
-def records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    """The rows as JSON objects; NaN and missing values become null."""
+def records(df: pd.DataFrame | Cells) -> list[dict[str, Any]]:
+    """The rows as JSON objects; NaN and missing values become null (text cells stay text)."""
+    if isinstance(df, Cells):
+        return [dict(zip(df.headers, row, strict=True)) for row in df.rows]
     return json.loads(df.to_json(orient="records", double_precision=15))
 
 
@@ -64,7 +80,7 @@ class TablePrinter:
             return "json"
         return "rich" if self.stream.isatty() else "markdown"
 
-    def table(self, key: str, title: str, df: pd.DataFrame, json_df: pd.DataFrame | None = None,
+    def table(self, key: str, title: str, df: pd.DataFrame | Cells, json_df: pd.DataFrame | None = None,
               sections: list[int] | None = None, left_columns: tuple[str, ...] = ("scenario", "qdisc"),
               no_wrap: tuple[str, ...] = ()) -> None:
         """Shows `df` (cells as text) under `title`; in JSON, `json_df` (default `df`) with its
@@ -80,7 +96,7 @@ class TablePrinter:
             self.stream.write(f"{title}\n\n{markdown(df)}\n\n")
             self.stream.flush()
 
-    def _rich(self, title: str, df: pd.DataFrame, sections: set[int], left_columns: tuple[str, ...],
+    def _rich(self, title: str, df: pd.DataFrame | Cells, sections: set[int], left_columns: tuple[str, ...],
               no_wrap: set[str]) -> None:
         # rich loads only in this mode: a pipe or a file gets Markdown, without it.
         from rich.console import Console

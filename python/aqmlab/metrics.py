@@ -9,10 +9,12 @@ way: the same arrays, so the same values).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas loads only where a DataFrame is made: `aqmlab run` needs none (issue 22)
+    import pandas as pd
 
 #: The ``packets`` table's events, by name: its ``event`` column is a categorical of these
 #: (see ``aqmlab.records``), so ``packets["event"] == DEQUEUE`` selects the dequeues.
@@ -40,7 +42,7 @@ def active_flows(flows: Table, start_ns: int, end_ns: int) -> pd.Index | np.ndar
     columns: the rows' positions). With numpy: `period_rows` asks it for every period in every
     sweep worker."""
     mask = (np.asarray(flows["start_ns"]) < end_ns) & (np.asarray(flows["stop_ns"]) > start_ns)
-    return flows.index[mask] if isinstance(flows, pd.DataFrame) else np.flatnonzero(mask)
+    return np.flatnonzero(mask) if isinstance(flows, Mapping) else flows.index[mask]
 
 
 class _Records:
@@ -80,11 +82,15 @@ def _positions(ids: np.ndarray, flows: np.ndarray) -> np.ndarray:
         table[ids] = np.arange(n)
         if np.array_equal(table[ids], np.arange(n)):  # the ids are distinct
             return table[np.minimum(flows.astype(np.int64), table.size - 1)]
+    import pandas as pd
+
     return pd.Index(ids).get_indexer(flows)
 
 
 def _series(values: np.ndarray, flows: pd.DataFrame, name: str) -> pd.Series:
     """Per flow of `flows`, indexed by flow id (the index and name the pandas groupby gave)."""
+    import pandas as pd
+
     return pd.Series(values, index=pd.Index(flows["flow"].to_numpy(), name="flow"), name=name)
 
 
@@ -139,6 +145,8 @@ def _goodput(samples: _Records, start_ns: int, end_ns: int) -> np.ndarray:
 
 def period_metrics(packets: Table, flows: Table, periods: Sequence[tuple[int, int]]) -> pd.DataFrame:
     """One row per period: utilization, drop rate, Jain's index over active flows, queueing delay."""
+    import pandas as pd
+
     return pd.DataFrame(period_rows(packets, flows, periods))
 
 
@@ -195,6 +203,8 @@ def flow_period_values(packets: Table, samples: Table, flows: Table,
 def flow_period_metrics(packets: Table, samples: Table, flows: pd.DataFrame,
                         periods: Sequence[tuple[int, int]]) -> pd.DataFrame:
     """One row per (period, flow): throughput at the bottleneck and goodput at the receiver."""
+    import pandas as pd
+
     frames = []
     for (start, end), (throughput, goodput) in zip(periods, flow_period_values(packets, samples, flows, periods),
                                                    strict=True):

@@ -27,27 +27,20 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import tomli_w
 
-from aqmlab import _core
-from aqmlab.metrics import flow_period_metrics, flow_period_values, period_metrics, period_rows
+from aqmlab import _core, arrow_records
+from aqmlab.metrics import NS, flow_period_values, period_rows
 from aqmlab.outdir import check_output, write_marker
-from aqmlab.records import (
-    DROP_REASONS,
-    EVENT_NAMES,
-    name_packet_events,
-    null_unset_ssthresh,
-    to_columns,
-    to_frame,
-)
 from aqmlab.scenario import Scenario
-from aqmlab.video import annotate_frames
+
+if TYPE_CHECKING:  # pandas loads where DataFrames are made: `aqmlab run` writes without them (issue 22)
+    import pandas as pd
 
 #: Show a progress bar only for runs that take longer than this (seconds of wall time).
 PROGRESS_AFTER_S = 2.0
@@ -82,7 +75,17 @@ class PeriodValues:
 
 def simulate(scenario: Scenario, progress: bool = True) -> RunResult:
     """Runs the scenario in the simulator and computes its metrics, without writing files."""
-    sim, raw, pcap, wall = _simulated(scenario, progress)
+    return _result(scenario, *_simulated(scenario, progress))
+
+
+def _result(scenario: Scenario, sim: Any, raw: dict[str, Any], pcap: bytes | None, wall: float) -> RunResult:
+    """The records of a finished simulation as DataFrames, with their metrics."""
+    import pandas as pd
+
+    from aqmlab.metrics import flow_period_metrics
+    from aqmlab.records import name_packet_events, null_unset_ssthresh, to_frame
+    from aqmlab.video import annotate_frames
+
     tables = {name: to_frame(cols) for name, cols in raw.items()}
     flows = tables["flows"]
     flows["group_name"] = [scenario.flows[g].name for g in flows["group"]]
@@ -94,22 +97,96 @@ def simulate(scenario: Scenario, progress: bool = True) -> RunResult:
     if packets is not None:
         name_packet_events(packets)
     periods = scenario.periods()
+    rows = period_rows(packets, flows, periods) if packets is not None else []
     if packets is not None:
-        per = period_metrics(packets, flows, periods)
+        per = pd.DataFrame(rows)
         flow_per = flow_period_metrics(packets, tables["flow_samples"], flows, periods)
     else:
         per, flow_per = pd.DataFrame(), pd.DataFrame()
-    summary = {
+    return RunResult(scenario, None, tables, per, flow_per, _summary(scenario, sim, rows), pcap, wall)
+
+
+def _summary(scenario: Scenario, sim: Any, period_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """summary.json's dict. The period metrics are written as computed (NaN as null): until
+    issue 22's pandas-free path they went through pandas' JSON writer, which keeps 10 decimal
+    places, so a value's last digits may differ from an earlier version's file."""
+    return {
         "scenario": scenario.name,
         "seed": scenario.seed,
         "engine": "sim",
         "aqmlab_version": _core.__version__,
         "sim": json.loads(sim.summary_json()),
-        "periods": json.loads(per.to_json(orient="records")) if len(per) else [],
-        "event_names": EVENT_NAMES,
-        "drop_reasons": DROP_REASONS,
+        "periods": [{k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
+                    for row in period_rows],
+        "event_names": arrow_records.EVENT_NAMES,
+        "drop_reasons": arrow_records.DROP_REASONS,
     }
-    return RunResult(scenario, None, tables, per, flow_per, summary, pcap, wall)
+
+
+@dataclass
+class WrittenRun:
+    """A simulated run written to its results directory by `simulate_to_directory`: what the
+    command line prints from (`aqmlab.api.period_table` reads `summary`, `scenario`, `out_dir`)."""
+
+    scenario: Scenario
+    out_dir: Path
+    summary: dict[str, Any]
+    wall_s: float
+
+
+def simulate_to_directory(scenario: Scenario, raw_scenario: dict[str, Any], out_dir: Path, force: bool = False,
+                          progress: bool = True) -> WrittenRun:
+    """`simulate` then `write_results`: the same files, byte for byte (tests/test_run_arrow.py),
+    built from the binding's columns straight to Arrow without pandas (`aqmlab.arrow_records`),
+    which `aqmlab run` spends no time importing (issue 22). A run that records a table only the
+    pandas path builds (`arrow_records.covers`) takes that path."""
+    out_dir = Path(out_dir)
+    check_output(out_dir, force, option="")
+    sim, raw, pcap, wall = _simulated(scenario, progress)
+    if not arrow_records.covers(raw):
+        result = _result(scenario, sim, raw, pcap, wall)
+        write_results(result, raw_scenario, out_dir, force)
+        return WrittenRun(scenario, out_dir, result.summary, wall)
+    columns = {name: arrow_records.numpy_columns(cols) for name, cols in raw.items()}
+    group_names = [g.name for g in scenario.flows]
+    tables = {name: arrow_records.table(name, cols, group_names) for name, cols in columns.items()}
+    rows: list[dict[str, Any]] = []
+    flow_periods = None
+    if "packets" in columns:
+        packets = {**columns["packets"], "event": arrow_records.event_names(columns["packets"])}
+        periods = scenario.periods()
+        rows = period_rows(packets, columns["flows"], periods)
+        flow_periods = _flow_periods_table(columns["flows"], tables["flows"], periods,
+                                           flow_period_values(packets, columns["flow_samples"], columns["flows"],
+                                                              periods))
+    summary = _summary(scenario, sim, rows)
+    with atomic_directory(out_dir) as tmp:
+        for name, table in tables.items():
+            _write_table(table, tmp / f"{name}.parquet")
+        if rows:
+            _write_table(arrow_records.rows_table(rows), tmp / "periods.parquet")
+            (tmp / "periods.csv").write_text(arrow_records.csv_text(rows))
+            assert flow_periods is not None
+            _write_table(flow_periods, tmp / "flow_periods.parquet")
+        _write_rest(tmp, summary, raw_scenario, pcap)
+    return WrittenRun(scenario, out_dir, summary, wall)
+
+
+def _flow_periods_table(flows: dict[str, np.ndarray], flows_table: pa.Table, periods: list[tuple[int, int]],
+                        values: list[tuple[np.ndarray, np.ndarray]]) -> pa.Table:
+    """``flow_periods`` as `aqmlab.metrics.flow_period_metrics` makes it, in Arrow: per period
+    a row per flow (its id, group index and name, throughput and goodput in Mbit/s)."""
+    n = len(flows["flow"])
+    reps = len(periods)
+    return pa.table({
+        "start_s": arrow_records.array(np.repeat([a / NS for a, _ in periods], n).astype(float)),
+        "end_s": arrow_records.array(np.repeat([b / NS for _, b in periods], n).astype(float)),
+        "flow": arrow_records.array(np.tile(flows["flow"], reps)),
+        "group": arrow_records.array(np.tile(flows["group"], reps)),
+        "group_name": arrow_records.large_strings(flows_table.column("group_name").to_pylist() * reps),
+        "throughput_mbps": arrow_records.array(np.concatenate([t for t, _ in values]) if values else np.array([])),
+        "goodput_mbps": arrow_records.array(np.concatenate([g for _, g in values]) if values else np.array([])),
+    })
 
 
 def simulate_periods(scenario: Scenario) -> PeriodValues:
@@ -121,6 +198,8 @@ def simulate_periods(scenario: Scenario) -> PeriodValues:
     _sim, raw, _pcap, _wall = _simulated(scenario, progress=False)
     if "packets" not in raw:
         raise ValueError("records.packet_events: must be true for the period metrics")
+    from aqmlab.records import name_packet_events, to_columns
+
     flows = to_columns(raw["flows"])
     packets = name_packet_events(to_columns(raw["packets"]))  # the event codes named and checked
     samples = to_columns(raw["flow_samples"])
@@ -181,11 +260,13 @@ def _wait(worker: threading.Thread, sim: Any, scenario: Scenario, progress: bool
 
 
 def write_parquet(df: pd.DataFrame, path: Path) -> None:
-    table = pa.Table.from_pandas(df, preserve_index=False)
+    _write_table(pa.Table.from_pandas(df, preserve_index=False), path)
+
+
+def _write_table(table: pa.Table, path: Path) -> None:
     # Drop pandas' metadata blob: it is not needed to read the file back and keeps the bytes
-    # independent of the pandas version.
-    table = table.replace_schema_metadata(None)
-    pq.write_table(table, path, compression="zstd")
+    # independent of the pandas version (and the same whichever path built the table).
+    pq.write_table(table.replace_schema_metadata(None), path, compression="zstd")
 
 
 def write_results(result: RunResult, raw_scenario: dict[str, Any], out_dir: Path, force: bool = False) -> Path:
@@ -201,13 +282,18 @@ def write_results(result: RunResult, raw_scenario: dict[str, Any], out_dir: Path
             write_parquet(result.periods, tmp / "periods.parquet")
             result.periods.to_csv(tmp / "periods.csv", index=False, float_format="%.6g")
             write_parquet(result.flow_periods, tmp / "flow_periods.parquet")
-        summary = json.dumps(result.summary, indent=2, sort_keys=True, default=_json_default)
-        (tmp / "summary.json").write_text(summary + "\n")
-        (tmp / "scenario.toml").write_text(tomli_w.dumps(raw_scenario))
-        if result.pcap is not None:
-            (tmp / "bottleneck.pcap").write_bytes(result.pcap)
+        _write_rest(tmp, result.summary, raw_scenario, result.pcap)
     result.out_dir = out_dir
     return out_dir
+
+
+def _write_rest(tmp: Path, summary: dict[str, Any], raw_scenario: dict[str, Any], pcap: bytes | None) -> None:
+    """summary.json, scenario.toml and the pcap: the files besides the tables."""
+    text = json.dumps(summary, indent=2, sort_keys=True, default=_json_default)
+    (tmp / "summary.json").write_text(text + "\n")
+    (tmp / "scenario.toml").write_text(tomli_w.dumps(raw_scenario))
+    if pcap is not None:
+        (tmp / "bottleneck.pcap").write_bytes(pcap)
 
 
 @contextlib.contextmanager
@@ -271,4 +357,6 @@ def _json_default(o: Any) -> Any:
 
 def read_results(out_dir: Path) -> dict[str, pd.DataFrame]:
     """Loads every Parquet table of a results directory."""
+    import pandas as pd
+
     return {p.stem: pd.read_parquet(p) for p in sorted(Path(out_dir).glob("*.parquet"))}

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -33,6 +32,10 @@ def parallel_map(fn: Callable[[T], R], jobs: Sequence[T], workers: int | None = 
             results.append(fn(j))
             advance()
         return results
+    # imported here: multiprocessing is a tenth of `aqmlab run`'s imports, and that command
+    # imports this package only for the names of the papers (issue 22)
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
     pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), initializer=_die_with_parent,
                                initargs=(os.getpid(),))
     try:
