@@ -54,7 +54,7 @@
 use super::sack::RangeSet;
 use super::{AckAction, Segment, TcpReceiver, TcpSender, ISS_DATA};
 use aqmlab_core::{SimRng, Time};
-use aqmlab_model::app::tcp_config::{CongestionControl, EcnCodepoint, PragueRttScaling, TcpConfig};
+use aqmlab_model::app::tcp_config::{CongestionControl, EcnCodepoint, PragueRttScaling, SsthreshBasis, TcpConfig};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
@@ -90,6 +90,9 @@ pub struct Stack {
     /// Prague's RTT-independence heuristic (`TcpConfig::prague_rtt_scaling`; Prague only;
     /// every other stack keeps the default, Linux's `rate`).
     pub prague_rtt_scaling: PragueRttScaling,
+    /// SACK recovery halves the pipe instead of FlightSize (`TcpConfig::ssthresh_basis` =
+    /// `pipe`, ns-3 3.44's rule; SACK only).
+    pub ssthresh_pipe: bool,
 }
 
 /// `Stack::OPTION(self, on)`: the stack with that option set, for chaining.
@@ -115,7 +118,8 @@ impl Stack {
         quickack,
         no_bbr_aggregation,
         no_bbr_policer,
-        prague_ecn_fallback
+        prague_ecn_fallback,
+        ssthresh_pipe
     );
 
     /// `cc` with every option off; the setters (one per option, named as its field) turn options
@@ -137,6 +141,7 @@ impl Stack {
             no_bbr_policer: false,
             prague_ecn_fallback: false,
             prague_rtt_scaling: PragueRttScaling::Rate,
+            ssthresh_pipe: false,
         }
     }
 
@@ -167,6 +172,7 @@ impl Stack {
             (self.no_bbr_aggregation, "-aggr"),
             (self.no_bbr_policer, "-lt"),
             (self.prague_ecn_fallback, "+ecnfb"),
+            (self.ssthresh_pipe, "+pipe"),
             (self.frto, "+frto"),
             (self.ecn, "+ecn"),
         ];
@@ -303,6 +309,20 @@ pub fn stacks() -> Vec<Stack> {
     for scaling in [PragueRttScaling::None, PragueRttScaling::Scalable, PragueRttScaling::Additive] {
         v.push(Stack::new(Prague).ecn(true).sack(true).prague_rtt_scaling(scaling));
     }
+    // ssthresh from the pipe (ns-3's SACK sender), appended as DCTCP: NewReno with SACK alone,
+    // with Limited Transmit (the pair a cross-check of ns-3's NewReno sets), with PRR, with
+    // RACK-TLP and F-RTO; CUBIC with SACK and with the full kernel stack; DCTCP with ECN and SACK
+    // (its reduction on loss goes through the same basis).
+    let pipe = |cc: CongestionControl| Stack::new(cc).sack(true).ssthresh_pipe(true);
+    v.extend([
+        pipe(NewReno),
+        pipe(NewReno).limited_transmit(true),
+        pipe(NewReno).prr(true),
+        pipe(NewReno).rack(true).frto(true),
+        pipe(Cubic),
+        pipe(Cubic).prr(true).limited_transmit(true).rack(true).frto(true).byte_counting(true),
+        pipe(Dctcp).ecn(true),
+    ]);
     v
 }
 
@@ -451,7 +471,7 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         bbr_policer_detection: !stack.no_bbr_policer,
         prague_ecn_fallback: stack.prague_ecn_fallback,
         prague_rtt_scaling: stack.prague_rtt_scaling,
-        ssthresh_basis: Default::default(),
+        ssthresh_basis: if stack.ssthresh_pipe { SsthreshBasis::Pipe } else { SsthreshBasis::FlightSize },
     }
 }
 
