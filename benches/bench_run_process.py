@@ -66,8 +66,9 @@ def main() -> None:
     ap.add_argument("--python", default=sys.executable, help="the interpreter whose aqmlab is measured")
     ap.add_argument("--against", default=None, metavar="PYTHON", help="a second interpreter, run in pairs")
     ap.add_argument("--sizes", nargs="+", default=["60 flows", "600 flows"], choices=list(TARGETS))
+    ap.add_argument("--records", choices=["on", "off", "both"], default="both", help="packet records (default both)")
     args = ap.parse_args()
-    cases = [c for c in CASES if c[0] in args.sizes]
+    cases = [c for c in CASES if c[0] in args.sizes and args.records in ("both", "on" if c[1] else "off")]
     this: dict[tuple[str, bool], list[float]] = {c: [] for c in cases}
     that: dict[tuple[str, bool], list[float]] = {c: [] for c in cases}
     with tempfile.TemporaryDirectory() as tmp:

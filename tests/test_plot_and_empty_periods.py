@@ -48,3 +48,18 @@ def test_a_run_without_period_metrics_says_why(tmp_path, write_scenario):
     as_json = aqmlab("run", str(path), "--out", str(tmp_path / "b"), "--json")
     assert json.loads(as_json.stdout)["tables"]["periods"]["rows"] == []
     assert "records.packet_events is off" in as_json.stderr
+
+
+def test_a_paper_scenario_without_period_metrics_and_its_published_values_withheld(tmp_path):
+    # An override that changes the simulation withholds the paper's published columns; with no
+    # period rows there were no columns to drop, and the command ended in a KeyError traceback
+    # (found by benches/bench_run_process.py's 600-flow case with records off).
+    overrides = ["--set", "records.packet_events=false", "--set", "topology.bottleneck.rate=30Mbps",
+                 "--set", "duration=12s", "--set", 'metrics.periods=[["10s","12s"]]']
+    for extra in ([], ["--json"]):
+        done = aqmlab("run", "rb-rio/tcp-droptail", "--out", str(tmp_path / f"r{len(extra)}"), *overrides, *extra)
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr
+        out = done.stdout if not extra else done.stderr
+        assert "no period metrics: records.packet_events is off" in out
+        assert "withheld" in out or "published" in out
