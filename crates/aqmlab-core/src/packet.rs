@@ -45,6 +45,7 @@ pub enum FrameType {
 pub mod tcp_flags {
     pub const ACK: u8 = 0x10;
     pub const PSH: u8 = 0x08;
+    pub const SYN: u8 = 0x02;
 }
 
 /// The SACK option of a TCP ACK (RFC 2018 section 3): up to three blocks of data the receiver

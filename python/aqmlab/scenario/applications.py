@@ -186,6 +186,14 @@ class Tcp(Strict):
                             "min(max(R - R1, 0), R0)) R / R0^2 segments per round, R0 = 16.384 ms, R1 = "
                             "1.536 ms, not capped at 1), additive (rate's rule with the target T + R) or none "
                             "(Reno's 1 segment per round); simulator only")
+    handshake: bool = Field(False, description="open the connection with the three-way handshake before any data "
+                                               "(RFC 9293 section 3.5): SYN and SYN-ACK on the wire (52 B each), the "
+                                               "SYN retransmitted at initial_rto doubling up to max_rto, given up "
+                                               "after 6 retransmissions (Linux's tcp_syn_retries), the first RTT "
+                                               "sample from an unretransmitted SYN, one segment to start with after "
+                                               "a lost SYN or SYN-ACK (RFC 5681 section 3.1); bulk flows only; off: "
+                                               "data from the flow's start; the emulator's kernel always opens with "
+                                               "one")
     ssthresh_basis: Literal["flight_size", "pipe"] = Field(
         "flight_size", description="what SACK-based fast retransmit reduces from (RFC 6675 section 5 step "
                                    "(4.2)): flight_size (the RFC's FlightSize) or pipe (the RFC's pipe: SACKed and "
@@ -292,6 +300,12 @@ class Tcp(Strict):
     def paced(self) -> bool:
         """Whether the sender paces: as set, else only for bbr, bbr3 and prague."""
         return self.pacing if self.pacing is not None else self.congestion_control in ("bbr", "bbr3", "prague")
+
+
+#: The handshake is built for the bulk sender, whose client is also the data's sender; an ABR or
+#: streaming client opens its connection from the receiving end, which is not modelled.
+_NO_HANDSHAKE = ("tcp.handshake: only bulk flows open with a handshake (not built for {kind}: its client opens the "
+                 "connection from the receiving end); allowed: false")
 
 
 class Bulk(Strict):
@@ -561,6 +575,8 @@ class Stream(Strict):
     def _sane(self) -> Stream:
         """levels positive and strictly ascending; clip, report_interval and tcp_check positive;
         packet_size above 40 B."""
+        if self.tcp.handshake:
+            raise ValueError(_NO_HANDSHAKE.format(kind="stream"))
         if any(r <= 0 for r in self.levels) or any(a >= b for a, b in itertools.pairwise(self.levels)):
             raise ValueError("levels must be positive and strictly ascending")
         if self.clip <= 0:
@@ -674,6 +690,8 @@ class Abr(Strict):
         the ladder readable (a CSV is read, the encoded ladder made if not cached)."""
         from aqmlab.abr_ladder import LadderError, ladder
 
+        if self.tcp.handshake:
+            raise ValueError(_NO_HANDSHAKE.format(kind="abr"))
         seg = self.segment_duration
         if seg <= 0 or self.content <= 0:
             raise ValueError("segment_duration and content must be positive")

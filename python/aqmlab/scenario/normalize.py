@@ -177,6 +177,7 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         **({"prague_ecn_fallback": True} if t.prague_ecn_fallback else {}),
         **({"prague_rtt_scaling": t.prague_rtt_scaling} if t.prague_rtt_scaling != "rate" else {}),
         **({"ssthresh_basis": t.ssthresh_basis} if t.ssthresh_basis != "flight_size" else {}),
+        **({"handshake": True} if t.handshake else {}),
     }
 
 

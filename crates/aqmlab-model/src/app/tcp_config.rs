@@ -100,6 +100,12 @@ pub struct TcpConfig {
     /// hands its controller `BytesInFlight()`, the RFC's pipe, when SACK is on). Needs `sack`.
     #[serde(default)]
     pub ssthresh_basis: SsthreshBasis,
+    /// Open the connection with the three-way handshake before any data
+    /// (`aqmlab_sim::tcp::handshake`: SYN and SYN-ACK on the wire, the SYN retransmitted on a
+    /// backed-off timer, the first RTT sample from it, one segment to start with after a lost
+    /// SYN). Off: data from the flow's start, as every earlier version ran.
+    #[serde(default)]
+    pub handshake: bool,
 }
 
 /// The default of the BBR parts the kernel runs.
@@ -287,6 +293,7 @@ mod tests {
             prague_ecn_fallback: false,
             prague_rtt_scaling: Default::default(),
             ssthresh_basis: Default::default(),
+            handshake: false,
         }
     }
 

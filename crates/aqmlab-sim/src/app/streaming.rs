@@ -277,6 +277,7 @@ mod tests {
             prague_ecn_fallback: false,
             prague_rtt_scaling: Default::default(),
             ssthresh_basis: Default::default(),
+            handshake: false,
         }
     }
 

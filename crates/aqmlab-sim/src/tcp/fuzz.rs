@@ -472,6 +472,8 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         prague_ecn_fallback: stack.prague_ecn_fallback,
         prague_rtt_scaling: stack.prague_rtt_scaling,
         ssthresh_basis: if stack.ssthresh_pipe { SsthreshBasis::Pipe } else { SsthreshBasis::FlightSize },
+        // the fuzzer drives the sender and receiver from their first segment
+        handshake: false,
     }
 }
 

@@ -65,6 +65,7 @@ pub mod cc;
 pub mod cubic_hystart;
 pub mod ecn_feedback;
 pub mod fuzz;
+pub mod handshake;
 pub mod hystart;
 pub mod limited_transmit;
 pub mod pacing;
@@ -481,6 +482,19 @@ impl TcpSender {
         // outstanding). Each one is un-SACKed, at or above SND.UNA and below HighRxt.
         let relost = |from: u64| self.rack_lost_rxt.range(from..).count() as u64 * self.mss;
         pipe - relost(una) - relost(lost_below)
+    }
+
+    /// The connection opened (`handshake`): the SYN's RTT, when there is one, is the
+    /// estimator's first sample (RFC 6298 section 2.2; it seeds SRTT, RTTVAR and the RTO, not
+    /// the controllers' own RTT filters), and after a lost SYN or SYN-ACK the data starts with
+    /// one segment (RFC 5681 section 3.1).
+    pub fn on_handshake(&mut self, rtt: Option<Time>, syn_lost: bool) {
+        if let Some(r) = rtt {
+            self.rtt.sample(r);
+        }
+        if syn_lost {
+            self.cwnd = self.mss;
+        }
     }
 
     /// The application stops producing data: nothing new is sent after what is queued.

@@ -34,8 +34,9 @@
 //! Left out, each for a stated reason:
 //! * The receiver's RTO for the idle-gap test. A kernel receiver's `icsk_rto` comes from the
 //!   handshake's RTT sample (RTT + max(2 RTT, rto_min), `tcp_rtt_estimator`, `__tcp_set_rto`)
-//!   and, with no data of its own to time, stays there. The simulator has no handshake, so the
-//!   receiver uses the configured `min_rto` (200 ms in the linux profile): a gap is "long" one
+//!   and, with no data of its own to time, stays there. The simulator's receiver takes no RTT
+//!   sample (its handshake, `TcpConfig::handshake`, times the SYN at the client), so it uses the
+//!   configured `min_rto` (200 ms in the linux profile): a gap is "long" one
 //!   path RTT sooner than in the kernel when the RTT is below 100 ms.
 //! * `tcp_grow_window`'s `icsk_ack.quick |= 1`: whenever the kernel raises rcv_ssthresh (the
 //!   window it is willing to advertise, growing with receive-buffer autotuning,

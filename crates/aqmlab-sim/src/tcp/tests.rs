@@ -35,6 +35,7 @@ pub(crate) fn cfg() -> TcpConfig {
         prague_ecn_fallback: false,
         prague_rtt_scaling: Default::default(),
         ssthresh_basis: Default::default(),
+        handshake: false,
     }
 }
 
@@ -1199,4 +1200,26 @@ fn a_retransmission_rack_finds_lost_leaves_the_pipe_and_is_forgotten_once_acknow
     // The retransmission was late, not lost: the cumulative ACK covers it before it is resent.
     s.on_ack_sack(seg(4), false, &[(seg(10), seg(11))], ms(160), &mut out);
     assert!(s.rack_lost_rxt.is_empty());
+}
+
+/// The handshake's outcome (`TcpSender::on_handshake`): the SYN's RTT seeds the estimator (RFC
+/// 6298 section 2.2: SRTT = R, RTTVAR = R / 2, RTO = SRTT + 4 RTTVAR, at least the minimum),
+/// and a lost SYN leaves one segment to send instead of the initial window.
+#[test]
+fn the_handshake_seeds_the_rtt_estimator_and_a_lost_syn_leaves_one_segment() {
+    let mut s = TcpSender::new(&cfg());
+    s.on_handshake(Some(ms(80)), false);
+    assert_eq!(s.rtt().srtt(), Some(ms(80)));
+    assert_eq!(s.rtt().rto(), ms(80 + 4 * 40));
+    let mut out = Vec::new();
+    s.send_available(ms(100), &mut out);
+    assert_eq!(out.len(), 2, "the initial window");
+
+    let mut lost = TcpSender::new(&cfg());
+    lost.on_handshake(None, true);
+    assert_eq!(lost.rtt().srtt(), None, "no sample from a retransmitted SYN");
+    assert_eq!(lost.rtt().rto(), ms(1000), "still the initial RTO");
+    let mut out = Vec::new();
+    lost.send_available(ms(100), &mut out);
+    assert_eq!(out.len(), 1, "RFC 5681 section 3.1: one segment");
 }

@@ -24,7 +24,9 @@ impl Application for Bulk {
     }
 
     fn start(&mut self, f: u32, net: &mut Network) {
-        self.tcp.send(f, net, |tx, now, out| tx.send_available(now, out));
+        if self.tcp.open(f, net) {
+            self.tcp.send(f, net, |tx, now, out| tx.send_available(now, out));
+        }
     }
 
     fn stop(&mut self) {
@@ -36,7 +38,10 @@ impl Application for Bulk {
     }
 
     fn on_packet(&mut self, f: u32, p: Packet, to_receiver: bool, net: &mut Network) {
-        self.tcp.on_packet(f, p, to_receiver, net);
+        if self.tcp.on_packet(f, p, to_receiver, net) {
+            // the handshake's SYN-ACK: the data starts
+            self.tcp.send(f, net, |tx, now, out| tx.send_available(now, out));
+        }
     }
 
     fn totals(&self) -> FlowTotals {

@@ -1,10 +1,12 @@
 //! A TCP connection's two ends in the simulation, shared by the applications that run over
 //! TCP (bulk transfer, adaptive streaming): putting the sender's segments on the wire, the
-//! receiver's ACKs with their SACK blocks, and the RTO, delayed-ACK and pacing timers.
+//! receiver's ACKs with their SACK blocks, the RTO, delayed-ACK and pacing timers, and, with
+//! `TcpConfig::handshake`, the opening (`crate::tcp::handshake`).
 
 use super::super::network::Network;
 use super::{AppSetup, FlowTotals};
 use crate::sim::TCP_HEADER;
+use crate::tcp::handshake::{Handshake, State};
 use crate::tcp::{AckAction, Segment, TcpReceiver, TcpSender};
 use aqmlab_core::packet::tcp_flags;
 use aqmlab_core::{Ecn, Packet, Proto, Time};
@@ -20,6 +22,13 @@ pub(super) const FIRST_APP_TIMER: u8 = 2;
 /// The pacing timer (`TcpConfig::pacing`), numbered apart from the applications' timers so that
 /// theirs keep their numbers.
 const PACING_TIMER: u8 = u8::MAX;
+/// The SYN timer (`TcpConfig::handshake`), numbered apart as the pacing timer.
+const SYN_TIMER: u8 = u8::MAX - 1;
+/// A SYN's and a SYN-ACK's size on the wire: the 40 bytes of IP and TCP headers and 12 of
+/// options, MSS (4), SACK-permitted (2) and window scale (3) padded to a multiple of 4. Choice:
+/// without the 12 bytes of timestamps a Linux SYN also carries, as the simulator's data
+/// segments carry none.
+const SYN_BYTES: u32 = TCP_HEADER + 12;
 
 pub(super) struct TcpConnection {
     pub(super) tx: TcpSender,
@@ -33,6 +42,11 @@ pub(super) struct TcpConnection {
     /// Classes by what the bytes carry (an ABR server's segments marked by frame type); when
     /// absent, each segment's class is drawn from the flow's `class_weights`.
     pub(super) marks: Option<SegmentMarks>,
+    /// `TcpConfig::handshake`, and the opening once started.
+    handshake_on: bool,
+    handshake: Option<Handshake>,
+    initial_rto: Time,
+    max_rto: Time,
 }
 
 impl TcpConnection {
@@ -42,7 +56,49 @@ impl TcpConnection {
             EcnCodepoint::Ect1 => Ecn::Ect1,
         });
         let tx = TcpSender::with_rng(tcp, || streams::flow_bbr(setup.seed, setup.id));
-        TcpConnection { tx, rx: TcpReceiver::new(tcp), ect, timer_at: None, pacing_at: None, marks: None }
+        TcpConnection {
+            tx,
+            rx: TcpReceiver::new(tcp),
+            ect,
+            timer_at: None,
+            pacing_at: None,
+            marks: None,
+            handshake_on: tcp.handshake,
+            handshake: None,
+            initial_rto: Time(tcp.initial_rto_ns),
+            max_rto: Time(tcp.max_rto_ns),
+        }
+    }
+
+    /// Opens the connection at the flow's start: true when data may flow at once (no
+    /// handshake); otherwise the SYN is on the wire and `on_packet` says when it opened.
+    pub(super) fn open(&mut self, f: u32, net: &mut Network) -> bool {
+        if !self.handshake_on {
+            return true;
+        }
+        let (h, deadline) = Handshake::start(net.now, self.initial_rto, self.max_rto);
+        self.handshake = Some(h);
+        self.emit_syn(f, net, true);
+        net.schedule(deadline, f, SYN_TIMER);
+        false
+    }
+
+    /// A SYN from the client (`forward`) or the server's SYN-ACK.
+    fn emit_syn(&mut self, f: u32, net: &mut Network, forward: bool) {
+        let mut p = net.new_packet(f, forward);
+        p.proto = Proto::Tcp;
+        p.size = SYN_BYTES;
+        p.class = if forward { net.draw_class(f) } else { p.class };
+        p.tcp_flags = if forward { tcp_flags::SYN } else { tcp_flags::SYN | tcp_flags::ACK };
+        net.emit(p);
+    }
+
+    fn on_syn_timer(&mut self, f: u32, net: &mut Network) {
+        let Some(h) = self.handshake.as_mut() else { return };
+        if let Some(deadline) = h.on_timer(net.now) {
+            self.emit_syn(f, net, true);
+            net.schedule(deadline, f, SYN_TIMER);
+        }
     }
 
     /// Runs `step` on the sender, puts the resulting segments on the wire and keeps one RTO
@@ -109,6 +165,7 @@ impl TcpConnection {
             RTO_TIMER => self.on_rto_timer(f, net),
             DELAYED_ACK => self.on_delayed_ack(f, net),
             PACING_TIMER => self.on_pacing_timer(f, net),
+            SYN_TIMER if self.handshake.is_some() => self.on_syn_timer(f, net),
             _ => return false,
         }
         true
@@ -150,10 +207,15 @@ impl TcpConnection {
         net.emit(p);
     }
 
-    /// A data segment at the receiver (ACK now or later), or an ACK at the sender. Inlined
-    /// into each application's `on_packet`, which only forwards to it.
+    /// A data segment at the receiver (ACK now or later), or an ACK at the sender; with the
+    /// handshake, a SYN at the receiver (answered) or the SYN-ACK at the sender. True when this
+    /// packet opened the connection: the application starts its data then. Inlined into each
+    /// application's `on_packet`, which only forwards to it.
     #[inline]
-    pub(super) fn on_packet(&mut self, f: u32, p: Packet, to_receiver: bool, net: &mut Network) {
+    pub(super) fn on_packet(&mut self, f: u32, p: Packet, to_receiver: bool, net: &mut Network) -> bool {
+        if p.tcp_flags & tcp_flags::SYN != 0 {
+            return self.on_syn(f, to_receiver, net);
+        }
         if to_receiver {
             let action = self.rx.on_data(p.seq, p.payload, p.ecn == Ecn::Ce, net.now);
             // A DCTCP receiver first acknowledges what came before a CE state change.
@@ -169,15 +231,38 @@ impl TcpConnection {
             let sack = net.take_sack_blocks(&p);
             self.send(f, net, |tx, now, out| tx.on_ack_sack(ack, ece, sack.as_slice(), now, out));
         }
+        false
     }
 
+    /// The server answers every SYN, a retransmitted one too (it keeps no timer of its own);
+    /// the client opens on the first SYN-ACK.
+    #[cold]
+    fn on_syn(&mut self, f: u32, to_receiver: bool, net: &mut Network) -> bool {
+        if to_receiver {
+            self.emit_syn(f, net, false);
+            return false;
+        }
+        let Some(opened) = self.handshake.as_mut().and_then(|h| h.on_syn_ack(net.now)) else { return false };
+        self.tx.on_handshake(opened.rtt, opened.syn_lost);
+        true
+    }
+
+    /// The sender's counts, the opening's SYNs included (each SYN a packet sent, each of its
+    /// expiries a timeout and the SYN that followed a retransmission, as Linux counts them).
     pub(super) fn totals(&self) -> FlowTotals {
         let s = &self.tx.stats;
+        let (syns, syn_timeouts) = match &self.handshake {
+            Some(h) => {
+                let gave_up = u64::from(h.state() == State::GaveUp);
+                (1 + u64::from(h.retransmissions()), u64::from(h.retransmissions()) + gave_up)
+            }
+            None => (0, 0),
+        };
         FlowTotals {
-            packets_sent: s.segments_sent,
-            retransmissions: s.retransmissions,
+            packets_sent: s.segments_sent + syns,
+            retransmissions: s.retransmissions + syns.saturating_sub(1),
             fast_retransmits: s.fast_retransmits,
-            timeouts: s.timeouts,
+            timeouts: s.timeouts + syn_timeouts,
             spurious_timeouts: s.spurious_timeouts,
             delivered_bytes: self.rx.delivered_bytes,
         }
