@@ -209,7 +209,6 @@ impl Application for Abr {
             self.on_request(f, &p, net);
             return;
         }
-        // no handshake (refused for this application by the scenario layer): never opens here
         self.tcp.on_packet(f, p, to_receiver, net);
         if to_receiver {
             self.check_complete(f, net);

@@ -38,10 +38,7 @@ impl Application for Bulk {
     }
 
     fn on_packet(&mut self, f: u32, p: Packet, to_receiver: bool, net: &mut Network) {
-        if self.tcp.on_packet(f, p, to_receiver, net) {
-            // the handshake's SYN-ACK: the data starts
-            self.tcp.send(f, net, |tx, now, out| tx.send_available(now, out));
-        }
+        self.tcp.on_packet(f, p, to_receiver, net);
     }
 
     fn totals(&self) -> FlowTotals {

@@ -169,7 +169,6 @@ impl Application for StreamOverTcp {
     }
 
     fn on_packet(&mut self, f: u32, p: Packet, to_receiver: bool, net: &mut Network) {
-        // no handshake (refused for this application by the scenario layer): never opens here
         self.tcp.on_packet(f, p, to_receiver, net);
     }
 

@@ -71,7 +71,8 @@ impl TcpConnection {
     }
 
     /// Opens the connection at the flow's start: true when data may flow at once (no
-    /// handshake); otherwise the SYN is on the wire and `on_packet` says when it opened.
+    /// handshake); otherwise the SYN is on the wire, and the SYN-ACK starts the data
+    /// (`on_syn`: what a bulk sender does, the only application the handshake is built for).
     pub(super) fn open(&mut self, f: u32, net: &mut Network) -> bool {
         if !self.handshake_on {
             return true;
@@ -208,13 +209,13 @@ impl TcpConnection {
     }
 
     /// A data segment at the receiver (ACK now or later), or an ACK at the sender; with the
-    /// handshake, a SYN at the receiver (answered) or the SYN-ACK at the sender. True when this
-    /// packet opened the connection: the application starts its data then. Inlined into each
-    /// application's `on_packet`, which only forwards to it.
+    /// handshake, a SYN at the receiver (answered) or the SYN-ACK at the sender (the data
+    /// start). Inlined into each application's `on_packet`, which only forwards to it.
     #[inline]
-    pub(super) fn on_packet(&mut self, f: u32, p: Packet, to_receiver: bool, net: &mut Network) -> bool {
+    pub(super) fn on_packet(&mut self, f: u32, p: Packet, to_receiver: bool, net: &mut Network) {
         if p.tcp_flags & tcp_flags::SYN != 0 {
-            return self.on_syn(f, to_receiver, net);
+            self.on_syn(f, to_receiver, net);
+            return;
         }
         if to_receiver {
             let action = self.rx.on_data(p.seq, p.payload, p.ecn == Ecn::Ce, net.now);
@@ -231,20 +232,19 @@ impl TcpConnection {
             let sack = net.take_sack_blocks(&p);
             self.send(f, net, |tx, now, out| tx.on_ack_sack(ack, ece, sack.as_slice(), now, out));
         }
-        false
     }
 
     /// The server answers every SYN, a retransmitted one too (it keeps no timer of its own);
-    /// the client opens on the first SYN-ACK.
+    /// the client opens on the first SYN-ACK and sends what its windows allow.
     #[cold]
-    fn on_syn(&mut self, f: u32, to_receiver: bool, net: &mut Network) -> bool {
+    fn on_syn(&mut self, f: u32, to_receiver: bool, net: &mut Network) {
         if to_receiver {
             self.emit_syn(f, net, false);
-            return false;
+            return;
         }
-        let Some(opened) = self.handshake.as_mut().and_then(|h| h.on_syn_ack(net.now)) else { return false };
+        let Some(opened) = self.handshake.as_mut().and_then(|h| h.on_syn_ack(net.now)) else { return };
         self.tx.on_handshake(opened.rtt, opened.syn_lost);
-        true
+        self.send(f, net, |tx, now, out| tx.send_available(now, out));
     }
 
     /// The sender's counts, the opening's SYNs included (each SYN a packet sent, each of its
