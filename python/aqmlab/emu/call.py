@@ -45,6 +45,20 @@ from typing import Any
 
 import numpy as np
 
+from aqmlab import _core
+
+# The helpers alone: the endpoint process runs that module as __main__, so its events (stop,
+# epoch) are handed in rather than imported (they would be a second copy).
+from aqmlab.emu.endpoints import (
+    APP_HEADER,
+    APP_MAGIC,
+    IP_UDP_HEADERS,
+    RTP_HEADER,
+    SO_TIMESTAMPNS,
+    _kernel_stamp_monotonic,
+    app_packet,
+)
+
 #: The report after the application header: magic, report number, base, end, made (run ns),
 #: arrivals, CE-marked; then per arrival (seq u64, arrival run ns u64), then per CE seq (u64).
 REPORT = struct.Struct("!4sIQQQII")
@@ -70,8 +84,6 @@ def frame_interval_ns(fps: float) -> int:
 
 def encode_report(number: int, flow: int, sent_ns: int, report: tuple) -> bytes:
     """A feedback report as a UDP payload (see the module's documentation)."""
-    from aqmlab.emu.endpoints import APP_HEADER, APP_MAGIC, IP_UDP_HEADERS  # noqa: PLC0415
-
     base, end, arrivals, ce, made, size = report
     body = APP_HEADER.pack(APP_MAGIC, number & 0xFFFFFFFF, 0, 0, 0, 0, 1, 0, sent_ns, flow)
     body += REPORT.pack(REPORT_MAGIC, number & 0xFFFFFFFF, base, end, made, len(arrivals), len(ce))
@@ -81,8 +93,6 @@ def encode_report(number: int, flow: int, sent_ns: int, report: tuple) -> bytes:
 
 def decode_report(data: bytes) -> tuple[int, int, int, list[tuple[int, int]], list[int], int] | None:
     """(number, base, end, arrivals, ce, made) of a report payload, None if it is not one."""
-    from aqmlab.emu.endpoints import APP_HEADER  # noqa: PLC0415
-
     at = APP_HEADER.size
     if len(data) < at + REPORT.size or data[at:at + 4] != REPORT_MAGIC:
         return None
@@ -102,8 +112,6 @@ class CallSender(threading.Thread):
     a second copy of them)."""
 
     def __init__(self, flow: dict[str, Any], spec: dict[str, Any], stopping: threading.Event):
-        from aqmlab import _core  # noqa: PLC0415
-
         super().__init__(name=f"call{flow['flow']}", daemon=True)
         self.flow, self.spec, self.stopping = flow, spec, stopping
         cfg = call_config(flow["app_json"])
@@ -121,8 +129,6 @@ class CallSender(threading.Thread):
         self.targets: list[tuple[int, float]] = []
 
     def run(self) -> None:
-        from aqmlab.emu.endpoints import SO_TIMESTAMPNS, app_packet  # noqa: PLC0415
-
         f, epoch = self.flow, self.spec["epoch_ns"]
         sleep_until = self._sleep_until
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -174,8 +180,6 @@ class CallSender(threading.Thread):
         return False
 
     def _reports(self, sock: socket.socket, epoch: int) -> None:
-        from aqmlab.emu.endpoints import _kernel_stamp_monotonic  # noqa: PLC0415
-
         while not self.stopping.is_set():
             try:
                 data, anc, _, _ = sock.recvmsg(65536, 1024)
@@ -199,8 +203,6 @@ class CallSender(threading.Thread):
 
     def records(self) -> dict[str, np.ndarray]:
         """The sender's records as `call/<flow>/...` arrays for its .npz."""
-        from aqmlab import _core  # noqa: PLC0415
-
         p = f"call/{self.flow['flow']}/"
         out = {p + "frames_t_ns": np.array([fr[0] for fr in self.frames], dtype=np.int64),
                p + "frames_payload": np.array([fr[1] for fr in self.frames], dtype=np.int64),
@@ -220,8 +222,6 @@ class CallReceiver(threading.Thread):
 
     def __init__(self, flow: dict[str, Any], spec: dict[str, Any], sock: socket.socket, log: list[tuple],
                  events: tuple[threading.Event, threading.Event], epoch_ns: Callable[[], int]):
-        from aqmlab import _core  # noqa: PLC0415
-
         super().__init__(name=f"call{flow['flow']}-rx", daemon=True)
         self.flow, self.spec, self.sock, self.log, self.epoch_ns = flow, spec, sock, log, epoch_ns
         self.stopping, self.epoch_known = events
@@ -230,9 +230,6 @@ class CallReceiver(threading.Thread):
         self.reports_sent = 0
 
     def run(self) -> None:
-        from aqmlab.emu.endpoints import (  # noqa: PLC0415
-            APP_HEADER, APP_MAGIC, IP_UDP_HEADERS, RTP_HEADER, _kernel_stamp_monotonic)
-
         f, sock, stopping = self.flow, self.sock, self.stopping
         while not self.epoch_known.wait(POLL_S):
             if stopping.is_set():

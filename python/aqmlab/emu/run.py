@@ -106,7 +106,7 @@ def emulation_problems(sc: Scenario, icmp_groups: frozenset[str] = frozenset()) 
                             f"the run, which the emulator's senders do not have; allowed: false")
         elif getattr(g.app, "congestion_control", "none") == "scream":
             problems.append(f"flows.{g.name}.app.congestion_control: scream is simulator only; "
-                            f"allowed when emulated: none, gcc")
+                            f"allowed: none, gcc")
         elif not isinstance(g.app, (Bulk, Cbr, Abr, Ping)) and not schedule.supports(g.app):
             problems.append(f"flows.{g.name}.app.kind: {g.app.kind!r} cannot be emulated; allowed: "
                             f"bulk, cbr, abr, ping, {', '.join(schedule.KINDS)}")

@@ -91,13 +91,9 @@ impl Rtc {
         };
         // (codec settings, start rate, feedback interval, deadline, controller)
         let (codec_cfg, start, feedback_ns, deadline_ns, control) = match (&r.gcc, &r.scream) {
-            (Some(g), _) => (
-                g.codec(*fps),
-                g.start_rate_bps,
-                g.feedback_interval_ns,
-                g.deadline_ns,
-                Control::Gcc(GccSender::new(g.clone())?),
-            ),
+            (Some(g), _) => {
+                (g.codec(*fps), g.start_rate_bps, g.feedback_interval_ns, g.deadline_ns, Control::Gcc(GccSender::new(g.clone())?))
+            }
             (None, Some(c)) => {
                 let mode = match r.ecn {
                     Ecn::Ect1 => EcnMode::L4s,
@@ -350,6 +346,11 @@ impl Application for Rtc {
             Control::Gcc(g) => ("gcc_rate", g.rate_table(f)),
             Control::Scream(s) => ("scream_rate", Self::scream_table(s, f)),
         };
-        vec![self.log.media_table(f), rate, ("rtc_frames", call_frames::frames_table(&self.frames, f)), ("rtc_sessions", self.session_table(f))]
+        vec![
+            self.log.media_table(f),
+            rate,
+            ("rtc_frames", call_frames::frames_table(&self.frames, f)),
+            ("rtc_sessions", self.session_table(f)),
+        ]
     }
 }
