@@ -176,10 +176,12 @@ def test_a_call_alone_on_a_free_link_ramps_up_without_late_frames() -> None:
     assert rate["target_bps"].iloc[-1] > rate["target_bps"].iloc[0]
     assert sess["frames_lost"] == 0 and sess["frames_late"] == 0
     assert 20e6 < sess["frame_delay_p95_ns"] < 150e6  # 20 ms one way plus the frame's pacing
-    # The receiver logged every packet the sender sent (`media`), and flow_samples carry the
-    # target in kbit/s at each sample, as the simulator writes them.
-    flows = res.tables["flows"]
-    assert int(flows["packets_sent"][0]) == len(res.tables["media"])
+    # The receiver logged every packet the sender sent (`media`) but those still in flight at
+    # the end (the last ~30 ms at under 1 Mbit/s: a few), and flow_samples carry the target in
+    # kbit/s at each sample, as the simulator writes them.
+    media = res.tables["media"]
+    assert sorted(media["seq"]) == list(range(len(media)))
+    assert 0 <= int(res.tables["flows"]["packets_sent"][0]) - len(media) <= 5
     samples = res.tables["flow_samples"]
     last = samples[samples["flow"] == 0].iloc[-1]
     assert last["app_level"] == int(np.floor(rate["target_bps"].iloc[-1] / 1000 + 0.5))

@@ -144,10 +144,16 @@ class TcpSender(threading.Thread):
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             _tcp_options(f)(sock)
-            sock.settimeout(POLL_S)
+            # The handshake waits in the bottleneck queue like any packet (a full 250-packet
+            # FIFO at 20 Mbit/s holds 150 ms): the connect may take until the flow's stop, the
+            # kernel retransmitting a lost SYN itself. A POLL_S timeout here abandoned flows
+            # that started behind a full queue (two of gcc-fifo.toml's four bulk flows sent
+            # nothing).
+            sock.settimeout(max((f["stop_ns"] - now_ns(epoch)) / 1e9, POLL_S))
             try:
                 sock.bind(("", bind))
                 sock.connect(dest)
+                sock.settimeout(POLL_S)
                 break
             except ConnectionRefusedError:
                 sock.close()
