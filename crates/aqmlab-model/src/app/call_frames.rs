@@ -100,3 +100,49 @@ pub fn session_table(frames: &[FrameLog], f: u32, c: SessionCounts<'_>) -> Table
         ("reports_received", Column::U64(vec![c.reports_received])),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f64s(t: &Table, name: &str) -> Vec<f64> {
+        match &t.iter().find(|(n, _)| *n == name).unwrap().1 {
+            Column::F64(v) => v.clone(),
+            _ => panic!("{name} is not f64"),
+        }
+    }
+
+    fn u32s(t: &Table, name: &str) -> Vec<u32> {
+        match &t.iter().find(|(n, _)| *n == name).unwrap().1 {
+            Column::U32(v) => v.clone(),
+            _ => panic!("{name} is not u32"),
+        }
+    }
+
+    /// Four frames: one on time, one late, one missing a packet, one captured too close to
+    /// the end to be judged.
+    #[test]
+    fn frames_are_judged_late_or_lost_by_the_deadline() {
+        let ms = Time::from_millis;
+        let mut frames: Vec<FrameLog> = (0..4).map(|i| FrameLog::new(ms(100 * i), 1000, i == 0, 1e6, 2)).collect();
+        for (i, last) in [(0, 50), (1, 300), (2, 260), (3, 330)] {
+            frames[i].on_arrival(ms(100 * i as u64 + 10));
+            if i != 2 {
+                frames[i].on_arrival(ms(last));
+            }
+        }
+        let counts = SessionCounts { deadline: ms(150), end: ms(400), targets: &[1e6, 2e6], reports_sent: 5, reports_received: 4 };
+        let s = session_table(&frames, 7, counts);
+        assert_eq!(u32s(&s, "frames"), vec![3]);
+        assert_eq!(u32s(&s, "frames_late"), vec![1]);
+        assert_eq!(u32s(&s, "frames_lost"), vec![1]);
+        assert_eq!(f64s(&s, "frame_delay_p50_ns"), vec![50e6]);
+        assert_eq!(f64s(&s, "frame_delay_p95_ns"), vec![200e6]);
+        assert_eq!(f64s(&s, "mean_target_bps"), vec![1.5e6]);
+        let f = frames_table(&frames, 7);
+        assert_eq!(u32s(&f, "received"), vec![2, 2, 1, 2]);
+        let d = f64s(&f, "delay_ns");
+        assert_eq!((d[0], d[1], d[3]), (50e6, 200e6, 30e6));
+        assert!(d[2].is_nan());
+    }
+}
