@@ -468,6 +468,176 @@ impl AbrClient {
     }
 }
 
+/// The GCC call of an `rtp` video flow's engine config (its `app`, as JSON): the flow's
+/// `RtpConfig` checked as the simulator checks it, with its `gcc` settings and frame rate.
+fn gcc_call(app_json: &str) -> PyResult<(aqmlab_model::app::gcc::GccConfig, f64, u32)> {
+    use aqmlab_model::app::{rtp::MediaConfig, AppConfig};
+    let app: AppConfig = serde_json::from_str(app_json).map_err(|e| value_error(format!("app: {e}")))?;
+    let AppConfig::Rtp(r) = app else { return Err(value_error("app: must be an rtp video flow with congestion_control gcc")) };
+    r.validate().map_err(|e| value_error(format!("app: {e}")))?;
+    let (Some(g), MediaConfig::Video { fps, mtu, .. }) = (&r.gcc, &r.media) else {
+        return Err(value_error("app: must be an rtp video flow with congestion_control gcc"));
+    };
+    Ok((g.clone(), *fps, *mtu))
+}
+
+/// GCC's send-side estimator (aqmlab-model's `app::gcc::GccSender`, the simulator's call's
+/// own), for the emulator's call (`aqmlab.emu.call`): told of every packet sent, fed every
+/// feedback report that reaches the sender, it returns the new target rate.
+#[pyclass(module = "aqmlab._core", name = "GccSender")]
+struct PyGccSender {
+    inner: aqmlab_model::app::gcc::GccSender,
+    next_seq: u64,
+}
+
+#[pymethods]
+impl PyGccSender {
+    /// Built from a GCC video flow's engine `app` config (JSON).
+    #[new]
+    fn new(app_json: &str) -> PyResult<PyGccSender> {
+        let (cfg, _, _) = gcc_call(app_json)?;
+        Ok(PyGccSender { inner: aqmlab_model::app::gcc::GccSender::new(cfg).map_err(value_error)?, next_seq: 0 })
+    }
+
+    /// Packet `seq` (the next number, from 0) left at `now_ns` with `size` IP bytes.
+    fn on_sent(&mut self, seq: u64, size: u32, now_ns: u64) -> PyResult<()> {
+        if seq != self.next_seq {
+            return Err(value_error(format!("GccSender.on_sent: seq must be the next number, {}", self.next_seq)));
+        }
+        self.next_seq += 1;
+        self.inner.on_sent(seq, size, aqmlab_core::Time(now_ns));
+        Ok(())
+    }
+
+    /// A report covering sequence numbers [base, end) with its arrivals (seq, arrival ns) and
+    /// its CE-marked ones, made at `made_ns`, reached the sender at `now_ns`: the new target, bit/s.
+    #[pyo3(signature = (base, end, arrivals, made_ns, now_ns, ce=Vec::new()))]
+    fn on_feedback(&mut self, base: u64, end: u64, arrivals: Vec<(u64, u64)>, made_ns: u64, now_ns: u64, ce: Vec<u64>) -> PyResult<f64> {
+        use aqmlab_core::Time;
+        if base > end {
+            return Err(value_error("GccSender.on_feedback: base must be <= end"));
+        }
+        let arrivals = arrivals.into_iter().map(|(s, t)| (s, Time(t))).collect();
+        let r = aqmlab_model::app::gcc::FeedbackReport { base, end, arrivals, ce, made: Time(made_ns) };
+        Ok(self.inner.on_feedback(&r, Time(now_ns)))
+    }
+
+    #[getter]
+    fn target_bps(&self) -> f64 {
+        self.inner.target_bps
+    }
+
+    /// The `gcc_rate` table of call `flow` (one row per report applied), as `take_records` gives tables.
+    fn rate_table<'py>(&self, py: Python<'py>, flow: u32) -> PyResult<Bound<'py, PyList>> {
+        table_to_py(py, self.inner.rate_table(flow))
+    }
+}
+
+/// The receiver's side of GCC's feedback (aqmlab-model's `app::gcc::FeedbackBuilder`).
+#[pyclass(module = "aqmlab._core", name = "FeedbackBuilder")]
+#[derive(Default)]
+struct PyFeedbackBuilder {
+    inner: aqmlab_model::app::gcc::FeedbackBuilder,
+}
+
+#[pymethods]
+impl PyFeedbackBuilder {
+    #[new]
+    fn new() -> PyFeedbackBuilder {
+        PyFeedbackBuilder::default()
+    }
+
+    /// Packet `seq` arrived at `now_ns` (`ce`: its ECN field was CE).
+    #[pyo3(signature = (seq, now_ns, ce=false))]
+    fn on_packet(&mut self, seq: u64, now_ns: u64, ce: bool) {
+        self.inner.on_packet_ecn(seq, aqmlab_core::Time(now_ns), ce);
+    }
+
+    /// The report due at `now_ns`: (base, end, [(seq, arrival ns)], [CE seq], made ns, its IP
+    /// size in bytes as the simulator sends it), or None if nothing arrived since the last one.
+    #[allow(clippy::type_complexity)]
+    fn take(&mut self, now_ns: u64) -> Option<(u64, u64, Vec<(u64, u64)>, Vec<u64>, u64, u32)> {
+        let r = self.inner.take(aqmlab_core::Time(now_ns))?;
+        let size = r.size();
+        Some((r.base, r.end, r.arrivals.iter().map(|(s, t)| (*s, t.as_nanos())).collect(), r.ce, r.made.as_nanos(), size))
+    }
+}
+
+/// The call's synthetic encoder (aqmlab-model's `app::synthetic_codec`), configured from a GCC
+/// video flow's engine `app` config as the simulator configures it, drawing from flow `flow`'s
+/// media stream of a run seeded `seed` (the simulated call's own draws).
+#[pyclass(module = "aqmlab._core", name = "SyntheticCodec")]
+struct PySyntheticCodec {
+    inner: aqmlab_model::app::synthetic_codec::SyntheticCodec,
+    mtu: u32,
+}
+
+#[pymethods]
+impl PySyntheticCodec {
+    #[new]
+    fn new(app_json: &str, seed: u64, flow: u32) -> PyResult<PySyntheticCodec> {
+        let (cfg, fps, mtu) = gcc_call(app_json)?;
+        let rng = aqmlab_model::streams::flow_media(seed, flow);
+        let inner = aqmlab_model::app::synthetic_codec::SyntheticCodec::new(cfg.codec(fps), cfg.start_rate_bps as f64, rng);
+        Ok(PySyntheticCodec { inner, mtu })
+    }
+
+    /// The sender asks for `bps` from `now_ns` on (in force after the encoder's reaction lag).
+    fn set_target(&mut self, now_ns: u64, bps: f64) -> PyResult<()> {
+        if !(bps.is_finite() && bps > 0.0) {
+            return Err(value_error("SyntheticCodec.set_target: bps must be a positive number"));
+        }
+        self.inner.set_target(aqmlab_core::Time(now_ns), bps);
+        Ok(())
+    }
+
+    /// The frame captured at `now_ns`: (payload bytes, key frame, rate in force bit/s, the IP
+    /// sizes of its RTP packets at the flow's MTU).
+    fn next_frame(&mut self, now_ns: u64) -> (u64, bool, f64, Vec<u32>) {
+        let e = self.inner.next_frame(aqmlab_core::Time(now_ns));
+        (e.size_bytes, e.key, e.rate_bps, aqmlab_model::app::rtp::packetize(e.size_bytes, self.mtu))
+    }
+}
+
+/// A call's frames (capture ns, payload bytes, key, rate bit/s, packets, packets received,
+/// last arrival ns) as the `rtc_frames` and `rtc_sessions` tables of call `flow`, built by the
+/// simulator's table code (aqmlab-model's `app::call_frames`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn call_tables<'py>(
+    py: Python<'py>,
+    flow: u32,
+    frames: Vec<(u64, u32, bool, f64, u32, u32, u64)>,
+    deadline_ns: u64,
+    end_ns: u64,
+    targets: Vec<f64>,
+    reports_sent: u64,
+    reports_received: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    use aqmlab_core::Time;
+    use aqmlab_model::app::call_frames::{frames_table, session_table, FrameLog, SessionCounts};
+    let logs: Vec<FrameLog> = frames
+        .into_iter()
+        .map(|(at, payload, key, rate_bps, packets, received, last)| FrameLog {
+            at: Time(at),
+            payload,
+            key,
+            rate_bps,
+            packets,
+            received,
+            last_arrival: Time(last),
+        })
+        .collect();
+    if logs.iter().any(|fr| fr.received > 0 && fr.last_arrival < fr.at) {
+        return Err(value_error("call_tables: a frame's last arrival is before its capture"));
+    }
+    let counts = SessionCounts { deadline: Time(deadline_ns), end: Time(end_ns), targets: &targets, reports_sent, reports_received };
+    let out = PyDict::new(py);
+    out.set_item("rtc_frames", table_to_py(py, frames_table(&logs, flow))?)?;
+    out.set_item("rtc_sessions", table_to_py(py, session_table(&logs, flow, counts))?)?;
+    Ok(out)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
@@ -480,6 +650,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_class::<Router>()?;
     m.add_class::<AbrClient>()?;
+    m.add_class::<PyGccSender>()?;
+    m.add_class::<PyFeedbackBuilder>()?;
+    m.add_class::<PySyntheticCodec>()?;
+    m.add_function(wrap_pyfunction!(call_tables, m)?)?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add("Cancelled", m.py().get_type::<Cancelled>())?;
     m.add_function(wrap_pyfunction!(monotonic_ns, m)?)?;

@@ -144,10 +144,16 @@ class TcpSender(threading.Thread):
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             _tcp_options(f)(sock)
-            sock.settimeout(POLL_S)
+            # The handshake waits in the bottleneck queue like any packet (a full 250-packet
+            # FIFO at 20 Mbit/s holds 150 ms): the connect may take until the flow's stop, the
+            # kernel retransmitting a lost SYN itself. A POLL_S timeout here abandoned flows
+            # that started behind a full queue (two of gcc-fifo.toml's four bulk flows sent
+            # nothing).
+            sock.settimeout(max((f["stop_ns"] - now_ns(epoch)) / 1e9, POLL_S))
             try:
                 sock.bind(("", bind))
                 sock.connect(dest)
+                sock.settimeout(POLL_S)
                 break
             except ConnectionRefusedError:
                 sock.close()
@@ -606,6 +612,15 @@ def abr_servers(spec: dict[str, Any]) -> list[Any]:
     return servers
 
 
+def call_senders(spec: dict[str, Any]) -> list[Any]:
+    """The sender of every GCC call (:mod:`aqmlab.emu.call`)."""
+    if not any(f["kind"] == "call" for f in spec["flows"]):
+        return []
+    from aqmlab.emu.call import CallSender  # noqa: PLC0415 - only runs with calls load it
+
+    return [CallSender(f, spec, stopping) for f in spec["flows"] if f["kind"] == "call"]
+
+
 def _bulk(f: dict[str, Any]) -> bool:
     return f["proto"] == "tcp" and f["kind"] == "bulk"
 
@@ -657,7 +672,8 @@ def run_sender(spec: dict[str, Any], out: Path) -> None:
     irtt_server = start_irtt_server(_irtt_path(spec), irtt_binds, out.parent) if irtt_binds else None
     tcp: list[Any] = [TcpSender(f, spec) for f in flows if _bulk(f) and not f.get("upload")]
     servers = abr_servers(spec)
-    udp = [UdpSender(f, spec) for f in flows if f["proto"] == "udp" and f["kind"] != "ping"]
+    udp = [UdpSender(f, spec) for f in flows if f["proto"] == "udp" and f["kind"] not in ("ping", "call")]
+    calls = call_senders(spec)
     for f in flows:
         if f["proto"] == "udp" and "schedule_file" in f:
             f["schedule"] = dict(np.load(f["schedule_file"]))
@@ -668,14 +684,14 @@ def run_sender(spec: dict[str, Any], out: Path) -> None:
     sampler = threading.Thread(target=sample_tcp, args=([*tcp, *servers], spec, rows), daemon=True)
     counter = threading.Thread(target=sample_received, args=(counts, sorted(counts), spec, received), daemon=True)
     print("ready", flush=True)
-    for t in [*sinks, *tcp, *udp, *pings, sampler, counter]:
+    for t in [*sinks, *tcp, *udp, *calls, *pings, sampler, counter]:
         t.start()
     end = spec["duration_ns"]
     sleep_until(spec["epoch_ns"], end)
     stopping.set()
     stop_echo(echo_pid)
     stop_tool(irtt_server)
-    for t in [*tcp, *udp, *sinks]:
+    for t in [*tcp, *udp, *calls, *sinks]:
         t.join(2.0)
     _join_pings(pings)
     for server in servers:
@@ -689,12 +705,14 @@ def run_sender(spec: dict[str, Any], out: Path) -> None:
         i = s.final or {}
         totals.append((s.flow["flow"], i.get("segs_out", 0), i.get("total_retrans", 0), i.get("min_rtt_us", 0) * 1000,
                        i.get("total_rto", -1)))
-    for u in udp:
+    for u in [*udp, *calls]:
         totals.append((u.flow["flow"], u.sent, 0, 0, 0))
     for p in pings:
         totals.append((p.flow["flow"], len(p.sent), 0, 0, 0))
     arrays: dict[str, Any] = {"samples": samples, "totals": np.array(totals, dtype=np.int64).reshape(-1, 5),
                               **_side_records(received, pings, counts)}
+    for c in calls:
+        arrays.update(c.records())
     np.savez(out, **arrays)
     _raise_tool_errors(pings)
 
@@ -791,6 +809,7 @@ def run_receiver(spec: dict[str, Any], out: Path) -> None:
     counts: dict[int, int] = {}
     log: list[tuple] = []
     abr = []
+    calls: list[Any] = []
     for f in spec["flows"]:
         if f["kind"] == "abr":
             from aqmlab.emu.abr import AbrClientThread  # noqa: PLC0415 - only runs with ABR flows load it
@@ -798,6 +817,12 @@ def run_receiver(spec: dict[str, Any], out: Path) -> None:
             counts[f["flow"]] = 0
             abr.append(AbrClientThread(f, ip, spec["sender_ip"], epoch_known, lambda: _epoch[0], stopping, counts))
             threads.append(abr[-1])
+        elif f["kind"] == "call":
+            from aqmlab.emu.call import CallReceiver  # noqa: PLC0415 - only runs with calls load it
+
+            calls.append(CallReceiver(f, spec, udp_sink_socket(ip, f["port"]), log, (stopping, epoch_known),
+                                      lambda: _epoch[0]))
+            threads.append(calls[-1])
         elif f["proto"] == "udp" and f["kind"] != "ping":
             threads.append(threading.Thread(target=udp_sink, args=(udp_sink_socket(ip, f["port"]), log), daemon=True))
     sink_counts: dict[int, int] = {}
@@ -828,6 +853,7 @@ def run_receiver(spec: dict[str, Any], out: Path) -> None:
     side["tcp_bytes"] = np.array(sorted({**counts, **sink_counts}.items()), dtype=np.int64).reshape(-1, 2)
     arrays: dict[str, Any] = {"media": media, **side, **abr_records(abr),
                               "samples": np.array(rows, dtype=np.int64).reshape(-1, 8),
+                              **{f"call/{c.flow['flow']}/reports_sent": np.array(c.reports_sent) for c in calls},
                               "totals": np.array(totals, dtype=np.int64).reshape(-1, 5)}
     np.savez(out, **arrays)
     _raise_tool_errors(pings)

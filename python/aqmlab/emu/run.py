@@ -75,6 +75,10 @@ NOT_EMULATED = [
     "records.pcap",
     "flows.*.app.request_size, request_timeout (abr: the request is a real HTTP GET, carried and "
     "retransmitted by kernel TCP)",
+    "flows.*.app.gcc: the feedback report's size (the simulator's is the transport-wide CC draft's, one byte "
+    "per arrival; the emulated report is padded to it but lists each arrival in 16 bytes, so a report of more "
+    "than a few arrivals is larger); packets below 72 B (an RTP frame's last fragment) go out as 72 B, the RTP "
+    "and application headers",
 ]
 
 
@@ -100,9 +104,9 @@ def emulation_problems(sc: Scenario, icmp_groups: frozenset[str] = frozenset()) 
         if getattr(g.app, "responsive", False):
             problems.append(f"flows.{g.name}.app.responsive: responsive MPEG needs receiver feedback during "
                             f"the run, which the emulator's senders do not have; allowed: false")
-        elif (cc := getattr(g.app, "congestion_control", "none")) in ("gcc", "scream"):
-            problems.append(f"flows.{g.name}.app.congestion_control: {cc} needs receiver feedback during the run, "
-                            f"which the emulator's senders do not have (simulator only); allowed: none")
+        elif getattr(g.app, "congestion_control", "none") == "scream":
+            problems.append(f"flows.{g.name}.app.congestion_control: scream is simulator only; "
+                            f"allowed: none, gcc")
         elif not isinstance(g.app, (Bulk, Cbr, Abr, Ping)) and not schedule.supports(g.app):
             problems.append(f"flows.{g.name}.app.kind: {g.app.kind!r} cannot be emulated; allowed: "
                             f"bulk, cbr, abr, ping, {', '.join(schedule.KINDS)}")
@@ -213,6 +217,10 @@ def plan_flows(sc: Scenario, work: Path | None = None, icmp_groups: frozenset[st
                          interval_ns=g.app.interval, packet_size=g.app.packet_size)
                 if f["proto"] in tools:
                     f.update(tool=PROBE_TOOLS[f["proto"]], tool_path=tools[f["proto"]])
+            elif getattr(g.app, "congestion_control", "none") == "gcc":
+                # A GCC call (aqmlab.emu.call): its endpoints run the simulator's controller,
+                # feedback and encoder from the flow's engine config.
+                f.update(proto="udp", kind="call", app_json=json.dumps(sc.to_sim_config()["flow_groups"][gi]["app"]))
             else:
                 f.update(proto="udp", kind=g.app.kind)
             ecn = getattr(g.app, "ecn", "not-ect")  # the UDP sources' codepoint (Cbr, Video, ...)
@@ -446,9 +454,9 @@ def _run(sc: Scenario, tb: Testbed, work: Path, procs: list[Process], icmp_group
          probe_tools: dict[str, str] | None = None) -> dict[str, Any]:
     flows = plan_flows(sc, work, icmp_groups, probe_tools)
     spec: dict[str, Any] = {"receiver_ip": netns.RECEIVER_IP, "sender_ip": netns.SENDER_IP, "flows": flows,
-                            "flow_sample_ns": sc.records.flow_sample, "duration_ns": sc.duration}
+                            "flow_sample_ns": sc.records.flow_sample, "duration_ns": sc.duration, "seed": sc.seed}
     for f in flows:
-        if f["proto"] == "udp" and f["kind"] not in ("cbr", "ping"):
+        if f["proto"] == "udp" and f["kind"] not in ("cbr", "ping", "call"):
             f["schedule_file"] = str(schedule.write(sc, f, work / f"schedule{f['flow']}.npz"))
     (work / "router.cfg.json").write_text(json.dumps(router_config(sc, tb, flows)))
     (work / "spec.json").write_text(json.dumps(spec))
@@ -591,6 +599,11 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
     if any(f["kind"] == "bulk" for f in flows_plan):
         tables["tcp_received"] = tcp_received_table(_both(raw, "received", 3))
     tables.update(_abr_tables(raw["receiver"], flows_plan))
+    calls = [f for f in flows_plan if f["kind"] == "call"]
+    if calls:
+        tables.update(_call_tables(sc, calls, raw, received))
+        samples = _call_app_levels(sc, samples, tables["gcc_rate"], calls)
+        tables["flow_samples"] = samples
     if "abr_segments" in tables:
         samples = _abr_app_levels(samples, tables["abr_segments"])
         tables["flow_samples"] = samples
@@ -642,6 +655,51 @@ def _abr_tables(receiver: dict[str, np.ndarray], flows: list[dict]) -> dict[str,
         if parts:
             out[table] = pd.concat(parts, ignore_index=True)
     return out
+
+
+def _call_tables(sc: Scenario, calls: list[dict], raw: dict[str, Any],
+                 received: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The simulator's `gcc_rate`, `rtc_frames` and `rtc_sessions` tables of the GCC calls: the
+    sender's frames and `GccSender` rows with the receiver's log (each frame's packets that
+    arrived within the run and the last one's arrival), joined by the simulator's table code
+    (`_core.call_tables`)."""
+    snd, rcv = raw["sender"], raw["receiver"]
+    out: dict[str, list[pd.DataFrame]] = {"gcc_rate": [], "rtc_frames": [], "rtc_sessions": []}
+    for f in calls:
+        flow, p = f["flow"], f"call/{f['flow']}/"
+        rate = pd.DataFrame({k[len(p) + len("gcc_rate/"):]: v for k, v in snd.items()
+                             if k.startswith(p + "gcc_rate/")})
+        out["gcc_rate"].append(rate)
+        got = received[received["flow"] == flow].drop_duplicates("seq")
+        per_frame = got.groupby("frame_id")["recv_ns"].agg(["count", "max"])
+        count = per_frame["count"].to_dict()
+        last = per_frame["max"].to_dict()
+        frames = [(int(t), int(size), bool(key), float(r), int(n), int(count.get(i, 0)), int(last.get(i, 0)))
+                  for i, (t, size, key, r, n) in enumerate(zip(snd[p + "frames_t_ns"], snd[p + "frames_payload"],
+                                                               snd[p + "frames_key"], snd[p + "frames_rate_bps"],
+                                                               snd[p + "frames_packets"], strict=True))]
+        deadline = json.loads(f["app_json"])["gcc"]["deadline_ns"]
+        tables = _core.call_tables(flow, frames, deadline, f["stop_ns"], rate["target_bps"].tolist(),
+                                   int(rcv.get(p + "reports_sent", 0)), int(snd[p + "reports_received"]))
+        for name, cols in tables.items():
+            out[name].append(to_frame(cols))
+    return {name: pd.concat(parts, ignore_index=True) for name, parts in out.items()}
+
+
+def _call_app_levels(sc: Scenario, samples: pd.DataFrame, rate: pd.DataFrame, calls: list[dict]) -> pd.DataFrame:
+    """`flow_samples.app_level` of each GCC call as the simulator writes it: the target in
+    force at the sample's time, in kbit/s (the start rate before the first report)."""
+    samples = samples.copy()
+    for f in calls:
+        start = json.loads(f["app_json"])["gcc"]["start_rate_bps"]
+        mine = rate[rate["flow"] == f["flow"]]
+        t = mine["t_ns"].to_numpy(dtype=np.int64)
+        targets = np.concatenate([[float(start)], mine["target_bps"].to_numpy(dtype=np.float64)])
+        rows = samples["flow"] == f["flow"]
+        k = np.searchsorted(t, samples.loc[rows, "t_ns"].to_numpy(dtype=np.int64), side="right")
+        # Halves away from zero, as Rust's f64::round (the simulator's rounding).
+        samples.loc[rows, "app_level"] = np.floor(targets[k] / 1000.0 + 0.5).astype(samples["app_level"].dtype)
+    return samples
 
 
 def _abr_app_levels(samples: pd.DataFrame, segments: pd.DataFrame) -> pd.DataFrame:

@@ -24,6 +24,20 @@ pub struct CallConfig {
 }
 
 impl CallConfig {
+    /// The synthetic encoder's settings for a call of `fps` frames a second: the encoder model
+    /// of these settings, bounded by the same rates as the target.
+    pub fn codec(&self, fps: f64) -> super::synthetic_codec::CodecConfig {
+        super::synthetic_codec::CodecConfig {
+            fps,
+            key_interval: self.key_interval,
+            key_ratio: self.key_ratio,
+            fluctuation: self.fluctuation,
+            reaction_lag_ns: self.reaction_lag_ns,
+            min_rate_bps: self.min_rate_bps,
+            max_rate_bps: self.max_rate_bps,
+        }
+    }
+
     /// The settings' own checks; errors start with `controller` ("gcc", "scream"), the config
     /// key they sit under.
     pub fn validate(&self, controller: &str) -> Result<(), String> {

@@ -8,6 +8,7 @@
 pub mod abr;
 pub mod abr_config;
 pub mod call_config;
+pub mod call_frames;
 pub mod frame_classes;
 pub mod gcc;
 pub mod mpeg;

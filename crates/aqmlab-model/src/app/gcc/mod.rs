@@ -24,6 +24,7 @@ pub mod overuse;
 pub mod trendline;
 
 use crate::headers::UDP_IP_HEADER_BYTES;
+use crate::record::{Column, Table};
 use aimd::AimdRateControl;
 use aqmlab_core::Time;
 use inter_arrival::InterArrival;
@@ -231,6 +232,25 @@ impl GccSender {
             rtt: self.rtt,
         });
         self.target_bps
+    }
+    /// `gcc_rate`: one row per report applied (`samples`), of call `f`.
+    pub fn rate_table(&self, f: u32) -> Table {
+        let s = &self.samples;
+        let col = |g: &dyn Fn(&RateSample) -> f64| Column::F64(s.iter().map(g).collect());
+        vec![
+            ("flow", Column::U32(vec![f; s.len()])),
+            ("t_ns", Column::U64(s.iter().map(|x| x.t.as_nanos()).collect())),
+            ("target_bps", col(&|x| x.target_bps)),
+            ("delay_based_bps", col(&|x| x.delay_based_bps)),
+            ("loss_based_bps", col(&|x| x.loss_based_bps)),
+            ("incoming_bps", col(&|x| x.incoming_bps)),
+            ("state", Column::U8(s.iter().map(|x| x.state).collect())),
+            ("signal", Column::U8(s.iter().map(|x| x.signal).collect())),
+            ("trend", col(&|x| x.trend)),
+            ("threshold_ms", col(&|x| x.threshold_ms)),
+            ("loss", col(&|x| x.loss)),
+            ("rtt_ns", Column::U64(s.iter().map(|x| x.rtt.as_nanos()).collect())),
+        ]
     }
 }
 

@@ -25,11 +25,12 @@ use super::super::network::Network;
 use super::receive_log::ReceiveLog;
 use super::{sample_without_window, AppSetup, Application, FlowTotals};
 use aqmlab_core::{Ecn, Packet, Proto, Time};
+use aqmlab_model::app::call_frames::{self, FrameLog, SessionCounts};
 use aqmlab_model::app::frame_classes::frame_class;
 use aqmlab_model::app::gcc::{FeedbackBuilder, FeedbackReport, GccSender};
 use aqmlab_model::app::rtp::{packetize, MediaConfig, RtpConfig};
 use aqmlab_model::app::scream::{EcnMode, Poll, ScreamSender};
-use aqmlab_model::app::synthetic_codec::{CodecConfig, SyntheticCodec};
+use aqmlab_model::app::synthetic_codec::SyntheticCodec;
 use aqmlab_model::headers::{RTP_UDP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES};
 use aqmlab_model::record::{Column, FlowSample, Table};
 use aqmlab_model::streams;
@@ -41,17 +42,6 @@ const FRAME: u8 = 0;
 const DUE: u8 = 1;
 /// The receiver sends its feedback.
 const FEEDBACK: u8 = 2;
-
-/// One frame as sent and as received.
-struct FrameLog {
-    at: Time,
-    payload: u32,
-    key: bool,
-    rate_bps: f64,
-    packets: u32,
-    received: u32,
-    last_arrival: Time,
-}
 
 /// The class of frame `frame`'s packets: by its type when marking, else unclassified (0).
 fn class_of(frames: &[FrameLog], mark_frames: bool, frame: u32) -> u8 {
@@ -101,21 +91,9 @@ impl Rtc {
         };
         // (codec settings, start rate, feedback interval, deadline, controller)
         let (codec_cfg, start, feedback_ns, deadline_ns, control) = match (&r.gcc, &r.scream) {
-            (Some(g), _) => (
-                CodecConfig {
-                    fps: *fps,
-                    key_interval: g.key_interval,
-                    key_ratio: g.key_ratio,
-                    fluctuation: g.fluctuation,
-                    reaction_lag_ns: g.reaction_lag_ns,
-                    min_rate_bps: g.min_rate_bps,
-                    max_rate_bps: g.max_rate_bps,
-                },
-                g.start_rate_bps,
-                g.feedback_interval_ns,
-                g.deadline_ns,
-                Control::Gcc(GccSender::new(g.clone())?),
-            ),
+            (Some(g), _) => {
+                (g.codec(*fps), g.start_rate_bps, g.feedback_interval_ns, g.deadline_ns, Control::Gcc(GccSender::new(g.clone())?))
+            }
             (None, Some(c)) => {
                 let mode = match r.ecn {
                     Ecn::Ect1 => EcnMode::L4s,
@@ -123,15 +101,7 @@ impl Rtc {
                     _ => EcnMode::Off,
                 };
                 (
-                    CodecConfig {
-                        fps: *fps,
-                        key_interval: c.key_interval,
-                        key_ratio: c.key_ratio,
-                        fluctuation: c.fluctuation,
-                        reaction_lag_ns: c.reaction_lag_ns,
-                        min_rate_bps: c.min_rate_bps,
-                        max_rate_bps: c.max_rate_bps,
-                    },
+                    c.codec(*fps),
                     c.start_rate_bps,
                     c.feedback_interval_ns,
                     c.deadline_ns,
@@ -185,15 +155,7 @@ impl Rtc {
             }
             Control::Scream(s) => s.on_frame(id, e.size_bytes, &sizes, now),
         }
-        self.frames.push(FrameLog {
-            at: now,
-            payload: e.size_bytes as u32,
-            key: e.key,
-            rate_bps: e.rate_bps,
-            packets: sizes.len() as u32,
-            received: 0,
-            last_arrival: Time::ZERO,
-        });
+        self.frames.push(FrameLog::new(now, e.size_bytes as u32, e.key, e.rate_bps, sizes.len() as u32));
         self.emit_due(f, net);
     }
 
@@ -275,8 +237,7 @@ impl Rtc {
         self.log.push(p, now);
         self.feedback.on_packet_ecn(p.seq, now, p.ecn == Ecn::Ce);
         if let Some(fr) = self.frames.get_mut(p.frame_id as usize) {
-            fr.received += 1;
-            fr.last_arrival = fr.last_arrival.max(now);
+            fr.on_arrival(now);
         }
     }
 
@@ -295,29 +256,6 @@ impl Rtc {
             // The window may have opened.
             self.emit_due(f, net);
         }
-    }
-
-    /// Frames judged: captured at least a deadline before the end of the run.
-    fn judged(&self) -> impl Iterator<Item = &FrameLog> {
-        let deadline = self.deadline;
-        self.frames.iter().filter(move |fr| fr.at + deadline <= self.end)
-    }
-
-    fn frames_table(&self, f: u32) -> Table {
-        let n = self.frames.len();
-        let complete = |fr: &FrameLog| fr.received >= fr.packets;
-        let delay = |fr: &FrameLog| if complete(fr) { (fr.last_arrival - fr.at).as_nanos() as f64 } else { f64::NAN };
-        vec![
-            ("flow", Column::U32(vec![f; n])),
-            ("frame", Column::U32((0..n as u32).collect())),
-            ("t_ns", Column::U64(self.frames.iter().map(|fr| fr.at.as_nanos()).collect())),
-            ("size_bytes", Column::U32(self.frames.iter().map(|fr| fr.payload).collect())),
-            ("key", Column::U8(self.frames.iter().map(|fr| fr.key as u8).collect())),
-            ("rate_bps", Column::F64(self.frames.iter().map(|fr| fr.rate_bps).collect())),
-            ("packets", Column::U32(self.frames.iter().map(|fr| fr.packets).collect())),
-            ("received", Column::U32(self.frames.iter().map(|fr| fr.received).collect())),
-            ("delay_ns", Column::F64(self.frames.iter().map(delay).collect())),
-        ]
     }
 
     /// One row per report SCReAM applied.
@@ -341,55 +279,19 @@ impl Rtc {
         ]
     }
 
-    fn rate_table(g: &GccSender, f: u32) -> Table {
-        let s = &g.samples;
-        let col = |g: &dyn Fn(&aqmlab_model::app::gcc::RateSample) -> f64| Column::F64(s.iter().map(g).collect());
-        vec![
-            ("flow", Column::U32(vec![f; s.len()])),
-            ("t_ns", Column::U64(s.iter().map(|x| x.t.as_nanos()).collect())),
-            ("target_bps", col(&|x| x.target_bps)),
-            ("delay_based_bps", col(&|x| x.delay_based_bps)),
-            ("loss_based_bps", col(&|x| x.loss_based_bps)),
-            ("incoming_bps", col(&|x| x.incoming_bps)),
-            ("state", Column::U8(s.iter().map(|x| x.state).collect())),
-            ("signal", Column::U8(s.iter().map(|x| x.signal).collect())),
-            ("trend", col(&|x| x.trend)),
-            ("threshold_ms", col(&|x| x.threshold_ms)),
-            ("loss", col(&|x| x.loss)),
-            ("rtt_ns", Column::U64(s.iter().map(|x| x.rtt.as_nanos()).collect())),
-        ]
-    }
-
     fn session_table(&self, f: u32) -> Table {
-        let deadline = self.deadline.as_nanos() as f64;
-        let judged: Vec<&FrameLog> = self.judged().collect();
-        let mut delays: Vec<f64> =
-            judged.iter().filter(|fr| fr.received >= fr.packets).map(|fr| (fr.last_arrival - fr.at).as_nanos() as f64).collect();
-        delays.sort_by(f64::total_cmp);
-        let pct = |q: f64| {
-            if delays.is_empty() {
-                return f64::NAN;
-            }
-            delays[((q * delays.len() as f64).ceil() as usize).clamp(1, delays.len()) - 1]
-        };
-        let late = delays.iter().filter(|d| **d > deadline).count() as u32;
-        let lost = judged.iter().filter(|fr| fr.received < fr.packets).count() as u32;
         let targets: Vec<f64> = match &self.control {
             Control::Gcc(g) => g.samples.iter().map(|x| x.target_bps).collect(),
             Control::Scream(s) => s.samples.iter().map(|x| x.target_bps).collect(),
         };
-        let mean_target = if targets.is_empty() { f64::NAN } else { targets.iter().sum::<f64>() / targets.len() as f64 };
-        vec![
-            ("flow", Column::U32(vec![f])),
-            ("frames", Column::U32(vec![judged.len() as u32])),
-            ("frames_late", Column::U32(vec![late])),
-            ("frames_lost", Column::U32(vec![lost])),
-            ("frame_delay_p50_ns", Column::F64(vec![pct(0.5)])),
-            ("frame_delay_p95_ns", Column::F64(vec![pct(0.95)])),
-            ("mean_target_bps", Column::F64(vec![mean_target])),
-            ("reports_sent", Column::U64(vec![self.reports_sent])),
-            ("reports_received", Column::U64(vec![self.reports_received])),
-        ]
+        let counts = SessionCounts {
+            deadline: self.deadline,
+            end: self.end,
+            targets: &targets,
+            reports_sent: self.reports_sent,
+            reports_received: self.reports_received,
+        };
+        call_frames::session_table(&self.frames, f, counts)
     }
 }
 
@@ -441,9 +343,14 @@ impl Application for Rtc {
     /// report applied), `rtc_frames` (one row per frame) and `rtc_sessions` (one row per flow).
     fn tables(&self, f: u32) -> Vec<(&'static str, Table)> {
         let rate = match &self.control {
-            Control::Gcc(g) => ("gcc_rate", Self::rate_table(g, f)),
+            Control::Gcc(g) => ("gcc_rate", g.rate_table(f)),
             Control::Scream(s) => ("scream_rate", Self::scream_table(s, f)),
         };
-        vec![self.log.media_table(f), rate, ("rtc_frames", self.frames_table(f)), ("rtc_sessions", self.session_table(f))]
+        vec![
+            self.log.media_table(f),
+            rate,
+            ("rtc_frames", call_frames::frames_table(&self.frames, f)),
+            ("rtc_sessions", self.session_table(f)),
+        ]
     }
 }
