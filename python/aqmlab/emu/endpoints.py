@@ -502,10 +502,6 @@ def stop_tool(proc: subprocess.Popen | None) -> None:
             proc.wait()
 
 
-def tool_errors(pings: list[Any]) -> list[str]:
-    return [p.error for p in pings if getattr(p, "error", None)]
-
-
 def _ping_side(flow: dict[str, Any], r1_side: bool) -> str | None:
     """What this side runs for a ping flow: "client", "echo" (a UDP echo), "irtt" (the flow's
     irtt server) or None (ICMP: the kernel answers)."""
@@ -727,7 +723,7 @@ def _join_pings(pings: list[Any]) -> None:
 def _raise_tool_errors(pings: list[Any]) -> None:
     """A probe tool that failed fails the endpoint (after its records are written), naming the
     tool and quoting its error: a series silently missing would read as total loss."""
-    errors = tool_errors(pings)
+    errors = [p.error for p in pings if getattr(p, "error", None)]
     if errors:
         raise OSError("; ".join(errors))
 
