@@ -57,6 +57,7 @@ from aqmlab.emu.endpoints import (
     SO_TIMESTAMPNS,
     _kernel_stamp_monotonic,
     app_packet,
+    stamped_datagrams,
 )
 
 #: The report after the application header: magic, report number, base, end, made (run ns),
@@ -180,14 +181,7 @@ class CallSender(threading.Thread):
         return False
 
     def _reports(self, sock: socket.socket, epoch: int) -> None:
-        while not self.stopping.is_set():
-            try:
-                data, anc, _, _ = sock.recvmsg(65536, 1024)
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            now = _kernel_stamp_monotonic(anc) - epoch
+        for data, now in stamped_datagrams(sock, self.stopping, epoch, 65536):
             r = decode_report(data)
             if r is None or now >= self.spec["duration_ns"]:
                 continue

@@ -48,7 +48,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -238,6 +238,21 @@ def _kernel_stamp_monotonic(anc: list[tuple[int, int, bytes]]) -> int:
     return time.monotonic_ns()
 
 
+def stamped_datagrams(sock: socket.socket, stop: threading.Event, epoch: int,
+                      size: int) -> Iterator[tuple[bytes, int]]:
+    """Each datagram `sock` receives, with the kernel's receive stamp on the run's clock (ns
+    after `epoch`), until `stop` is set or the socket is closed. The socket needs a timeout (the
+    loop looks at `stop` between datagrams) and SO_TIMESTAMPNS."""
+    while not stop.is_set():
+        try:
+            data, anc, _, _ = sock.recvmsg(size, 1024)
+        except TimeoutError:
+            continue
+        except OSError:
+            return
+        yield data, _kernel_stamp_monotonic(anc) - epoch
+
+
 class PingClient(threading.Thread):
     """The sending side of a ping flow: request k leaves at start + k * interval whatever
     became of the earlier ones (as ping -i and irtt do, and the simulator's ping application);
@@ -291,14 +306,7 @@ class PingClient(threading.Thread):
         return max(cands) if cands else None
 
     def _replies(self, sock: socket.socket, epoch: int) -> None:
-        while not stopping.is_set():
-            try:
-                data, anc, _, _ = sock.recvmsg(2048, 1024)
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            reply_ns = _kernel_stamp_monotonic(anc) - epoch
+        for data, reply_ns in stamped_datagrams(sock, stopping, epoch, 2048):
             k = self._reply_seq(data)
             if k is None or k not in self.sent or k in self.rtt:
                 continue
