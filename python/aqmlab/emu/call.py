@@ -53,10 +53,10 @@ from aqmlab.emu.endpoints import (
     APP_HEADER,
     APP_MAGIC,
     IP_UDP_HEADERS,
-    RTP_HEADER,
     SO_TIMESTAMPNS,
     _kernel_stamp_monotonic,
     app_packet,
+    media_row,
     stamped_datagrams,
 )
 
@@ -247,13 +247,12 @@ class CallReceiver(threading.Thread):
             except OSError:
                 return
             t = _kernel_stamp_monotonic(anc)
-            at = RTP_HEADER.size if n >= RTP_HEADER.size + 4 and buf[0] >> 6 == 2 and buf[12:16] == APP_MAGIC else 0
-            if n >= at + APP_HEADER.size and buf[at:at + 4] == APP_MAGIC:
-                _, seq, frame_id, _ft, _, _fi, _fc, _, sent, flow = APP_HEADER.unpack_from(buf, at)
-                self.log.append((flow, seq, n + IP_UDP_HEADERS, sent, t, frame_id))
+            row = media_row(buf, n, t)
+            if row is not None:
+                self.log.append(row)
                 if t >= epoch:
                     # No CE flag: GCC reads none (and this socket does not ask for the TOS byte).
-                    self.builder.on_packet(seq, t - epoch)
+                    self.builder.on_packet(row[1], t - epoch)
 
     def _report(self, dest: tuple[str, int], now: int) -> None:
         """The report of the timer just due, made when this thread got to it (`now`)."""

@@ -784,6 +784,17 @@ def udp_sink_socket(ip: str, port: int) -> socket.socket:
     return sock
 
 
+def media_row(buf: bytearray, n: int, t: int) -> tuple[int, int, int, int, int, int] | None:
+    """The `media` row of a UDP payload of `n` bytes in `buf` received at `t` (raw
+    CLOCK_MONOTONIC ns): (flow, seq, IP size, send time, `t`, frame id), read from the
+    application header, after an RTP header if there is one; None for anything else."""
+    at = RTP_HEADER.size if n >= RTP_HEADER.size + 4 and buf[0] >> 6 == 2 and buf[12:16] == APP_MAGIC else 0
+    if n < at + APP_HEADER.size or buf[at:at + 4] != APP_MAGIC:
+        return None
+    _, seq, frame_id, _ft, _, _fi, _fc, _, sent, flow = APP_HEADER.unpack_from(buf, at)
+    return flow, seq, n + IP_UDP_HEADERS, sent, t, frame_id
+
+
 def udp_sink(sock: socket.socket, log: list[tuple]) -> None:
     """Logs (flow, seq, IP size, send time, receive time, frame id) of every packet; the receive time is
     the kernel's receive stamp on raw CLOCK_MONOTONIC (the orchestrator subtracts the epoch,
@@ -797,11 +808,9 @@ def udp_sink(sock: socket.socket, log: list[tuple]) -> None:
             n, anc, _, _ = sock.recvmsg_into([buf], 1024)
         except TimeoutError:
             continue
-        t = _kernel_stamp_monotonic(anc)
-        at = RTP_HEADER.size if n >= RTP_HEADER.size + 4 and buf[0] >> 6 == 2 and buf[12:16] == APP_MAGIC else 0
-        if n >= at + APP_HEADER.size and buf[at:at + 4] == APP_MAGIC:
-            _, seq, frame_id, _ft, _, _fi, _fc, _, sent, flow = APP_HEADER.unpack_from(buf, at)
-            log.append((flow, seq, n + IP_UDP_HEADERS, sent, t, frame_id))
+        row = media_row(buf, n, _kernel_stamp_monotonic(anc))
+        if row is not None:
+            log.append(row)
 
 
 def run_receiver(spec: dict[str, Any], out: Path) -> None:
