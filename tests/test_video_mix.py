@@ -128,6 +128,14 @@ def test_the_summary_is_the_mean_over_seeds_with_a_t_interval(short_runs, tmp_pa
     assert (tmp_path / "mix.png").stat().st_size > 10_000
 
 
+def test_the_algorithm_figure_has_a_panel_per_algorithm_and_a_point_per_discipline(short_runs, tmp_path):
+    drawn = video_mix.algorithm_figure(short_runs, tmp_path / "alg.png")
+    algorithms = {g.name for g in aqmlab.load(MIX / "fifo.toml").model.flows if g.app.kind == "abr"}
+    assert set(drawn) == algorithms and len(algorithms) == 5
+    assert all(d == ["fifo", "fq-codel"] for d in drawn.values())
+    assert (tmp_path / "alg.png").stat().st_size > 10_000
+
+
 def test_a_mix_without_the_named_call_is_refused(short_runs):
     name, seed, path = short_runs[0]
     with pytest.raises(ValueError, match="flow group 'video-call': expected one call, found 0"):

@@ -168,3 +168,49 @@ def figure(s: pd.DataFrame, path: Path, calls: tuple[str, ...] = CALLS) -> None:
         ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
+
+
+def algorithm_figure(runs: Iterable[tuple[str, int, Path]], path: Path) -> dict[str, list[str]]:
+    """The ABR clients in Puffer's axes, one panel per algorithm (the flow group) and one point
+    per discipline in it: time-weighted SSIM against time stalled, means over seeds with 95 %
+    intervals (`aqmlab.analysis.abr.summary`), x inverted (better up and right), intervals cut
+    at 0; the disciplines' colours are `figure`'s. The panels share the SSIM axis; each has its
+    own stall axis (one discipline's 30 % would flatten the others' tenths), and the last cell
+    holds the legend. Returns, per panel, the disciplines drawn in it."""
+    from matplotlib.figure import Figure  # noqa: PLC0415 - plotting only when a figure is asked for
+
+    from aqmlab.analysis import abr  # noqa: PLC0415
+
+    runs = list(runs)
+    table = abr.summary(abr.sessions(runs))
+    disciplines = list(dict.fromkeys(d for d, _, _ in runs))
+    groups = sorted(table.index.get_level_values("group").unique())
+    drawn: dict[str, list[str]] = {g: [] for g in groups}
+    columns = 3
+    rows = (len(groups) + 1 + columns - 1) // columns
+    fig = Figure(figsize=(4.0 * columns, 3.4 * rows))
+    cells = fig.subplots(rows, columns, sharey=True, squeeze=False).ravel()
+    for ax, g in zip(cells, groups, strict=False):
+        widest = 0.0
+        for i, d in enumerate(disciplines):
+            if (d, g) not in table.index:
+                continue
+            r = table.loc[(d, g)]
+            stall, stall_ci = r["stall_ratio"] * 100, np.nan_to_num(r["stall_ratio_ci"]) * 100
+            widest = max(widest, stall + stall_ci)
+            drawn[g].append(d)
+            ax.errorbar(stall, r["ssim_db"], xerr=[[min(stall_ci, stall)], [stall_ci]],
+                        yerr=np.nan_to_num(r["ssim_db_ci"]), fmt="o", color=colour(i), capsize=3, label=d)
+        ax.set_xlim(max(0.5, widest * 1.05), -0.05 * max(0.5, widest * 1.05))
+        ax.set_title(g, fontsize=10)
+        ax.set_xlabel("time stalled (%)  (better to the right)", fontsize=8)
+        ax.grid(alpha=0.3)
+    for ax in cells[::columns]:
+        ax.set_ylabel("time-weighted SSIM (dB)")
+    handles, labels = cells[0].get_legend_handles_labels()
+    for ax in cells[len(groups):]:
+        ax.axis("off")
+    cells[len(groups)].legend(handles, labels, loc="center", ncol=2, fontsize=8, title="discipline")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return drawn
