@@ -372,7 +372,9 @@ def ns3_table(results: list[dict[str, Any]]) -> str:
 def _fmt(x: float, metric: str) -> str:
     if x != x:
         return "-"
-    if metric in ("utilization", "retrans_rate", "drop_rate"):
+    if metric == "drop_rate":  # often a few hundredths of a percent against ns-3
+        return f"{100 * x:.3f} %"
+    if metric in ("utilization", "retrans_rate"):
         return f"{100 * x:.2f} %"
     if metric == "jain":
         return f"{x:.3f}"
