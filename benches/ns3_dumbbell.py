@@ -15,7 +15,9 @@ Fairness of the timing comparison rests on two rules kept throughout:
   Simulator::Run, which is stopped at every period boundary and resumed.
 * The ns-3 model follows the spec and nothing else: every queue is an explicit
   queue disc of the given size (no ns-3 default FqCoDel left anywhere, device
-  queues shrunk to one packet), TCP is NewReno with the spec's parameters.
+  queues shrunk to one packet), TCP is NewReno with the spec's parameters (or
+  the controller the spec's "tcp" key names; with its "ns3_defaults", ns-3's
+  own TCP defaults in place of the spec's parameters: tcp_settings).
 
 Optional spec keys beyond the shared ones: "rwnd_bytes" (receive buffer =
 advertised window, default 4 MiB), "sack" (default true, see
