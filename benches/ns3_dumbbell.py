@@ -15,13 +15,16 @@ Fairness of the timing comparison rests on two rules kept throughout:
   Simulator::Run, which is stopped at every period boundary and resumed.
 * The ns-3 model follows the spec and nothing else: every queue is an explicit
   queue disc of the given size (no ns-3 default FqCoDel left anywhere, device
-  queues shrunk to one packet), TCP is NewReno with the spec's parameters.
+  queues shrunk to one packet), TCP is NewReno with the spec's parameters (or
+  the controller the spec's "tcp" key names; with its "ns3_defaults", ns-3's
+  own TCP defaults in place of the spec's parameters: tcp_settings).
 
 Optional spec keys beyond the shared ones: "rwnd_bytes" (receive buffer =
 advertised window, default 4 MiB), "sack" (default true, see
 use_sack), "ns3_routing" ("static" by default, or "nix" or "global"; see
 routing_kind),
-"seed" (ns-3 RngRun, default 1), qdisc "wait" (RED, default false) and
+"seed" (ns-3 RngRun, default 1), "tcp" (see tcp_settings), qdisc "wait" (RED,
+default false) and
 "record_sojourn" (default false: with it, the bottleneck queue disc's
 SojournTime trace is logged by a C++ callback and the output gains the
 sojourn-time p50/p99 of every period; see SOJOURN_CPP).
@@ -79,6 +82,16 @@ AQM_KEYS = {
 }
 # Kinds whose limit may be given in bytes instead of packets.
 BYTE_LIMIT_KINDS = ("cobalt",)
+
+# The spec's "tcp" key: congestion_control names one of ns-3's controllers.
+TCP_CONTROLLERS = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic", "bbr": "ns3::TcpBbr"}
+TCP_KEYS = ("congestion_control", "ns3_defaults", "attributes")
+# ns-3 3.44's own defaults of the socket settings the spec also carries (tcp-socket.cc,
+# tcp-socket-base.cc; aqmlab's tcp.profile = "ns3" mirrors them, docs/tcp.md). With
+# "ns3_defaults" these are not set but left to ns-3, so the spec must agree with them, or
+# ns-3 would silently run something else than the spec says.
+NS3_DEFAULT_SETTINGS = {"mss_bytes": 536, "initial_cwnd_segments": 10, "min_rto_s": 1.0, "delayed_ack": True,
+                        "rwnd_bytes": 131072, "sack": True}
 
 # ns-3's TcpSocketBase has no public abort: Close() and ShutdownSend() both
 # transmit everything already written to the send buffer first, which with a
@@ -189,6 +202,51 @@ def validate_spec(spec):
     for a, b in spec["periods_s"]:
         if not 0 <= a < b <= spec["duration_s"]:
             raise SystemExit(f"period [{a}, {b}] is not inside [0, duration_s]")
+    tcp_settings(spec)
+
+
+def tcp_settings(spec):
+    """The spec's optional "tcp" key, checked: {"congestion_control": "newreno" | "cubic" |
+    "bbr", "ns3_defaults": bool, "attributes": {name: value}}.
+
+    Without the key (or with "ns3_defaults" false) TCP is set up as always: the controller
+    (NewReno unless named) with TcpClassicRecovery and the spec's socket settings, timestamps
+    off, 4 MiB send buffer (configure_defaults). With "ns3_defaults" true only the controller is
+    chosen: recovery (TcpPrrRecovery), SACK, timestamps, segment size, initial window, delayed
+    ACKs, RTO bounds and both socket buffers stay ns-3's defaults, so the spec's own values of
+    those must equal NS3_DEFAULT_SETTINGS (refused otherwise). "attributes" sets further ns-3
+    defaults by full name (Config::SetDefault, value as its string form), last: the switch for a
+    cause test, e.g. {"ns3::TcpSocketBase::Timestamp": false, "ns3::TcpCubic::HyStart": false}.
+    """
+    tcp = spec.get("tcp", {})
+    if not isinstance(tcp, dict):
+        raise SystemExit('spec "tcp" must be an object')
+    unknown = [k for k in tcp if k not in TCP_KEYS]
+    if unknown:
+        raise SystemExit(f"tcp has unknown keys {unknown}; allowed: {', '.join(TCP_KEYS)}")
+    cc = tcp.get("congestion_control", "newreno")
+    if cc not in TCP_CONTROLLERS:
+        raise SystemExit(f"tcp.congestion_control must be one of {', '.join(TCP_CONTROLLERS)}; got {cc!r}")
+    ns3_defaults = tcp.get("ns3_defaults", False)
+    if not isinstance(ns3_defaults, bool):
+        raise SystemExit(f"tcp.ns3_defaults must be true or false; got {ns3_defaults!r}")
+    attributes = tcp.get("attributes", {})
+    if not isinstance(attributes, dict) or not all(isinstance(k, str) and k.startswith("ns3::") for k in attributes):
+        raise SystemExit('tcp.attributes must map full attribute names ("ns3::Class::Attribute") to values')
+    if ns3_defaults:
+        given = {"sack": use_sack(spec), "rwnd_bytes": spec.get("rwnd_bytes", SOCKET_BUFFER_BYTES),
+                 **{k: spec[k] for k in NS3_DEFAULT_SETTINGS if k in spec}}
+        wrong = [f"{k} = {given[k]!r} (ns-3: {v!r})" for k, v in NS3_DEFAULT_SETTINGS.items() if given[k] != v]
+        if wrong:
+            raise SystemExit(f"tcp.ns3_defaults leaves these to ns-3, whose defaults differ: {'; '.join(wrong)}")
+    return {"congestion_control": cc, "ns3_defaults": ns3_defaults, "attributes": attributes}
+
+
+def attribute_string(value):
+    """An attribute value as ns-3 parses it from a string (booleans as true/false)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def seconds_to_ns(t):
@@ -220,20 +278,24 @@ def configure_defaults(ns, spec):
     """Global attribute defaults; they apply to sockets created later by apps."""
     type_id = ns.TypeId.LookupByName
     cfg = ns.Config.SetDefault
-    # 3.44 defaults to TcpCubic with PRR recovery: ask for NewReno with the
-    # classic RFC 6582 fast recovery instead.
-    cfg("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(type_id("ns3::TcpNewReno")))
-    cfg("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(type_id("ns3::TcpClassicRecovery")))
-    cfg("ns3::TcpSocket::SegmentSize", ns.UintegerValue(spec["mss_bytes"]))
-    cfg("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(spec["initial_cwnd_segments"]))
-    cfg("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2 if spec["delayed_ack"] else 1))
-    cfg("ns3::TcpSocket::SndBufSize", ns.UintegerValue(SOCKET_BUFFER_BYTES))
-    # The receive buffer is the advertised window: the spec's rwnd_bytes when given.
-    cfg("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(int(spec.get("rwnd_bytes", SOCKET_BUFFER_BYTES))))
-    cfg("ns3::TcpSocketBase::Sack", ns.BooleanValue(use_sack(spec)))
-    # On by default in 3.44; the spec's TCP has no timestamps.
-    cfg("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
-    cfg("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(spec["min_rto_s"])))
+    tcp = tcp_settings(spec)
+    cfg("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(type_id(TCP_CONTROLLERS[tcp["congestion_control"]])))
+    if not tcp["ns3_defaults"]:
+        # 3.44 defaults to TcpCubic with PRR recovery: without "ns3_defaults" the controller
+        # (NewReno unless named) runs the classic RFC 6582 fast recovery instead.
+        cfg("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(type_id("ns3::TcpClassicRecovery")))
+        cfg("ns3::TcpSocket::SegmentSize", ns.UintegerValue(spec["mss_bytes"]))
+        cfg("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(spec["initial_cwnd_segments"]))
+        cfg("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2 if spec["delayed_ack"] else 1))
+        cfg("ns3::TcpSocket::SndBufSize", ns.UintegerValue(SOCKET_BUFFER_BYTES))
+        # The receive buffer is the advertised window: the spec's rwnd_bytes when given.
+        cfg("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(int(spec.get("rwnd_bytes", SOCKET_BUFFER_BYTES))))
+        cfg("ns3::TcpSocketBase::Sack", ns.BooleanValue(use_sack(spec)))
+        # On by default in 3.44; the spec's TCP has no timestamps.
+        cfg("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
+        cfg("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(spec["min_rto_s"])))
+    for name, value in tcp["attributes"].items():
+        cfg(name, ns.StringValue(attribute_string(value)))
     # RED draws its drop decisions from ns-3's RNG; fix the stream.
     ns.RngSeedManager.SetSeed(1)
     ns.RngSeedManager.SetRun(int(spec.get("seed", 1)))
@@ -666,11 +728,18 @@ def run_until(ns, t_s):
     return time.perf_counter() - t0, time.process_time() - c0
 
 
-def run_and_measure(ns, spec, qdisc):
-    """Run in pieces ending at every period boundary; snapshot at each."""
+def sink_bytes(ns, sinks):
+    """Bytes each flow's PacketSink has received so far (payload), in flow order."""
+    return [int(ns.DynamicCast[ns.PacketSink](sinks.Get(i)).GetTotalRx()) for i in range(sinks.GetN())]
+
+
+def run_and_measure(ns, spec, qdisc, sinks=None):
+    """Run in pieces ending at every period boundary; snapshot at each (the bottleneck's
+    counters, and with sinks each flow's received bytes)."""
     ends = {float(t) for period in spec["periods_s"] for t in period}
     boundaries = sorted(ends | {float(spec["duration_s"])})
     snaps = {0.0: snapshot(qdisc)}
+    rx = {0.0: sink_bytes(ns, sinks)} if sinks is not None else {}
     wall_run = cpu_run = 0.0
     for t in boundaries:
         if t == 0.0:
@@ -679,15 +748,19 @@ def run_and_measure(ns, spec, qdisc):
         wall_run += wall
         cpu_run += cpu
         snaps[t] = snapshot(qdisc)
+        if sinks is not None:
+            rx[t] = sink_bytes(ns, sinks)
         log(f"t={t:g}s  wall_run={wall_run:.2f}s  cpu_run={cpu_run:.2f}s  {snaps[t]}")
-    return snaps, wall_run, cpu_run
+    return snaps, wall_run, cpu_run, rx
 
 
-def period_rows(spec, snaps):
+def period_rows(spec, snaps, rx=None):
     rows = []
     for a, b in spec["periods_s"]:
         start, end = snaps[float(a)], snaps[float(b)]
         d = {k: end[k] - start[k] for k in end}
+        flow_rx = ({"flow_rx_bytes": [y - x for x, y in zip(rx[float(a)], rx[float(b)], strict=True)]}
+                   if rx else {})
         rows.append({
             "start_s": a,
             "end_s": b,
@@ -696,6 +769,7 @@ def period_rows(spec, snaps):
             "arrivals": d["arrivals"],
             "drops": d["drops"],
             "dequeued_bytes": d["dequeued_bytes"],
+            **flow_rx,
         })
     return rows
 
@@ -758,7 +832,7 @@ def main(argv):
 
     # CPU time is reported beside wall time because the machines this runs on
     # are shared; it is the steadier of the two under load.
-    snaps, wall_run, cpu_run = run_and_measure(ns, spec, net.bottleneck_qdisc)
+    snaps, wall_run, cpu_run, rx = run_and_measure(ns, spec, net.bottleneck_qdisc, net.sink_apps)
     end = snaps[float(spec["duration_s"])]
     result = {
         "ns3_version": NS3_VERSION,
@@ -769,12 +843,10 @@ def main(argv):
         "wall_setup_s": wall_setup,
         "wall_run_s": wall_run,
         "cpu_run_s": cpu_run,
-        "periods": period_rows(spec, snaps),
+        "tcp": tcp_settings(spec),
+        "periods": period_rows(spec, snaps, rx),
         "total": {**end, "drops_by_reason": drops_by_reason(net.bottleneck_qdisc)},
-        "sink_bytes": [
-            int(ns.DynamicCast[ns.PacketSink](net.sink_apps.Get(i)).GetTotalRx())
-            for i in range(net.sink_apps.GetN())
-        ],
+        "sink_bytes": sink_bytes(ns, net.sink_apps),
         "other_queue_drops": other_queue_drops(net),
     }
     if spec.get("record_sojourn", False):
