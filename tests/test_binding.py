@@ -142,7 +142,11 @@ def test_every_stubbed_function_and_method_has_the_real_parameter_names():
             assert set(methods) - {"__init__"} == public, name
             assert _params(methods["__init__"]) == _runtime_params(obj), f"{name}.__init__"
             for m in public:
-                assert _params(methods[m]) == _runtime_params(getattr(obj, m)), f"{name}.{m}"
+                if any(isinstance(d, ast.Name) and d.id == "property" for d in methods[m].decorator_list):
+                    # a read-only attribute: the stub's property, a getter at run time
+                    assert inspect.isdatadescriptor(getattr(obj, m)), f"{name}.{m}"
+                else:
+                    assert _params(methods[m]) == _runtime_params(getattr(obj, m)), f"{name}.{m}"
         elif isinstance(node, ast.ClassDef):
             assert [b.id for b in node.bases if isinstance(b, ast.Name)] == [obj.__base__.__name__], name
 
@@ -193,6 +197,9 @@ def test_the_stubs_return_types_hold_for_every_cheap_call():
                                    "bola_buffer_target_s": 10.0, "mpc_horizon": 5}),
                        json.dumps({"segment_duration_ns": 2_000_000_000, "bitrates_bps": [1000, 2000],
                                    "sizes_bytes": [[250], [500]]}), 0, 0.0, None, [], []),
+        # One key frame of one packet, received 20 ms after its capture.
+        "call_tables": (3, [(0, 1000, True, 300_000.0, 1, 1, 20_000_000)], 150_000_000, 1_000_000_000,
+                        [300_000.0], 1, 1),
     }
     functions = {n for n, node in stub.items() if isinstance(node, ast.FunctionDef)}
     assert functions == set(calls), "give every function of the stub a cheap call here"
@@ -204,3 +211,21 @@ def test_the_stubs_return_types_hold_for_every_cheap_call():
     for name in ("run", "progress_ns", "summary_json", "take_records", "cancel"):
         value = getattr(sim, name)()
         assert _conforms(value, _returns(methods[name])), (name, value)
+    # The call's classes (the emulated GCC call), on the gcc-fifo scenario's call config.
+    cfg = aqmlab.load("video/gcc-fifo").model.to_sim_config()
+    app = json.dumps(next(g["app"] for g in cfg["flow_groups"] if g["name"] == "call"))
+    gcc, builder, codec = _core.GccSender(app), _core.FeedbackBuilder(), _core.SyntheticCodec(app, 1, 0)
+    cheap = [
+        ("GccSender", "on_sent", gcc.on_sent(0, 1200, 0)),
+        ("GccSender", "on_feedback", gcc.on_feedback(0, 1, [(0, 20_000_000)], 20_000_000, 25_000_000)),
+        ("GccSender", "target_bps", gcc.target_bps),
+        ("GccSender", "rate_table", gcc.rate_table(0)),
+        ("FeedbackBuilder", "on_packet", builder.on_packet(0, 10)),
+        ("FeedbackBuilder", "take", builder.take(40_000_000)),
+        ("SyntheticCodec", "set_target", codec.set_target(0, 1e6)),
+        ("SyntheticCodec", "next_frame", codec.next_frame(0)),
+    ]
+    for cls, name, value in cheap:
+        assert _conforms(value, _returns(_methods(stub[cls])[name])), (cls, name, value)  # type: ignore[arg-type]
+    assert {(c, n) for c, n, _ in cheap} == {(c, m) for c in ("GccSender", "FeedbackBuilder", "SyntheticCodec")
+                                            for m in _methods(stub[c]) if m != "__init__"}  # type: ignore[arg-type]
