@@ -72,10 +72,31 @@ def _refuse_all(cases: list[Case], tmp_path, capsys) -> None:
 CI_CASES = 2500
 
 
-def test_a_sample_of_mutations_is_refused_with_one_line_naming_the_field(tmp_path, capsys):
-    sample = random.Random(16).sample(CORPUS, CI_CASES)
+def ci_sample(cases: list[Case], n: int, seed: int) -> list[Case]:
+    """`n` of `cases` with every kind of mutation among them by construction: one case drawn
+    per kind, the rest drawn from the others. (A plain random sample covered every kind only
+    by the luck of its seed, and a new built-in scenario, which adds cases, could lose a rare
+    kind: it did, 'thresholds-reversed'.)"""
+    rng = random.Random(seed)
+    by_kind: dict[str, list[Case]] = {}
+    for c in cases:
+        by_kind.setdefault(c.kind, []).append(c)
+    first = [rng.choice(by_kind[k]) for k in sorted(by_kind)]
+    chosen = {id(c) for c in first}
+    return first + rng.sample([c for c in cases if id(c) not in chosen], max(0, n - len(first)))
+
+
+def test_the_ci_sample_has_every_kind_and_its_size():
+    sample = ci_sample(CORPUS, CI_CASES, 16)
     assert {c.kind for c in sample} == {c.kind for c in CORPUS}
-    _refuse_all(sample, tmp_path, capsys)
+    assert len(sample) == CI_CASES == len({id(c) for c in sample})
+    # a kind with a single case in a corpus of many still gets in
+    lone = Case("x", "only-once", "leaf", ("x",))
+    assert lone in ci_sample([*CORPUS, lone], 10, 1)
+
+
+def test_a_sample_of_mutations_is_refused_with_one_line_naming_the_field(tmp_path, capsys):
+    _refuse_all(ci_sample(CORPUS, CI_CASES, 16), tmp_path, capsys)
 
 
 @pytest.mark.slow
