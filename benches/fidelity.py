@@ -222,15 +222,19 @@ def compare(sim: dict[str, Any], kernel: dict[str, Any]) -> dict[str, Any]:
             # Flow by flow in the order of the flows table (the same flows with the same access
             # delays in both engines): the largest absolute difference of shares.
             s = k = math.nan
-            gap = float(np.max(np.abs(np.subtract(sim["shares"], kernel["shares"]))))
+            gap = max_share_error(sim, kernel)
         else:
             s, k = sim[metric], kernel[metric]
-            if kind == "rel":
-                gap = abs(s - k) / abs(k) if k else (0.0 if s == k else math.inf)
-            else:
-                gap = abs(s - k)
+            gap = _gap(s, k, kind)
         rows[metric] = {"sim": s, "kernel": k, "gap": gap, "bound": bound, "kind": kind, "ok": bool(gap <= bound)}
     return rows
+
+
+def _gap(s: float, k: float, kind: str) -> float:
+    """The gap of `s` from the reference `k`: relative to it ("rel") or absolute ("abs")."""
+    if kind == "rel":
+        return abs(s - k) / abs(k) if k else (0.0 if s == k else math.inf)
+    return abs(s - k)
 
 
 def run_case(case: Case, cc: str, runs: int, kernel: bool, duration_s: float, sim_overrides: Sequence[str] = (),
@@ -284,17 +288,15 @@ def compare_ns3(sim: dict[str, Any], ns3: dict[str, Any]) -> dict[str, Any]:
     rows: dict[str, Any] = {}
     for metric, kind, bound in NS3_TARGETS:
         s, k = sim[metric], ns3[metric]
-        if kind == "rel":
-            gap = abs(s - k) / abs(k) if k else (0.0 if s == k else math.inf)
-        else:
-            gap = abs(s - k)
+        gap = _gap(s, k, kind)
         rows[metric] = {"sim": s, "ns3": k, "gap": gap, "bound": bound, "kind": kind, "ok": bool(gap <= bound)}
     return rows
 
 
-def max_share_error(sim: dict[str, Any], ns3: dict[str, Any]) -> float:
-    """Flow by flow (the same flows, start times and access delays on both sides)."""
-    return float(np.max(np.abs(np.subtract(sim["shares"], ns3["shares"]))))
+def max_share_error(sim: dict[str, Any], ref: dict[str, Any]) -> float:
+    """The largest difference of one flow's share, flow by flow (the same flows, start times and
+    access delays on both sides)."""
+    return float(np.max(np.abs(np.subtract(sim["shares"], ref["shares"]))))
 
 
 def ns3_spec_for(sc: Any, flows: Any, case: Case, cc: str, seed: int,
@@ -481,13 +483,18 @@ def main(argv: list[str] | None = None) -> int:
             r = run_case(by_name[name], cc, args.runs, kernel, args.duration, args.overrides, saved.get((name, cc)))
             results.append(r)
             print(f"done {name} {cc}", file=sys.stderr, flush=True)
-    print(table(results))
+    _report(table(results), results, args.json, {"runs": args.runs, "duration_s": args.duration})
+    return 0
+
+
+def _report(text: str, results: list[dict[str, Any]], json_path: str | None, header: dict[str, Any]) -> None:
+    """Prints a half's table and its misses, and writes its results with `header` to `json_path`."""
+    print(text)
     found = misses(results)
     print(f"\n{len(found)} misses" + (":\n- " + "\n- ".join(found) if found else ""))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"runs": args.runs, "duration_s": args.duration, "results": results}, f, indent=1)
-    return 0
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({**header, "results": results}, f, indent=1)
 
 
 def main_ns3(args: argparse.Namespace, cases: list[Case], controllers: list[str]) -> int:
@@ -503,13 +510,9 @@ def main_ns3(args: argparse.Namespace, cases: list[Case], controllers: list[str]
         for cc in controllers:
             results.append(run_ns3_case(case, cc, args.runs, args.duration, python, args.overrides, attributes))
             print(f"done {case.name} {cc}", file=sys.stderr, flush=True)
-    print(ns3_table(results))
-    found = misses(results)
-    print(f"\n{len(found)} misses" + (":\n- " + "\n- ".join(found) if found else ""))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"half": "ns3", "runs": args.runs, "duration_s": args.duration, "sim_overrides": args.overrides,
-                       "ns3_attributes": attributes, "results": results}, f, indent=1)
+    _report(ns3_table(results), results, args.json,
+            {"half": "ns3", "runs": args.runs, "duration_s": args.duration, "sim_overrides": args.overrides,
+             "ns3_attributes": attributes})
     return 0
 
 
