@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from aqmlab import arrow_records, records
+from aqmlab import _core, arrow_records, records
 from aqmlab.api import load
 from aqmlab.run import simulate, simulate_to_directory, write_results
 
@@ -66,10 +66,13 @@ def test_aqmlab_run_never_imports_pandas(tmp_path):
     assert (tmp_path / "r" / "packets.parquet").exists()
 
 
-def test_the_names_and_threshold_are_the_pandas_paths():
-    assert arrow_records.EVENT_NAMES == records.EVENT_NAMES
-    assert arrow_records.DROP_REASONS == records.DROP_REASONS
-    assert arrow_records.SSTHRESH_UNSET == records.SSTHRESH_UNSET
+def test_both_paths_name_codes_and_the_threshold_from_one_definition():
+    # aqmlab.records takes them from arrow_records (which imports no pandas): one list each.
+    assert records.EVENT_NAMES is arrow_records.EVENT_NAMES
+    assert records.DROP_REASONS is arrow_records.DROP_REASONS
+    assert records.SSTHRESH_UNSET == arrow_records.SSTHRESH_UNSET
+    assert arrow_records.EVENT_NAMES == list(_core.PACKET_EVENT_NAMES)
+    assert arrow_records.DROP_REASONS == list(_core.DROP_REASON_NAMES)
 
 
 ROWS = [

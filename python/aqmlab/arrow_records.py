@@ -11,7 +11,7 @@ same bytes either way (tests/test_run_arrow.py compares every file of both paths
 * ``packets``' ``event`` and ``reason`` as dictionary<large_string, int8> over every name, in
   code order (a pandas categorical of fewer than 128 categories keeps int8 codes, and its string
   categories convert to large strings), ``reason`` null on events that are not drops;
-* ``flow_samples``' "no threshold yet" ssthresh as null (`aqmlab.records.SSTHRESH_UNSET`);
+* ``flow_samples``' "no threshold yet" ssthresh as null (`SSTHRESH_UNSET`);
 * ``flows`` with its ``group_name`` column (large strings, as pandas' object column converts).
 
 The ``frames`` table (decodability across frames) is built in pandas; a run that records it
@@ -29,10 +29,15 @@ import pyarrow as pa
 
 from aqmlab import _core
 
-#: The pandas path's names and threshold, repeated here so that this module imports no pandas;
-#: tests/test_run_arrow.py checks that they are the same objects' values.
+#: Names of the ``packets`` table's ``event`` and ``reason`` codes, from the record schema in
+#: Rust (here, not in `aqmlab.records`, so that this module imports no pandas; that one takes
+#: them from here).
 EVENT_NAMES: list[str] = list(_core.PACKET_EVENT_NAMES)
 DROP_REASONS: list[str] = list(_core.DROP_REASON_NAMES)
+#: What the engines record as ssthresh before the first loss (slow start has no threshold yet):
+#: the simulator starts at u64::MAX / 2 and clips its samples to u64::MAX / 4
+#: (crates/aqmlab-sim/src/tcp/mod.rs, sim/apps/tcp.rs), and the emulator maps Linux's
+#: TCP_INFINITE_SSTHRESH (include/net/tcp.h) to the same value (aqmlab.emu.endpoints).
 SSTHRESH_UNSET = 2**64 // 4 - 1
 
 #: Record tables that only the pandas path builds.
@@ -54,20 +59,27 @@ def numpy_columns(columns: RawColumns) -> dict[str, np.ndarray]:
 
 def _numpy(dtype: str, buf: bytes) -> np.ndarray:
     if dtype == "u8?":
-        rows = len(buf) // 9
-        values = np.frombuffer(buf, dtype="<u8", count=rows)
-        measured = np.frombuffer(buf, dtype="u1", offset=8 * rows).astype(bool)
+        values, measured = unmeasured_parts(buf)
         return np.ma.masked_array(values, mask=~measured)
     return np.frombuffer(buf, dtype=np.dtype(f"<{dtype}"))
+
+
+def unmeasured_parts(buf: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """A ``u8?`` column's bytes (the values, then one byte per row: 1 measured, 0 missing) as
+    (values, measured mask)."""
+    rows = len(buf) // 9
+    values = np.frombuffer(buf, dtype="<u8", count=rows)
+    return values, np.frombuffer(buf, dtype="u1", offset=8 * rows).astype(bool)
 
 
 def event_names(packets: Mapping[str, np.ndarray]) -> np.ndarray:
     """``packets``' event codes as their names (what `aqmlab.metrics` compares against), with
     the same check as the pandas path: a code without a name is refused."""
-    return np.asarray(EVENT_NAMES)[_checked(packets["event"], EVENT_NAMES, "event")]
+    return np.asarray(EVENT_NAMES)[checked_codes(packets["event"], EVENT_NAMES, "event")]
 
 
-def _checked(codes: np.ndarray, names: list[str], column: str) -> np.ndarray:
+def checked_codes(codes: np.ndarray, names: list[str], column: str) -> np.ndarray:
+    """`codes` of ``packets.<column>``, refused if one has no name in `names`."""
     if codes.size and int(codes.max()) >= len(names):
         raise ValueError(f"packets.{column}: code {int(codes.max())} has no name (names: {names})")
     return codes
@@ -79,11 +91,11 @@ def table(name: str, columns: Mapping[str, np.ndarray], group_names: Sequence[st
     arrays: dict[str, pa.Array] = {}
     for column, values in columns.items():
         if name == "packets" and column == "event":
-            arrays[column] = _dictionary(_checked(values, EVENT_NAMES, "event").astype(np.int8), EVENT_NAMES)
+            arrays[column] = _dictionary(checked_codes(values, EVENT_NAMES, "event").astype(np.int8), EVENT_NAMES)
         elif name == "packets" and column == "reason":
             codes = values.astype(np.int16)
             codes[codes == _core.NO_REASON] = -1  # not a drop: missing, not a reason
-            arrays[column] = _dictionary(_checked(codes, DROP_REASONS, "reason").astype(np.int8), DROP_REASONS)
+            arrays[column] = _dictionary(checked_codes(codes, DROP_REASONS, "reason").astype(np.int8), DROP_REASONS)
         elif name == "flow_samples" and column == "ssthresh_bytes":
             unset = np.ma.getmaskarray(values) | (np.ma.getdata(values) >= SSTHRESH_UNSET)
             arrays[column] = _from_buffers(np.ma.getdata(values), ~unset)

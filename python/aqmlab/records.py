@@ -16,10 +16,11 @@ import numpy as np
 import pandas as pd
 
 from aqmlab import _core
+from aqmlab.arrow_records import DROP_REASONS, EVENT_NAMES, SSTHRESH_UNSET, checked_codes, unmeasured_parts
 
-#: Names of the ``packets`` table's ``event`` and ``reason`` codes, from the record schema in Rust.
-EVENT_NAMES: list[str] = list(_core.PACKET_EVENT_NAMES)
-DROP_REASONS: list[str] = list(_core.DROP_REASON_NAMES)
+__all__ = ["DROP_REASONS", "EVENT_NAMES", "SSTHRESH_UNSET", "name_packet_events", "null_unset_ssthresh",
+           "to_columns", "to_frame"]
+
 #: Their categorical types, made once: building the categories' index took most of the time of
 #: naming the codes of a short run (issue 22).
 _DTYPES = {"event": pd.CategoricalDtype(EVENT_NAMES), "reason": pd.CategoricalDtype(DROP_REASONS)}
@@ -41,18 +42,9 @@ def to_columns(columns: list[tuple[str, str, bytes]]) -> dict[str, np.ndarray | 
 
 def _column(dtype: str, buf: bytes) -> np.ndarray | pd.api.extensions.ExtensionArray:
     if dtype == "u8?":
-        rows = len(buf) // 9
-        values = np.frombuffer(buf, dtype="<u8", count=rows)
-        measured = np.frombuffer(buf, dtype="u1", offset=8 * rows).astype(bool)
+        values, measured = unmeasured_parts(buf)
         return pd.arrays.IntegerArray(values.copy(), ~measured)
     return np.frombuffer(buf, dtype=np.dtype(f"<{dtype}"))
-
-
-#: What the engines record as ssthresh before the first loss (slow start has no threshold yet):
-#: the simulator starts at u64::MAX / 2 and clips its samples to u64::MAX / 4
-#: (crates/aqmlab-sim/src/tcp/mod.rs, sim/apps/tcp.rs), and the emulator maps Linux's
-#: TCP_INFINITE_SSTHRESH (include/net/tcp.h) to the same value (aqmlab.emu.endpoints).
-SSTHRESH_UNSET = 2**64 // 4 - 1
 
 
 def null_unset_ssthresh(samples: pd.DataFrame) -> pd.DataFrame:
@@ -78,6 +70,5 @@ def name_packet_events(packets: Any) -> Any:
 
 def _categorical(codes: np.ndarray, column: str) -> pd.Categorical:
     dtype = _DTYPES[column]
-    if codes.size and int(codes.max()) >= len(dtype.categories):
-        raise ValueError(f"packets.{column}: code {int(codes.max())} has no name (names: {list(dtype.categories)})")
+    checked_codes(codes, list(dtype.categories), column)
     return pd.Categorical.from_codes(codes.astype(np.int16), dtype=dtype)

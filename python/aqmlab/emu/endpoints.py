@@ -179,8 +179,9 @@ class TcpSender(threading.Thread):
 
 #: Linux's "no threshold yet" (TCP_INFINITE_SSTHRESH, include/net/tcp.h), in segments.
 TCP_INFINITE_SSTHRESH = 0x7FFFFFFF
-#: The simulator's value for the same state (aqmlab.records.SSTHRESH_UNSET, u64::MAX / 4); this
-#: module runs in the namespaces without the records module, so it spells the number itself.
+#: The simulator's value for the same state (aqmlab.arrow_records.SSTHRESH_UNSET, u64::MAX / 4);
+#: this module runs in the namespaces without pyarrow, so it spells the number itself
+#: (tests/test_table_types.py checks they agree).
 SSTHRESH_UNSET = 2**64 // 4 - 1
 
 
