@@ -63,3 +63,20 @@ def test_a_paper_scenario_without_period_metrics_and_its_published_values_withhe
         out = done.stdout if not extra else done.stderr
         assert "no period metrics: records.packet_events is off" in out
         assert "withheld" in out or "published" in out
+
+
+def test_run_with_plot_writes_the_same_results_and_the_figures(tmp_path, write_scenario):
+    # `aqmlab run --plot` takes the pandas-free road too (issue 22) and then draws from the
+    # written directory: every file of a run without --plot, byte for byte, and the figures.
+    path = str(write_scenario(small_scenario()))
+    plain, plotted = tmp_path / "plain", tmp_path / "plotted"
+    for target, extra in ((plain, []), (plotted, ["--plot"])):
+        done = aqmlab("run", path, "--out", str(target), *extra)
+        assert done.returncode == 0, done.stderr
+    figures = {"queue.png", "flow_throughput.png"}
+    assert {p.name for p in plotted.iterdir()} == {p.name for p in plain.iterdir()} | figures
+    for f in plain.iterdir():
+        if f.name != "summary.json":  # it holds the run's wall time
+            assert (plotted / f.name).read_bytes() == f.read_bytes(), f.name
+    for name in figures:
+        assert (plotted / name).read_bytes().startswith(b"\x89PNG")

@@ -119,25 +119,24 @@ def run(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overrides: 
 
 def _run_all(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overrides: tuple[str, ...],
              force: bool, plot: bool, progress: bool) -> list[tuple[api.LoadedScenario, Any]]:
-    """Each scenario run and written, with what its row of the table is printed from. Without
-    --plot the results go from the engine's columns to Parquet without pandas
-    (`aqmlab.run.simulate_to_directory`, the same files: issue 22)."""
+    """Each scenario run and written, with what its row of the table is printed from. The
+    results go from the engine's columns to Parquet without pandas
+    (`aqmlab.run.simulate_to_directory`: issue 22); --plot then draws from the written
+    directory, as `aqmlab plot` would."""
+    from aqmlab.run import simulate_to_directory
+
     loaded = _load_all(scenarios, list(overrides), seed)
     targets = _targets(loaded, out_dir)
     for target in targets:
         _check_out(target, force)
     results = []
     for sc, target in zip(loaded, targets, strict=True):
-        run: Any
+        run = simulate_to_directory(sc.model, sc.raw, target, force=force, progress=progress)
         if plot:
-            res = api.run(sc, out=target, force=force, plot=plot, progress=progress)
-            run, events = res._run, res.info["sim"]["events"]
-        else:
-            from aqmlab.run import simulate_to_directory
+            from aqmlab.plots import plot_results
 
-            run = simulate_to_directory(sc.model, sc.raw, target, force=force, progress=progress)
-            events = run.summary["sim"]["events"]
-        _note(f"{sc.name}: {events:,} events in {run.wall_s:.2f} s -> {target}")
+            plot_results(target)
+        _note(f"{sc.name}: {run.summary['sim']['events']:,} events in {run.wall_s:.2f} s -> {target}")
         results.append((sc, run))
     return results
 
