@@ -52,10 +52,12 @@ def test_each_case_builds_its_ns3_spec_and_its_ns3_profile_scenario(case):
         sc = fid.scenario(case, cc, seed=3, profile="ns3")
         for g in sc.flows:
             tcp = g.app.tcp
-            assert tcp.profile == "ns3" and tcp.sack and tcp.prr and tcp.mss == 536
+            assert tcp.profile == "ns3" and tcp.sack and tcp.prr and tcp.prr_variant == "ns3" and tcp.mss == 536
             assert tcp.congestion_control == fid.SIM_CONTROLLER[cc]
             # reno is ns-3's NewReno, which with SACK halves the pipe (docs/tcp.md).
             assert tcp.ssthresh_basis == ("pipe" if cc == "reno" else "flight_size")
+            # ns-3's TcpCubic keeps alpha_cubic in its Reno-friendly region.
+            assert tcp.cubic_alpha_to_one is (False if tcp.congestion_control == "cubic" else None)
         assert sc.emulation is None  # no kernel in this half
         flows = _flows_table(sc)
         spec = fid.ns3_spec_for(sc, flows, case, cc, seed=3)
@@ -236,8 +238,29 @@ def test_ns3_arguments_are_refused_in_one_line(capsys):
     assert fid.main(["--ns3", "--no-kernel"]) == 2
     assert fid.main(["--ns3-attr", "ns3::TcpCubic::HyStart=false"]) == 2
     assert fid.main(["--ns3", "--ns3-attr", "HyStart=false"]) == 2
+    assert fid.main(["--ns3-from", "earlier.json"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 3 and all("--ns3-attr" in line for line in err)
+    assert len(err) == 4 and all("--ns3-attr" in line for line in err)
+    assert "--ns3-from goes with --ns3" in err[-1]
+
+
+def test_ns3_from_reuses_ns3_runs_only_where_the_spec_is_the_same(monkeypatch):
+    # Every ns-3 run would fail here: the saved ones must be used, seed by seed, and a spec
+    # that differs (here: another duration) must stop the comparison instead of pairing runs.
+    monkeypatch.setattr(fid, "run_ns3_niced", lambda python, spec: pytest.fail("ns-3 was run"))
+    case = next(c for c in NS3_CASES if c.name == "1f-10M-20ms-fifo")
+    digests = []
+    for seed in (1, 2):
+        sc = fid.scenario(case, "cubic", seed, 12.0, profile="ns3")
+        res = fid.simulate(sc, progress=False)
+        digests.append(fid.spec_digest(fid.ns3_spec_for(sc, res.tables["flows"], case, "cubic", seed)))
+    assert digests[0] != digests[1]  # the seed is part of the spec
+    theirs = [_m(utilization=0.5, shares=[1.0]), _m(utilization=0.7, shares=[1.0])]
+    saved = {"ns3_runs": theirs, "ns3_cpu_run_s": [1.0, 2.0], "ns3_specs": digests}
+    out = fid.run_ns3_case(case, "cubic", 2, 12.0, python="/nonexistent", saved=saved)
+    assert out["ns3_runs"] == theirs and out["ns3_specs"] == digests and out["ns3"]["utilization"] == 0.6
+    with pytest.raises(SystemExit, match="seed 1: the saved ns-3 run had another spec"):
+        fid.run_ns3_case(case, "cubic", 2, 13.0, python="/nonexistent", saved=saved)
 
 
 def test_median_keeps_each_flows_share():

@@ -66,6 +66,12 @@ def _error_lines(stderr: str) -> list[str]:
          ["flows.0.app.tcp", "rack: rack = true needs sack = true", "without sack: false"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"ssthresh_basis": "pipe"}}),
          ["flows.0.app.tcp", "ssthresh_basis: pipe needs sack = true", "without sack: flight_size"]),
+        (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"cubic_alpha_to_one": False}}),
+         ["flows.0.app.tcp", "cubic_alpha_to_one: a rule of CUBIC's Reno-friendly region", "with newreno: unset"]),
+        (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"prr_variant": "ns3"}}),
+         ["flows.0.app.tcp", "prr_variant: ns3 is a variant of PRR: needs prr = true", "without prr: linux"]),
+        (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"prr": True, "prr_variant": "bsd"}}),
+         ["flows.0.app.tcp.prr_variant", "'linux' or 'ns3'"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"ssthresh_basis": "cwnd"}}),
          ["flows.0.app.tcp.ssthresh_basis", "'flight_size' or 'pipe'"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "bbr", "hystart": True}}),
@@ -82,7 +88,8 @@ def _error_lines(stderr: str) -> list[str]:
          "negative-AP", "codel-target>=interval", "fq_codel-zero-buckets", "fq_codel-zero-quantum",
          "pie-negative-target", "pie-zero-t_update", "pie-estimator", "congestion-control", "bbr-without-pacing",
          "dctcp-without-ecn", "ect1-without-ecn", "tcp-profile", "rack-without-sack", "pipe-basis-without-sack",
-         "unknown-ssthresh-basis", "hystart-with-bbr",
+         "alpha-without-cubic", "prr-variant-without-prr", "unknown-prr-variant", "unknown-ssthresh-basis",
+         "hystart-with-bbr",
          "bbr3-without-pacing", "hystart-with-bbr3", "bbr3-with-ecn"],
 )
 def test_bad_scenario_is_one_clear_line_exit_2_no_output(tmp_path, write_scenario, mutate, expect):

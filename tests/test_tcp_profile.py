@@ -36,7 +36,7 @@ def test_linux_profile_sets_the_kernel_defaults():
     assert t.min_rto == 200_000_000 and t.delayed_ack_timeout == 40_000_000
     assert not (t.hystart or t.frto or t.paced())
     engine = _engine_tcp(["flows.tcp.app.tcp.profile=linux"])
-    assert engine["prr"] is True and engine["limited_transmit"] is True
+    assert engine["prr"] is True and engine["limited_transmit"] is True and "prr_variant" not in engine
     assert engine["rack"] is True and engine["cubic_hystart"] is True and engine["byte_counting"] is True
     assert engine["congestion_control"] == "cubic" and engine["initial_cwnd_segments"] == 10
     assert engine["min_rto_ns"] == 200_000_000
@@ -100,6 +100,7 @@ def _ns3_engine_tcp(overrides: list[str]) -> dict:
 def test_ns3_profile_sets_ns3_344_defaults():
     t = Tcp.model_validate({"profile": "ns3"})
     assert (t.congestion_control, t.sack, t.prr, t.limited_transmit) == ("cubic", True, True, True)
+    assert t.prr_variant == "ns3" and t.cubic_alpha_to_one is False
     assert t.initial_cwnd == 10 and t.delayed_ack is True and t.delayed_ack_timeout == 200_000_000
     assert t.min_rto == 1_000_000_000 and t.initial_rto == 1_000_000_000 and t.max_rto == 60_000_000_000
     assert t.clock_granularity == 1_000_000 and t.mss == 536 and t.rwnd == 131072
@@ -107,7 +108,8 @@ def test_ns3_profile_sets_ns3_344_defaults():
     assert not (t.ecn or t.frto or t.rack or t.hystart or t.paced())
     engine = _ns3_engine_tcp([])
     assert engine["congestion_control"] == "cubic" and engine["sack"] is True
-    assert engine["prr"] is True and engine["limited_transmit"] is True
+    assert engine["prr"] is True and engine["limited_transmit"] is True and engine["prr_variant"] == "ns3"
+    assert engine["cubic_alpha_to_one"] is False
     assert engine["initial_cwnd_segments"] == 10 and engine["mss"] == 536 and engine["rwnd"] == 131072
     assert engine["delayed_ack"] is True and engine["delayed_ack_timeout_ns"] == 200_000_000
     assert engine["min_rto_ns"] == 1_000_000_000 and engine["initial_rto_ns"] == 1_000_000_000
@@ -119,7 +121,19 @@ def test_ns3_profile_sets_ns3_344_defaults():
     # Every field the profile names differs from the rfc default or is one ns-3 states itself.
     rfc = Tcp()
     assert {f for f in NS3_PROFILE if getattr(t, f) != getattr(rfc, f)} == {
-        "congestion_control", "sack", "prr", "limited_transmit", "initial_cwnd", "delayed_ack", "mss", "rwnd"}
+        "congestion_control", "sack", "prr", "prr_variant", "cubic_alpha_to_one", "limited_transmit", "initial_cwnd",
+        "delayed_ack", "mss", "rwnd"}
+
+
+def test_the_ns3_prr_variant_follows_prr_and_reaches_the_engine_only_when_set():
+    # A scenario that switches PRR off under the ns3 profile runs ns-3's classic recovery: the
+    # profile's variant is dropped with it, not refused.
+    engine = _ns3_engine_tcp(["flows.tcp.app.tcp.prr=false"])
+    assert "prr" not in engine and "prr_variant" not in engine
+    assert Tcp.model_validate({"profile": "ns3", "prr": False}).prr_variant == "linux"
+    # Linux's variant (the default) normalizes as before the field existed.
+    assert "prr_variant" not in _ns3_engine_tcp(["flows.tcp.app.tcp.prr_variant=linux"])
+    assert "prr_variant" not in _engine_tcp(["flows.tcp.app.tcp.prr=true", "flows.tcp.app.tcp.sack=true"])
 
 
 @pytest.mark.parametrize("field, value, read", [
@@ -134,9 +148,13 @@ def test_an_explicit_field_wins_over_the_ns3_profile(field, value, read):
     tcp = next(g.app.tcp for g in sc.flows if g.name == "tcp")
     assert getattr(tcp, field) == read
     ns3 = Tcp.model_validate({"profile": "ns3"})
+    # CUBIC's alpha rule is CUBIC's: with newreno the profile leaves it unset.
+    left_off = {"cubic_alpha_to_one"} if field == "congestion_control" else set()
     for other in NS3_PROFILE:
-        if other != field:
+        if other != field and other not in left_off:
             assert getattr(tcp, other) == getattr(ns3, other), other
+    for other in left_off:
+        assert getattr(tcp, other) is None, other
 
 
 def test_an_unknown_profile_is_refused_naming_the_allowed_values():

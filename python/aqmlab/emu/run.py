@@ -62,7 +62,8 @@ READY_TIMEOUT_S = 20.0
 NOT_EMULATED = [
     "flows.*.access_rate (hosts send at veth speed; their access delays are added in the router)",
     "flows.*.app.tcp: initial_cwnd, initial_rto, min_rto, max_rto, clock_granularity, delayed_ack, "
-    "delayed_ack_timeout, rwnd, frto, prr, limited_transmit, pacing, rack, hystart, cubic_hystart, "
+    "delayed_ack_timeout, rwnd, frto, prr, prr_variant, limited_transmit, pacing, rack, hystart, cubic_hystart, "
+    "cubic_alpha_to_one, "
     "byte_counting, quickack, bbr_ack_aggregation, bbr_policer_detection, ssthresh_basis, handshake (the kernel's "
     "own TCP settings apply; it always opens with a handshake; the kernel paces bbr by itself and the others "
     "only under fq; it runs RACK-TLP whenever sack is on, net.ipv4.tcp_recovery and tcp_early_retrans at "

@@ -49,6 +49,10 @@ LINUX_PROFILE: dict[str, Any] = {
 PROFILE_CONDITIONS: dict[str, Callable[[dict[str, Any]], bool]] = {
     "cubic_hystart": lambda tcp: tcp.get("congestion_control") == "cubic" and tcp.get("hystart") is not True,
     "rack": lambda tcp: tcp.get("sack") is True,
+    # ns-3's PRR variant is a kind of PRR: a scenario's own `prr = false` leaves it off.
+    "prr_variant": lambda tcp: tcp.get("prr") is True,
+    # A rule of CUBIC's Reno-friendly region: with another controller it stays unset.
+    "cubic_alpha_to_one": lambda tcp: tcp.get("congestion_control") == "cubic",
 }
 
 #: What `tcp.profile = "ns3"` sets: ns-3 3.44's defaults (nsnam/ns-3-dev-git, tag ns-3.44,
@@ -57,11 +61,15 @@ PROFILE_CONDITIONS: dict[str, Callable[[dict[str, Any]], bool]] = {
 #: - congestion_control cubic: TcpL4Protocol::SocketType = TcpCubic (tcp-l4-protocol.cc);
 #: - sack: TcpSocketBase::Sack = true (tcp-socket-base.cc);
 #: - limited_transmit: TcpSocketBase::LimitedTransmit = true (tcp-socket-base.cc);
-#: - prr: TcpL4Protocol::RecoveryType = TcpPrrRecovery (tcp-l4-protocol.cc). ns-3's
-#:   TcpPrrRecovery::DoRecovery (tcp-prr-recovery.cc) bounds the catch-up below ssthresh by
-#:   PRR-CRB and adds one segment (SSRB) only on an ACK that cumulatively acknowledges a
-#:   retransmission; the simulator's prr is PRR-SSRB as Linux runs it. Not expressible: kept as
-#:   prr = true;
+#: - prr with prr_variant ns3: TcpL4Protocol::RecoveryType = TcpPrrRecovery (tcp-l4-protocol.cc),
+#:   whose rules (tcp-prr-recovery.cc, as tcp-socket-base.cc calls it) differ from Linux's
+#:   PRR-SSRB: RecoverFS the pipe, one segment added to DeliveredData on every duplicate ACK
+#:   even with SACK (ns-3 fixed both after 3.44, its issues #1351 and #1350), PRR-CRB below
+#:   ssthresh with SSRB's segment only on an ACK of a retransmission; crates/aqmlab-sim's
+#:   tcp/prr.rs lists them all;
+#: - cubic_alpha_to_one false: TcpCubic::Update (tcp-cubic.cc) grows its Reno-friendly window by
+#:   one segment per 8 / beta_scale windows of acknowledged segments throughout, never switching
+#:   to RFC 9438 section 4.3's one segment per RTT past cwnd_prior;
 #: - initial_cwnd 10: TcpSocket::InitialCwnd = 10 (tcp-socket.cc);
 #: - delayed_ack with a 200 ms timeout: TcpSocket::DelAckCount = 2 (ACK every second segment) and
 #:   TcpSocket::DelAckTimeout = 0.2 s (tcp-socket.cc);
@@ -81,13 +89,14 @@ PROFILE_CONDITIONS: dict[str, Callable[[dict[str, Any]], bool]] = {
 #: pacing (TcpSocketState::EnablePacing = false), no F-RTO and no RACK-TLP (ns-3 3.44 has
 #: neither), no HyStart++. Not expressible, so not set: TcpCubic's own HyStart (the classic ACK
 #: train and delay heuristics, TcpCubic::HyStart = true, HyStartDetect = both, from 16 segments,
-#: delay bounds 4 ms to 1 s: tcp-cubic.cc) and its Linux-style cnt arithmetic (TcpCubic follows
-#: tcp_cubic.c, the simulator RFC 9438); the timestamps option (TcpSocketBase::Timestamp = true:
+#: delay bounds 4 ms to 1 s: tcp-cubic.cc) and the rest of its Linux-style cnt arithmetic (TcpCubic
+#: follows tcp_cubic.c, the simulator RFC 9438); the timestamps option (TcpSocketBase::Timestamp = true:
 #: 12 more header bytes per segment and an RTT sample from every ACK; the simulator's headers are
 #: 40 bytes and it times one segment per RTT); window scaling; the three-way handshake
 #: (ConnTimeout 3 s, ConnCount 6) and DataRetries = 6 (ns-3 gives up, the simulator never does).
 NS3_PROFILE: dict[str, Any] = {
-    "congestion_control": "cubic", "sack": True, "prr": True, "limited_transmit": True,
+    "congestion_control": "cubic", "sack": True, "prr": True, "prr_variant": "ns3", "cubic_alpha_to_one": False,
+    "limited_transmit": True,
     "initial_cwnd": 10, "delayed_ack": True, "delayed_ack_timeout": "200ms", "min_rto": "1s",
     "initial_rto": "1s", "clock_granularity": "1ms", "max_rto": "60s", "mss": "536B", "rwnd": "131072B",
 }
@@ -109,7 +118,9 @@ class Tcp(Strict):
                            "a kernel without fq runs cubic; rack only with sack). Not yet modelled, so absent "
                            "from linux: SACK-enhanced F-RTO; quickack (the quick-ACK start, measured not to close "
                            "the one-flow cubic gap, docs/fidelity.md) stays off. ns3: ns-3 3.44's defaults: cubic, "
-                           "sack, prr, limited_transmit, initial_cwnd 10, delayed_ack with a 200ms timeout, "
+                           "sack, prr with prr_variant ns3, cubic_alpha_to_one false (with cubic), limited_transmit, "
+                           "initial_cwnd 10, delayed_ack with a "
+                           "200ms timeout, "
                            "min_rto 1s, initial_rto 1s, mss 536B, rwnd 131072B (docs/tcp.md lists what ns-3 "
                            "does that aqmlab cannot)")
     mss: Size = Field(written("1460B"), description="payload per segment; packets are mss + 40 B")
@@ -127,6 +138,12 @@ class Tcp(Strict):
     frto: bool = Field(False, description="F-RTO spurious-timeout detection (RFC 5682)")
     prr: bool = Field(False, description="Proportional Rate Reduction in SACK recovery (RFC 6937, PRR-SSRB as "
                                          "Linux runs it); no effect without sack")
+    prr_variant: Literal["linux", "ns3"] = Field(
+        "linux", description="whose PRR runs with prr: linux (RFC 6937's PRR-SSRB, RecoverFS the window before "
+                             "the reduction, as Linux's tcp_cwnd_reduction) or ns3 (ns-3 3.44's TcpPrrRecovery: "
+                             "RecoverFS the pipe, one segment added to DeliveredData on every duplicate ACK even "
+                             "with SACK, PRR-CRB below ssthresh with one more segment only on an ACK of a "
+                             "retransmission); ns3 needs prr; simulator only")
     limited_transmit: bool = Field(False, description="one new segment on each of the first two duplicate ACKs "
                                                       "(RFC 3042)")
     rack: bool = Field(False, description="RACK-TLP (RFC 8985): time-based loss detection from SACK with a "
@@ -138,6 +155,11 @@ class Tcp(Strict):
                                              "Start at a quarter of the growth, then congestion avoidance; not "
                                              "with bbr or bbr3; simulator only (the emulated kernel's cubic runs its "
                                              "own HyStart)")
+    cubic_alpha_to_one: bool | None = Field(
+        None, description="RFC 9438 section 4.3's switch of CUBIC's Reno-friendly estimate from alpha_cubic (0.53 "
+                          "segment per RTT) to 1 once it reaches the window before the last reduction. Unset: on, "
+                          "as the RFC says; false keeps alpha_cubic, as Linux's tcp_cubic.c and ns-3's TcpCubic do "
+                          "(the ns3 profile sets false); cubic only; simulator only")
     cubic_hystart: bool = Field(False, description="CUBIC's own HyStart as Linux's tcp_cubic.c runs it by default "
                                                    "(Ha and Rhee): from 16 segments, an ACK train longer than "
                                                    "half the minimum RTT or a round's RTT 4-16 ms above it ends "
@@ -240,9 +262,10 @@ class Tcp(Strict):
     def _sane(self) -> Tcp:
         """mss positive; min_rto <= max_rto; dctcp, prague and ect1 need ecn; prague needs ect1; bbr, bbr3
         and prague need pacing; bbr3 refuses ecn; rack and ssthresh_basis = pipe need sack; hystart not with
-        bbr or bbr3; cubic_hystart with cubic alone; quickack needs delayed_ack; bbr_ack_aggregation and
-        bbr_policer_detection with bbr alone; prague_ecn_fallback and a prague_rtt_scaling other than rate
-        only with prague."""
+        bbr or bbr3; prr_variant ns3 needs prr; cubic_hystart and cubic_alpha_to_one with cubic alone; quickack
+        needs delayed_ack;
+        bbr_ack_aggregation and bbr_policer_detection with bbr alone; prague_ecn_fallback and a
+        prague_rtt_scaling other than rate only with prague."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
         if self.min_rto > self.max_rto:
@@ -275,6 +298,9 @@ class Tcp(Strict):
         if self.rack and not self.sack:
             raise ValueError("rack: rack = true needs sack = true (RFC 8985 detects losses from SACK); "
                              "allowed without sack: false")
+        if self.prr_variant != "linux" and not self.prr:
+            raise ValueError(f"prr_variant: {self.prr_variant} is a variant of PRR: needs prr = true; allowed "
+                             "without prr: linux")
         if self.ssthresh_basis == "pipe" and not self.sack:
             raise ValueError("ssthresh_basis: pipe needs sack = true (the pipe is RFC 6675's SACK estimate); "
                              "allowed without sack: flight_size")
@@ -287,6 +313,9 @@ class Tcp(Strict):
         if self.cubic_hystart and self.hystart:
             raise ValueError("cubic_hystart: one slow-start exit at a time: not with hystart = true (HyStart++); "
                              "allowed with hystart: false")
+        if self.cubic_alpha_to_one is not None and self.congestion_control != "cubic":
+            raise ValueError("cubic_alpha_to_one: a rule of CUBIC's Reno-friendly region that only congestion_control "
+                             f"= cubic runs; allowed with {self.congestion_control}: unset")
         for part in ("bbr_ack_aggregation", "bbr_policer_detection"):
             if getattr(self, part) is not None and self.congestion_control != "bbr":
                 raise ValueError(f"{part}: a part of BBR v1 (tcp_bbr.c) that only congestion_control = bbr runs; "

@@ -164,10 +164,12 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         # Left out when off, so that a scenario without them normalizes as it did before they
         # existed.
         **({"prr": True} if t.prr else {}),
+        **({"prr_variant": t.prr_variant} if t.prr_variant != "linux" else {}),
         **({"limited_transmit": True} if t.limited_transmit else {}),
         **({"rack": True} if t.rack else {}),
         **({"hystart": True} if t.hystart else {}),
         **({"cubic_hystart": True} if t.cubic_hystart else {}),
+        **({"cubic_alpha_to_one": False} if t.cubic_alpha_to_one is False else {}),
         **({"pacing": True} if t.paced() else {}),
         **({"byte_counting": True} if t.byte_counting else {}),
         **({"quickack": True} if t.quickack else {}),

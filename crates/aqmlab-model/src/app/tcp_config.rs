@@ -32,6 +32,10 @@ pub struct TcpConfig {
     /// SACK it has no effect.
     #[serde(default)]
     pub prr: bool,
+    /// Whose PRR runs when `prr` is on: RFC 6937's PRR-SSRB as Linux runs it, or ns-3 3.44's
+    /// `TcpPrrRecovery` (`aqmlab_sim::tcp::prr` lists its rules). Needs `prr`.
+    #[serde(default)]
+    pub prr_variant: PrrVariant,
     /// Limited Transmit (RFC 3042): one new segment on each of the first two duplicate ACKs.
     #[serde(default)]
     pub limited_transmit: bool,
@@ -42,6 +46,12 @@ pub struct TcpConfig {
     /// BBR, which has its own startup.
     #[serde(default)]
     pub hystart: bool,
+    /// CUBIC's Reno-friendly estimate W_est grows by 1 segment per RTT instead of alpha_cubic
+    /// once it reaches the window before the last reduction (RFC 9438 section 4.3, a SHOULD);
+    /// false keeps alpha_cubic, as Linux's `tcp_cubic.c` and ns-3's `TcpCubic` do. On by
+    /// default; false only with `Cubic`.
+    #[serde(default = "on")]
+    pub cubic_alpha_to_one: bool,
     /// CUBIC's own HyStart as Linux's `tcp_cubic.c` runs it by default (ACK-train and delay
     /// tests, `aqmlab_sim::tcp::cubic_hystart`); only with CUBIC, and not with `hystart`.
     #[serde(default)]
@@ -122,6 +132,9 @@ impl TcpConfig {
                 "ssthresh_basis: pipe needs sack = true (the pipe is RFC 6675's SACK estimate); allowed without sack: flight_size".into()
             );
         }
+        if self.prr_variant != PrrVariant::Linux && !self.prr {
+            return Err("prr_variant: ns3 is a variant of PRR: needs prr = true; allowed without prr: linux (unset)".into());
+        }
         if self.congestion_control == CongestionControl::Dctcp && !self.ecn {
             // RFC 8257 section 3: DCTCP's only congestion signal besides loss is ECN.
             return Err("congestion_control: dctcp needs ecn = true (RFC 8257 reacts to ECN marks)".into());
@@ -169,6 +182,9 @@ impl TcpConfig {
         if self.cubic_hystart && self.congestion_control != CongestionControl::Cubic {
             // The ACK-train and delay tests are tcp_cubic.c's, part of CUBIC in Linux.
             return Err("cubic_hystart: CUBIC's own HyStart needs congestion_control = cubic; allowed with other controllers: false".into());
+        }
+        if !self.cubic_alpha_to_one && self.congestion_control != CongestionControl::Cubic {
+            return Err("cubic_alpha_to_one: a rule of CUBIC's Reno-friendly region: needs congestion_control = cubic; allowed with other controllers: true (unset)".into());
         }
         if self.cubic_hystart && self.hystart {
             return Err(
@@ -251,6 +267,20 @@ pub enum SsthreshBasis {
     Pipe,
 }
 
+/// Whose Proportional Rate Reduction a SACK sender runs in fast recovery.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrrVariant {
+    /// RFC 6937's PRR-SSRB, RecoverFS the window before the reduction, as Linux's
+    /// `tcp_cwnd_reduction` runs it.
+    #[default]
+    Linux,
+    /// ns-3 3.44's `TcpPrrRecovery` (src/internet/model/tcp-prr-recovery.cc at tag ns-3.44),
+    /// with the two rules ns-3 later fixed (its issues #1350 and #1351): one segment added to
+    /// DeliveredData on every duplicate ACK even with SACK, and RecoverFS the pipe.
+    Ns3,
+}
+
 /// Which ECN-capable codepoint an ECN TCP sender puts on its data segments.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -283,6 +313,7 @@ mod tests {
             rack: false,
             hystart: false,
             cubic_hystart: false,
+            cubic_alpha_to_one: true,
             congestion_control: CongestionControl::Dctcp,
             ecn_codepoint,
             pacing: false,
@@ -293,6 +324,7 @@ mod tests {
             prague_ecn_fallback: false,
             prague_rtt_scaling: Default::default(),
             ssthresh_basis: Default::default(),
+            prr_variant: Default::default(),
             handshake: false,
         }
     }

@@ -267,6 +267,7 @@ mod tests {
             rack: false,
             hystart: false,
             cubic_hystart: false,
+            cubic_alpha_to_one: true,
             congestion_control: Default::default(),
             ecn_codepoint: Default::default(),
             pacing: false,
@@ -277,6 +278,7 @@ mod tests {
             prague_ecn_fallback: false,
             prague_rtt_scaling: Default::default(),
             ssthresh_basis: Default::default(),
+            prr_variant: Default::default(),
             handshake: false,
         }
     }

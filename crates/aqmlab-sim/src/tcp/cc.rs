@@ -73,6 +73,16 @@ impl Controller {
         }
     }
 
+    /// CUBIC's Reno-friendly estimate keeps alpha_cubic after it passes cwnd_prior
+    /// ([`Cubic::alpha_to_one`] false, the `cubic_alpha_to_one` option of the TCP config); the
+    /// other controllers are left as they are.
+    pub fn with_cubic_alpha_to_one(mut self, on: bool) -> Controller {
+        if let Controller::Cubic(c) = &mut self {
+            c.alpha_to_one = on;
+        }
+        self
+    }
+
     /// Grow the window by acknowledged bytes, not by ACKs ([`NewReno::on_ack`]; the
     /// `byte_counting` option of the TCP config). BBR sets its own window and is left as it is.
     pub fn with_byte_counting(mut self, on: bool) -> Controller {
@@ -270,6 +280,11 @@ pub struct Cubic {
     /// Fractions of a byte of growth not yet added to the integer cwnd, so that growth below
     /// one byte per ACK near the plateau is not lost.
     carry: f64,
+    /// Section 4.3's switch of W_est's increase from alpha_cubic to 1 once W_est reaches
+    /// cwnd_prior (a SHOULD). Off, alpha_cubic throughout, as Linux's tcp_cubic.c
+    /// (`cubic_update`'s tcp_friendliness, one segment per beta_scale / 8 windows of ACKed
+    /// segments) and ns-3's TcpCubic (`TcpCubic::Update`) run it.
+    pub alpha_to_one: bool,
 }
 
 /// One congestion-avoidance stage of CUBIC.
@@ -287,7 +302,16 @@ struct Epoch {
 
 impl Cubic {
     pub fn new(mss: u64) -> Cubic {
-        Cubic { mss, reno: NewReno::new(mss), w_max: 0.0, cwnd_prior: 0.0, epoch: None, after_timeout: false, carry: 0.0 }
+        Cubic {
+            mss,
+            reno: NewReno::new(mss),
+            w_max: 0.0,
+            cwnd_prior: 0.0,
+            epoch: None,
+            after_timeout: false,
+            carry: 0.0,
+            alpha_to_one: true,
+        }
     }
 
     /// W_max (segments) remembered from the last congestion event.
@@ -336,8 +360,8 @@ impl Cubic {
         let rtt = srtt.map_or(0.0, Time::as_secs_f64);
 
         // Section 4.3: W_est grows by alpha_cubic segments per RTT (alpha_cubic * acked / cwnd
-        // per ACK), by 1 once it has passed cwnd_prior.
-        let alpha = if epoch.w_est >= self.cwnd_prior { 1.0 } else { CUBIC_ALPHA };
+        // per ACK), by 1 once it has passed cwnd_prior (unless `alpha_to_one` is off).
+        let alpha = if self.alpha_to_one && epoch.w_est >= self.cwnd_prior { 1.0 } else { CUBIC_ALPHA };
         let w_est = epoch.w_est + alpha * acked_segments / w;
         self.epoch = Some(Epoch { w_est, ..epoch });
 

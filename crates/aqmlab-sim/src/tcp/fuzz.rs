@@ -54,7 +54,7 @@
 use super::sack::RangeSet;
 use super::{AckAction, Segment, TcpReceiver, TcpSender, ISS_DATA};
 use aqmlab_core::{SimRng, Time};
-use aqmlab_model::app::tcp_config::{CongestionControl, EcnCodepoint, PragueRttScaling, SsthreshBasis, TcpConfig};
+use aqmlab_model::app::tcp_config::{CongestionControl, EcnCodepoint, PragueRttScaling, PrrVariant, SsthreshBasis, TcpConfig};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
@@ -93,6 +93,11 @@ pub struct Stack {
     /// SACK recovery halves the pipe instead of FlightSize (`TcpConfig::ssthresh_basis` =
     /// `pipe`, ns-3 3.44's rule; SACK only).
     pub ssthresh_pipe: bool,
+    /// PRR as ns-3 3.44 runs it (`TcpConfig::prr_variant` = `ns3`; with `prr` only).
+    pub prr_ns3: bool,
+    /// CUBIC's Reno-friendly estimate keeps alpha_cubic (`TcpConfig::cubic_alpha_to_one` false;
+    /// CUBIC only).
+    pub cubic_constant_alpha: bool,
 }
 
 /// `Stack::OPTION(self, on)`: the stack with that option set, for chaining.
@@ -119,7 +124,9 @@ impl Stack {
         no_bbr_aggregation,
         no_bbr_policer,
         prague_ecn_fallback,
-        ssthresh_pipe
+        ssthresh_pipe,
+        prr_ns3,
+        cubic_constant_alpha
     );
 
     /// `cc` with every option off; the setters (one per option, named as its field) turn options
@@ -142,6 +149,8 @@ impl Stack {
             prague_ecn_fallback: false,
             prague_rtt_scaling: PragueRttScaling::Rate,
             ssthresh_pipe: false,
+            prr_ns3: false,
+            cubic_constant_alpha: false,
         }
     }
 
@@ -173,6 +182,8 @@ impl Stack {
             (self.no_bbr_policer, "-lt"),
             (self.prague_ecn_fallback, "+ecnfb"),
             (self.ssthresh_pipe, "+pipe"),
+            (self.prr_ns3, "+prr-ns3"),
+            (self.cubic_constant_alpha, "+alpha"),
             (self.frto, "+frto"),
             (self.ecn, "+ecn"),
         ];
@@ -323,6 +334,25 @@ pub fn stacks() -> Vec<Stack> {
         pipe(Cubic).prr(true).limited_transmit(true).rack(true).frto(true).byte_counting(true),
         pipe(Dctcp).ecn(true),
     ]);
+    // ns-3 3.44's PRR, appended as DCTCP: the ns3 profile's stacks (NewReno and CUBIC with the
+    // pipe basis and Limited Transmit), with RACK-TLP and F-RTO (RACK's reorder timer enters
+    // recovery without DeliveredData, a path ns-3 lacks), and with the FlightSize basis.
+    let ns3_prr = |cc: CongestionControl| pipe(cc).prr(true).prr_ns3(true);
+    v.extend([
+        ns3_prr(NewReno).limited_transmit(true),
+        ns3_prr(Cubic).limited_transmit(true),
+        ns3_prr(Cubic).limited_transmit(true).rack(true).frto(true),
+        Stack::new(NewReno).sack(true).prr(true).prr_ns3(true),
+    ]);
+    // CUBIC with a constant alpha_cubic (Linux's and ns-3's Reno-friendly rule), appended as
+    // DCTCP: plain, with ECN, the ns3 profile's stack and the full kernel stack.
+    let alpha = Stack::new(Cubic).cubic_constant_alpha(true);
+    v.extend([
+        alpha,
+        alpha.ecn(true),
+        ns3_prr(Cubic).limited_transmit(true).cubic_constant_alpha(true),
+        alpha.sack(true).prr(true).limited_transmit(true).rack(true).frto(true).byte_counting(true).cubic_hystart(true),
+    ]);
     v
 }
 
@@ -462,6 +492,7 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         rack: stack.rack,
         hystart: stack.hystart,
         cubic_hystart: stack.cubic_hystart,
+        cubic_alpha_to_one: !stack.cubic_constant_alpha,
         congestion_control: stack.cc,
         ecn_codepoint: if stack.cc == CongestionControl::Prague { EcnCodepoint::Ect1 } else { Default::default() },
         pacing: matches!(stack.cc, CongestionControl::Bbr | CongestionControl::Bbr3 | CongestionControl::Prague),
@@ -472,6 +503,7 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         prague_ecn_fallback: stack.prague_ecn_fallback,
         prague_rtt_scaling: stack.prague_rtt_scaling,
         ssthresh_basis: if stack.ssthresh_pipe { SsthreshBasis::Pipe } else { SsthreshBasis::FlightSize },
+        prr_variant: if stack.prr_ns3 { PrrVariant::Ns3 } else { PrrVariant::Linux },
         // the fuzzer drives the sender and receiver from their first segment
         handshake: false,
     }

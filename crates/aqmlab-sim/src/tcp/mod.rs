@@ -79,7 +79,7 @@ pub mod send_times;
 pub mod tlp;
 
 use aqmlab_core::{SackBlocks, SimRng, Time};
-use aqmlab_model::app::tcp_config::{CongestionControl, SsthreshBasis, TcpConfig};
+use aqmlab_model::app::tcp_config::{CongestionControl, PrrVariant, SsthreshBasis, TcpConfig};
 use cc::bbr::{AckInput, Bbr, BbrParts, CaState};
 use cc::bbr3::{Bbr3, V3Sample};
 use cc::Controller;
@@ -87,7 +87,7 @@ use cubic_hystart::CubicHyStart;
 use ecn_feedback::DctcpEcho;
 use hystart::HyStart;
 use pacing::Pacer;
-use prr::Prr;
+use prr::{Ns3Ack, Prr};
 use quickack::QuickAck;
 use rack::Rack;
 use rate_sample::DeliveryRate;
@@ -180,6 +180,8 @@ pub struct TcpSender {
     /// Proportional Rate Reduction (RFC 6937): Some when enabled (with SACK), the state of the
     /// current (or last) recovery.
     prr: Option<Prr>,
+    /// PRR runs as ns-3 3.44's `TcpPrrRecovery` (`TcpConfig::prr_variant`, [`Prr::ns3_on_ack`]).
+    prr_ns3: bool,
     /// Sender pacing: Some when `TcpConfig::pacing` (always with BBR).
     pacer: Option<Pacer>,
     /// A send loop stopped because the pacer held the next segment back.
@@ -289,7 +291,9 @@ impl TcpSender {
                 let p = if cfg.prague_ecn_fallback { p.with_classic_ecn_detection(true) } else { p };
                 Controller::Prague(p).with_byte_counting(cfg.byte_counting)
             }
-            _ => Controller::new(cfg.congestion_control, mss).with_byte_counting(cfg.byte_counting),
+            _ => Controller::new(cfg.congestion_control, mss)
+                .with_byte_counting(cfg.byte_counting)
+                .with_cubic_alpha_to_one(cfg.cubic_alpha_to_one),
         };
         let mut pacer = (cfg.pacing || is_bbr).then(Pacer::default);
         match (pacer.as_mut(), &cc) {
@@ -325,6 +329,7 @@ impl TcpSender {
             frto_recover: None,
             limited_transmit: cfg.limited_transmit,
             prr: (cfg.prr && cfg.sack).then(Prr::default),
+            prr_ns3: cfg.prr_variant == PrrVariant::Ns3,
             pacer,
             pacing_blocked: false,
             pacing_free: 0,
@@ -763,7 +768,7 @@ impl TcpSender {
                     let cwnd_before = self.cwnd;
                     self.enter_sack_recovery(now, out);
                     if self.prr.is_some() {
-                        self.prr_on_recovery_start(0, cwnd_before);
+                        self.prr_on_recovery_start(0, cwnd_before, Ns3Ack::default());
                     }
                 }
                 self.send_available(now, out);
@@ -1061,9 +1066,19 @@ impl TcpSender {
             self.rack_on_ack(before_una, blocks, now);
         }
         let delivered = before.map(|b| self.delivered_data(b));
+        // How ns-3's socket would classify this ACK for its PRR (used with `prr_ns3` only).
+        let (advanced, mss) = (ack > before_una, self.mss);
+        let ns3_ack = move |delivered: u64, retransmission_acked: bool| Ns3Ack {
+            duplicate: newly_sacked > 0,
+            partial: advanced && delivered >= mss,
+            retransmission_acked,
+        };
         if self.in_recovery {
             if let Some(d) = delivered {
-                self.prr_on_ack(d);
+                // A hole below HighRxt that this ACK fills was retransmitted (RFC 6675's
+                // NextSeg retransmits lost segments in order up to HighRxt).
+                let rxt_acked = advanced && before_una < self.high_rxt;
+                self.prr_on_ack(d, ns3_ack(d, rxt_acked));
             }
             return;
         }
@@ -1082,7 +1097,8 @@ impl TcpSender {
             let cwnd_before = self.cwnd;
             self.enter_sack_recovery(now, out);
             if let Some(d) = delivered {
-                self.prr_on_recovery_start(d, cwnd_before);
+                // ns-3 sets m_isRetransDataAcked only for an ACK that arrives in recovery.
+                self.prr_on_recovery_start(d, cwnd_before, ns3_ack(d, false));
             }
         } else {
             self.send_limited_transmit(now, out);
@@ -1097,24 +1113,50 @@ impl TcpSender {
 
     /// RFC 6937 section 3, on an ACK in recovery: cwnd = pipe + sndcnt, which RFC 6675's
     /// NextSeg loop (`send_in_sack_recovery`) then spends.
-    fn prr_on_ack(&mut self, delivered: u64) {
-        let Some(p) = self.prr.as_mut() else { return };
-        p.on_ack(delivered);
+    /// With `prr_ns3`, ns-3 3.44's rules instead ([`Prr::ns3_on_ack`], `ack` its view of the
+    /// ACK).
+    fn prr_on_ack(&mut self, delivered: u64, ack: Ns3Ack) {
         let pipe = self.pipe();
-        let sndcnt = self.prr.as_ref().map_or(0, |p| p.sndcnt(delivered, pipe, self.ssthresh, self.mss));
-        self.cwnd = (pipe + sndcnt).max(self.mss);
+        let (ssthresh, mss) = (self.ssthresh, self.mss);
+        let Some(p) = self.prr.as_mut() else { return };
+        let sndcnt = if self.prr_ns3 {
+            p.ns3_on_ack(delivered, ack, pipe, ssthresh, mss)
+        } else {
+            p.on_ack(delivered);
+            Some(p.sndcnt(delivered, pipe, ssthresh, mss))
+        };
+        if let Some(sndcnt) = sndcnt {
+            self.cwnd = (pipe + sndcnt).max(self.mss);
+        }
     }
 
     /// PRR on the ACK that started recovery: RecoverFS is the cwnd before the reduction
     /// (`cwnd_before`, see [`Prr::start`]); the fast retransmission `enter_sack_recovery` sent
     /// is part of this ACK's sndcnt, and at least it goes out (Linux's `tcp_cwnd_reduction`
     /// forces it when prr_out is 0).
-    fn prr_on_recovery_start(&mut self, delivered: u64, cwnd_before: u64) {
+    ///
+    /// With `prr_ns3`, ns-3 3.44's `EnterRecovery`: RecoverFS is the pipe before the fast
+    /// retransmission, its first `DoRecovery` runs before the retransmission is counted in
+    /// prr_out, and an entering ACK that also advanced snd.una gets the partial-ACK call too,
+    /// on the same pipe (ns-3's `m_bytesInFlight` is not recomputed in between). Where ns-3's
+    /// calls leave cwnd alone (no DeliveredData: only after RACK's reorder timer, which ns-3
+    /// lacks), cwnd stays the ssthresh `enter_sack_recovery` set.
+    fn prr_on_recovery_start(&mut self, delivered: u64, cwnd_before: u64, ack: Ns3Ack) {
+        // pipe before the fast retransmission: it added one SMSS (HighRxt moved past it).
+        let pipe = self.pipe().saturating_sub(self.mss);
+        if self.prr_ns3 {
+            let mut p = Prr::start(pipe);
+            let sndcnt = p.ns3_on_ack(delivered, ack, pipe, self.ssthresh, self.mss);
+            p.on_sent(self.mss);
+            self.prr = Some(p);
+            if let Some(sndcnt) = sndcnt {
+                self.cwnd = (pipe + sndcnt).max(self.mss);
+            }
+            return;
+        }
         let mut p = Prr::start(cwnd_before);
         p.on_sent(self.mss);
         p.on_ack(delivered);
-        // pipe before the fast retransmission: it added one SMSS (HighRxt moved past it).
-        let pipe = self.pipe().saturating_sub(self.mss);
         let sndcnt = p.sndcnt(delivered, pipe, self.ssthresh, self.mss).max(self.mss);
         self.prr = Some(p);
         self.cwnd = (pipe + sndcnt).max(self.mss);

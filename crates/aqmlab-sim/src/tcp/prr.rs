@@ -9,6 +9,26 @@
 //! it sends in recovery ([`Prr::on_sent`]), and on each ACK sets cwnd = pipe + sndcnt before
 //! RFC 6675's NextSeg loop runs (RFC 6937 section 3: "cwnd = pipe + sndcnt" is the form an
 //! RFC 6675 sender applies it in).
+//!
+//! A second variant, [`Prr::ns3_on_ack`], is ns-3 3.44's `TcpPrrRecovery` (tag ns-3.44,
+//! src/internet/model/tcp-prr-recovery.cc, as `TcpSocketBase` calls it), so that the "ns3"
+//! profile recovers as ns-3 does. Its rules, where they differ from the above:
+//! * RecoverFS is the pipe when recovery starts, before the fast retransmission (`EnterRecovery`
+//!   takes `m_bytesInFlight`); later ns-3 takes FlightSize (its issue #1351).
+//! * `DoRecovery` runs on an ACK that SACKs new data (ns-3's duplicate ACK with SACK) and, again,
+//!   on an ACK that advances snd.una by at least a segment below the recovery point (its partial
+//!   ACK); an ACK that does neither leaves cwnd as it was.
+//! * On the duplicate-ACK call it adds one SMSS to DeliveredData while prr_delivered is below
+//!   RecoverFS, as RFC 6937 does for a sender without SACK, although with SACK DeliveredData
+//!   already counts the SACKed segment (fixed after 3.44, ns-3 issue #1350).
+//! * Below ssthresh the bound is PRR-CRB, MAX(prr_delivered - prr_out, DeliveredData), plus one
+//!   SMSS only on an ACK that cumulatively acknowledges a retransmission (`m_isRetransDataAcked`);
+//!   the maximum is taken in unsigned 32-bit arithmetic, so when prr_out is ahead of
+//!   prr_delivered the bound is that (negative) difference, not DeliveredData (ns-3 issue #1282).
+//! * The proportional share is rounded up in bytes, not segments (ns-3 sends a segment once a
+//!   whole one fits).
+//! * The fast retransmission is counted in prr_out after the first ACK's send count, which is at
+//!   least one SMSS.
 
 /// The PRR state of one recovery episode (RFC 6937 section 3).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -35,6 +55,58 @@ impl Prr {
     /// SACKed bytes).
     pub fn on_ack(&mut self, delivered_data: u64) {
         self.delivered += delivered_data;
+    }
+
+    /// ns-3 3.44's PRR on one ACK in recovery (`ack` says how `TcpSocketBase` classifies it):
+    /// the bytes cwnd may exceed the pipe by (`cwnd = m_bytesInFlight + sendCount`), or None when
+    /// ns-3 leaves cwnd as it was. Each call is one `TcpPrrRecovery::DoRecovery`.
+    pub fn ns3_on_ack(&mut self, delivered_data: u64, ack: Ns3Ack, pipe: u64, ssthresh: u64, smss: u64) -> Option<u64> {
+        let mut send = None;
+        if ack.duplicate {
+            send = self.ns3_do_recovery(delivered_data, true, ack.retransmission_acked, pipe, ssthresh, smss).or(send);
+        }
+        if ack.partial {
+            send = self.ns3_do_recovery(delivered_data, false, ack.retransmission_acked, pipe, ssthresh, smss).or(send);
+        }
+        send
+    }
+
+    /// `TcpPrrRecovery::DoRecovery` (ns-3.44): the send count of one call, None when its
+    /// DeliveredData is 0 (it returns before touching cwnd).
+    fn ns3_do_recovery(
+        &mut self,
+        delivered_data: u64,
+        duplicate_ack: bool,
+        retransmission_acked: bool,
+        pipe: u64,
+        ssthresh: u64,
+        smss: u64,
+    ) -> Option<u64> {
+        let mut delivered = delivered_data;
+        if duplicate_ack && self.delivered < self.recover_fs {
+            delivered += smss; // ns-3 issue #1350: counted again with SACK
+        }
+        if delivered == 0 {
+            return None;
+        }
+        self.delivered += delivered;
+        let send = if pipe > ssthresh {
+            let share = (self.delivered as u128 * ssthresh as u128).div_ceil(self.recover_fs as u128) as i64;
+            share - self.out as i64
+        } else {
+            let behind = self.delivered as i64 - self.out as i64;
+            // The unsigned maximum of ns-3.44 (issue #1282): a negative difference wraps above
+            // any DeliveredData and wins.
+            let mut limit = if behind >= 0 { behind.max(delivered as i64) } else { behind };
+            if retransmission_acked {
+                limit += smss as i64; // PRR-SSRB's segment, on a "safe" ACK only
+            }
+            limit.min(ssthresh as i64 - pipe as i64)
+        };
+        // "Force a fast retransmit upon entering fast recovery": at least one SMSS until
+        // something was sent; never negative after that.
+        let floor = if self.out > 0 { 0 } else { smss as i64 };
+        Some(send.max(floor) as u64)
     }
 
     /// `bytes` were sent while in recovery.
@@ -70,6 +142,19 @@ impl Prr {
             (ssthresh - pipe).min(limit)
         }
     }
+}
+
+/// How ns-3's `TcpSocketBase::ProcessAck` classifies an ACK in recovery, which decides its PRR
+/// calls ([`Prr::ns3_on_ack`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ns3Ack {
+    /// The ACK SACKed data not SACKed before (ns-3's duplicate ACK with SACK: `DupAck`).
+    pub duplicate: bool,
+    /// The ACK advanced snd.una by at least one segment and stays below the recovery point
+    /// (the partial-ACK branch).
+    pub partial: bool,
+    /// The ACK cumulatively acknowledged a retransmitted segment (`m_isRetransDataAcked`).
+    pub retransmission_acked: bool,
 }
 
 #[cfg(test)]
@@ -132,7 +217,10 @@ mod tests {
     /// loses segments `lost`; the receiver gets the others (in order) and ACKs each. Returns,
     /// per returning ACK, the segments sent ('N' new, 'R' retransmitted) and pipe after it.
     fn first_round_trip(prr: bool, lost: std::ops::Range<u64>) -> (TcpSender, TcpReceiver, Vec<(String, u64)>) {
-        let c = stack(prr);
+        first_round_trip_of(stack(prr), lost)
+    }
+
+    fn first_round_trip_of(c: TcpConfig, lost: std::ops::Range<u64>) -> (TcpSender, TcpReceiver, Vec<(String, u64)>) {
         let (mut s, mut r) = (TcpSender::new(&c), TcpReceiver::new(&c));
         let mut out = Vec::new();
         s.send_available(Time::ZERO, &mut out);
@@ -200,6 +288,33 @@ mod tests {
         assert_eq!(sent(&plain)[2].len(), 7, "{plain:?}");
     }
 
+    /// ns-3 3.44's PRR on the RFC's single loss (`prr_variant` ns3): RecoverFS is the pipe at
+    /// the third duplicate ACK (22 sent, 3 SACKed, the head lost: 18), and every duplicate ACK
+    /// counts two segments delivered while prr_delivered is below 18, so the proportional part
+    /// sends 2 x 11 / 18 = 1.22 segments per ACK: the pipe rises above RecoverFS (RFC 6937's
+    /// PRR sends 0.55 and takes it down to ssthresh). Computed by hand from tcp-prr-recovery.cc:
+    /// at ACK k (k >= 3) prr_delivered = 2 (k - 2) segments and the share is
+    /// ceil(prr_delivered x 11000 / 18000) bytes; the retransmission is counted after ACK 3's
+    /// send count (1223 B, at least a segment).
+    #[test]
+    fn ns3_single_loss_example() {
+        let c = TcpConfig { prr_variant: aqmlab_model::app::tcp_config::PrrVariant::Ns3, ..stack(true) };
+        let (s, _, rows) = first_round_trip_of(c, 0..1);
+        assert_eq!(s.ssthresh, 11 * MSS);
+        // ACK 4: share ceil(4000 x 11 / 18) = 2445 - prr_out 1000: one segment; ACK 5: 3667 -
+        // 2000; ACK 6: 4889 - 3000; ACK 7: 6112 - 4000 = 2112: two; ...
+        assert_eq!(&sent(&rows)[..7], ["N", "N", "R", "N", "N", "N", "NN"]);
+        // Nine duplicate ACKs (4-12) bring prr_delivered to RecoverFS; by then ceil(18 x 11 /
+        // 18) = 11 segments are out against RFC 6937's ceil(9 x 11 / 20) = 5 after the same ACKs.
+        let after_12: usize = rows[2..12].iter().map(|(x, _)| x.len()).sum();
+        assert_eq!(after_12, 11, "{rows:?}");
+        // The round trip ends with 17 segments in flight against ssthresh 11 (RFC 6937: 11).
+        assert_eq!(rows.last().unwrap().1, 17, "{rows:?}");
+        assert!(rows[3..12].iter().all(|(_, pipe)| *pipe >= 19), "{rows:?}");
+        let (_, _, rfc) = first_round_trip(true, 0..1);
+        assert_eq!(rfc[2..12].iter().map(|(x, _)| x.len()).sum::<usize>(), 6);
+    }
+
     /// RFC 6937 section 3: when recovery ends, cwnd = ssthresh, whatever pipe + sndcnt was on
     /// the ACK before (after the burst, 8 segments against ssthresh 11).
     #[test]
@@ -220,5 +335,107 @@ mod tests {
             assert!(!s.in_recovery());
             assert_eq!(s.cwnd, s.ssthresh, "lost {lost:?}");
         }
+    }
+}
+
+/// ns-3 3.44's PRR ([`Prr::ns3_on_ack`]): ns-3's own test vectors (src/internet/test/
+/// tcp-prr-recovery-test.cc at tag ns-3.44, which assert only the direction of cwnd; the values
+/// here follow from tcp-prr-recovery.cc), and the rules in which it differs from Linux's.
+#[cfg(test)]
+mod ns3_tests {
+    use super::*;
+
+    const SEG: u64 = 500;
+    const DUP: Ns3Ack = Ns3Ack { duplicate: true, partial: false, retransmission_acked: false };
+    const PARTIAL: Ns3Ack = Ns3Ack { duplicate: false, partial: true, retransmission_acked: false };
+
+    /// ns-3's vector "bytesInFlight is greater than ssThresh": cwnd 3000, ssthresh 2500, pipe
+    /// 3000; EnterRecovery (DeliveredData 0) forces one segment; 1000 B sent; an ACK delivering
+    /// 500 B allows nothing.
+    #[test]
+    fn ns3_vector_above_ssthresh() {
+        let mut p = Prr::start(3000);
+        // DeliveredData 0 + the duplicate ACK's segment: ceil(500 * 2500 / 3000) = 417, at least a segment.
+        assert_eq!(p.ns3_on_ack(0, DUP, 3000, 2500, SEG), Some(500));
+        p.on_sent(1000);
+        // ceil(1000 * 2500 / 3000) - 1000 < 0: nothing, and cwnd stays at pipe 3500.
+        assert_eq!(p.ns3_on_ack(500, PARTIAL, 3500, 2500, SEG), Some(0));
+    }
+
+    /// ns-3's vector "bytesInFlight is lower than ssThresh": cwnd and pipe 1000, ssthresh 2500;
+    /// RecoverFS is the pipe (1000), not the 3000 B unacknowledged; PRR-CRB then allows
+    /// DeliveredData after prr_out has caught up.
+    #[test]
+    fn ns3_vector_below_ssthresh() {
+        let mut p = Prr::start(1000);
+        assert_eq!(p.ns3_on_ack(0, DUP, 1000, 2500, SEG), Some(500));
+        p.on_sent(1000);
+        // prr_delivered 1000 - prr_out 1000 = 0, DeliveredData 500: MIN(2500 - 1500, 500).
+        assert_eq!(p.ns3_on_ack(500, PARTIAL, 1500, 2500, SEG), Some(500));
+    }
+
+    /// With SACK a duplicate ACK's DeliveredData already counts the SACKed segment; ns-3 3.44
+    /// adds one more while prr_delivered is below RecoverFS (its issue #1350), so the
+    /// proportional part sends 2 x ssthresh / RecoverFS segments per delivered one: with CUBIC's
+    /// 0.7 the window grows in recovery, where RFC 6937 shrinks it.
+    #[test]
+    fn ns3_counts_a_sacked_segment_twice_until_recover_fs() {
+        let (rfs, ss) = (10 * SEG, 7 * SEG);
+        let mut ns3 = Prr::start(rfs);
+        let mut rfc = Prr::start(rfs);
+        let (mut ns3_sent, mut rfc_sent) = (0, 0);
+        for _ in 0..5 {
+            // The pipe stays above ssthresh: one segment SACKed per ACK.
+            let n = ns3.ns3_on_ack(SEG, DUP, rfs, ss, SEG).unwrap() / SEG * SEG;
+            ns3.on_sent(n);
+            ns3_sent += n;
+            rfc.on_ack(SEG);
+            let r = rfc.sndcnt(SEG, rfs, ss, SEG);
+            rfc.on_sent(r);
+            rfc_sent += r;
+        }
+        assert_eq!(ns3.delivered(), rfs, "two segments per ACK until RecoverFS");
+        assert_eq!(rfc.delivered(), 5 * SEG);
+        assert_eq!(ns3_sent, 7 * SEG, "ceil(10 * 0.7) segments for 5 delivered");
+        assert_eq!(rfc_sent, 4 * SEG, "ceil(5 * 0.7) = 4 segments, rounded up per segment");
+        // From RecoverFS on, one segment per ACK again.
+        ns3.ns3_on_ack(SEG, DUP, rfs, ss, SEG);
+        assert_eq!(ns3.delivered(), rfs + SEG);
+    }
+
+    /// Below ssthresh: PRR-CRB, with SSRB's extra segment only on an ACK of a retransmission;
+    /// and when prr_out is ahead of prr_delivered ns-3's unsigned maximum yields the negative
+    /// difference (its issue #1282), so nothing is sent although the ACK delivered data, where
+    /// Linux's PRR-SSRB sends DeliveredData + 1 SMSS.
+    #[test]
+    fn ns3_below_ssthresh_bound() {
+        let (ss, pipe) = (10 * SEG, 4 * SEG);
+        let mut p = Prr::start(20 * SEG);
+        p.on_sent(SEG); // the fast retransmission
+        assert_eq!(p.ns3_on_ack(SEG, PARTIAL, pipe, ss, SEG), Some(SEG), "MAX(500 - 500, 500), no SSRB segment");
+        let mut p = Prr::start(20 * SEG);
+        p.on_sent(SEG);
+        let safe = Ns3Ack { retransmission_acked: true, ..PARTIAL };
+        assert_eq!(p.ns3_on_ack(2 * SEG, safe, pipe, ss, SEG), Some(3 * SEG), "MAX(1000 - 500, 1000) + 500");
+        let mut p = Prr::start(20 * SEG);
+        p.on_sent(4 * SEG);
+        assert_eq!(p.ns3_on_ack(SEG, PARTIAL, pipe, ss, SEG), Some(0), "prr_out ahead by 3 segments");
+        assert_eq!(p.ns3_on_ack(SEG, safe, pipe, ss, SEG), Some(0), "still ahead by 2, plus one: negative");
+        let mut linux = Prr::start(20 * SEG);
+        linux.on_sent(4 * SEG);
+        linux.on_ack(SEG);
+        assert_eq!(linux.sndcnt(SEG, pipe, ss, SEG), 2 * SEG);
+    }
+
+    /// An ACK that neither SACKs new data nor advances snd.una makes no `DoRecovery` call, and
+    /// one that does both makes two.
+    #[test]
+    fn ns3_calls_per_ack() {
+        let mut p = Prr::start(10 * SEG);
+        assert_eq!(p.ns3_on_ack(0, Ns3Ack::default(), 9 * SEG, 5 * SEG, SEG), None);
+        assert_eq!(p.delivered(), 0);
+        let both = Ns3Ack { duplicate: true, partial: true, retransmission_acked: false };
+        p.ns3_on_ack(SEG, both, 9 * SEG, 5 * SEG, SEG);
+        assert_eq!(p.delivered(), 3 * SEG, "the ACK's segment twice, and the duplicate ACK's one");
     }
 }

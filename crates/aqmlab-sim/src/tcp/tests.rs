@@ -25,6 +25,7 @@ pub(crate) fn cfg() -> TcpConfig {
         rack: false,
         hystart: false,
         cubic_hystart: false,
+        cubic_alpha_to_one: true,
         congestion_control: Default::default(),
         ecn_codepoint: Default::default(),
         pacing: false,
@@ -35,6 +36,7 @@ pub(crate) fn cfg() -> TcpConfig {
         prague_ecn_fallback: false,
         prague_rtt_scaling: Default::default(),
         ssthresh_basis: Default::default(),
+        prr_variant: Default::default(),
         handshake: false,
     }
 }

@@ -114,6 +114,28 @@ fn cubic_is_reno_friendly_on_a_short_rtt() {
     assert!(segs(reno.cwnd) < segs(d.cwnd), "newreno {} cubic {}", segs(reno.cwnd), segs(d.cwnd));
 }
 
+/// With `alpha_to_one` off (Linux's tcp_cubic.c and ns-3's TcpCubic), W_est keeps growing by
+/// alpha_cubic past cwnd_prior: the short-RTT run above, 100 rounds from 14 segments, ends
+/// near 14 + 100 x 0.53 = 67 segments instead of about 20 + (100 - 11) = 109.
+#[test]
+fn cubic_with_a_constant_alpha_stays_reno_friendly_at_alpha_past_cwnd_prior() {
+    let rtt = Time::from_millis(10);
+    let mut d = Driver::new(CongestionControl::Cubic, 20, rtt);
+    d.cc = d.cc.with_cubic_alpha_to_one(false);
+    d.loss();
+    let mut w_est = 14.0;
+    for round in 0..100 {
+        d.round();
+        w_est += CUBIC_ALPHA;
+        let w = segs(d.cwnd);
+        assert!(w <= w_est + 0.01 && w >= w_est - 2.0, "round {round}: cwnd {w:.2} vs W_est {w_est:.2}");
+    }
+    assert!((65.0..67.1).contains(&segs(d.cwnd)), "cwnd {}", segs(d.cwnd));
+    // NewReno is left as it is by the option.
+    let reno = Controller::new(CongestionControl::NewReno, MSS).with_cubic_alpha_to_one(false);
+    assert!(matches!(reno, Controller::NewReno(_)));
+}
+
 #[test]
 fn fast_convergence_lowers_w_max_when_the_window_did_not_recover() {
     let mut c = Cubic::new(MSS);
