@@ -6,6 +6,7 @@ kernel's TCP through the emulator, on dumbbells the paper reproductions never us
     python3 benches/fidelity.py --cases 1f-10M-20ms-fifo,8f-10M-50ms-fqcodel --runs 3 --json out.json
     python3 benches/fidelity.py --kernel-from out.json --cases 1f-10M-20ms-fifo --set flows.*.app.tcp.byte_counting=true
     python3 benches/fidelity.py --ns3 --runs 3 --json ns3.json   # the ns-3 half (no root; ns-3 3.44 wheel)
+    python3 benches/fidelity.py --ns3 --ns3-from ns3.json --runs 3 --set flows.*.app.tcp.prr_variant=linux
 
 Each case is one dumbbell: n TCP downloads through one bottleneck (rate, base RTT, buffer in
 bandwidth-delay products, discipline). Each case runs once per controller: the kernel's reno,
@@ -55,6 +56,7 @@ bench_aqm_fidelity.py does), periods and buffers in bandwidth-delay products; ch
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -333,21 +335,40 @@ def run_ns3_niced(python: str, spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def spec_digest(spec: dict[str, Any]) -> str:
+    """What identifies an ns-3 run: its whole spec (topology, start times, seed, attributes)."""
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def run_ns3_case(case: Case, cc: str, runs: int, duration_s: float, python: str,
-                 sim_overrides: Sequence[str] = (), ns3_attributes: dict[str, Any] | None = None) -> dict[str, Any]:
+                 sim_overrides: Sequence[str] = (), ns3_attributes: dict[str, Any] | None = None,
+                 saved: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The case in both engines, seeds 1..runs. `saved` (this case's result from an earlier
+    --json) supplies ns-3's side instead of running it, seed by seed, where its spec is the same:
+    a change on the simulator's side alone is then measured against the same ns-3 runs."""
     out: dict[str, Any] = {"case": asdict(case), "controller": cc}
     if case.qdisc not in NS3_DISCIPLINES:
         out["not_in_ns3"] = f"{case.qdisc} is not in ns-3 3.44"
         return out
-    sims, theirs, cpu = [], [], []
+    sims, theirs, cpu, digests = [], [], [], []
     for seed in range(1, runs + 1):
         sc = scenario(case, cc, seed, duration_s, sim_overrides, profile="ns3")
         res = simulate(sc, progress=False)
         sims.append(ns3_measures_sim(res, case))
-        ns3_out = run_ns3_niced(python, ns3_spec_for(sc, res.tables["flows"], case, cc, seed, ns3_attributes))
+        spec = ns3_spec_for(sc, res.tables["flows"], case, cc, seed, ns3_attributes)
+        digests.append(spec_digest(spec))
+        if saved is not None:
+            if saved.get("ns3_specs", [])[seed - 1:seed] != [digests[-1]]:
+                raise SystemExit(f"--ns3-from: {case.name} {cc} seed {seed}: the saved ns-3 run had another spec "
+                                 "(start times, seed, duration or attributes differ); run ns-3 again")
+            theirs.append(saved["ns3_runs"][seed - 1])
+            cpu.append(saved["ns3_cpu_run_s"][seed - 1])
+            continue
+        ns3_out = run_ns3_niced(python, spec)
         theirs.append(ns3_measures_ns3(ns3_out, case))
         cpu.append(ns3_out["cpu_run_s"])
-    out.update(sim_runs=sims, ns3_runs=theirs, ns3_cpu_run_s=cpu, sim=_median(sims), ns3=_median(theirs))
+    out.update(sim_runs=sims, ns3_runs=theirs, ns3_cpu_run_s=cpu, ns3_specs=digests, sim=_median(sims),
+               ns3=_median(theirs))
     out["targets"] = compare_ns3(out["sim"], out["ns3"])
     out["max_share_error"] = max_share_error(out["sim"], out["ns3"])
     return out
@@ -435,6 +456,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ns3-attr", action="append", default=[], metavar="NAME=VALUE",
                     help="with --ns3: set an ns-3 attribute default (repeatable), e.g. "
                          "ns3::TcpSocketBase::Timestamp=false, to test a cause on the ns-3 side")
+    ap.add_argument("--ns3-from", metavar="JSON",
+                    help="with --ns3: take ns-3's runs from an earlier --ns3 --json file where their specs are "
+                         "the same (each run's spec digest is checked), and run only the simulator: a change "
+                         "on the simulator's side measured against the same ns-3 runs")
     ap.add_argument("--kernel-from", metavar="JSON",
                     help="take the kernel half from an earlier --json file (same cases, controllers and "
                          "duration) instead of running it: compares a changed simulator with kernel runs made "
@@ -448,9 +473,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.runs is None:
         args.runs = 1 if args.ns3 else 3
     bad_attr = [a for a in args.ns3_attr if "=" not in a or not a.startswith("ns3::")]
-    if bad_attr or (args.ns3_attr and not args.ns3) or (args.ns3 and (args.kernel_from or args.no_kernel)):
+    if bad_attr or ((args.ns3_attr or args.ns3_from) and not args.ns3) or (
+            args.ns3 and (args.kernel_from or args.no_kernel)):
         print(f"error: --ns3-attr takes ns3::Class::Attribute=VALUE with --ns3 (got {bad_attr or args.ns3_attr}); "
-              "--ns3 runs no kernel half, so --kernel-from and --no-kernel do not go with it", file=sys.stderr)
+              "--ns3-from goes with --ns3; --ns3 runs no kernel half, so --kernel-from and --no-kernel do not go "
+              "with it", file=sys.stderr)
         return 2
     if unknown or bad_cc or args.runs < 1 or args.duration <= WARMUP_S:
         print(f"error: unknown case(s) {unknown} (allowed: {', '.join(by_name)}); controllers {bad_cc} "
@@ -504,15 +531,26 @@ def main_ns3(args: argparse.Namespace, cases: list[Case], controllers: list[str]
     from bench_tcp_dumbbell import ns3_python
 
     attributes = dict(parse_setting(a) for a in args.ns3_attr)
-    python = ns3_python() if any(c.qdisc in NS3_DISCIPLINES for c in cases) else ""
+    saved: dict[tuple[str, str], dict[str, Any]] = {}
+    if args.ns3_from:
+        with open(args.ns3_from) as f:
+            saved = {(r["case"]["name"], r["controller"]): r for r in json.load(f)["results"] if "ns3_runs" in r}
+        missing = [f"{c.name} {cc}" for c in cases for cc in controllers if c.qdisc in NS3_DISCIPLINES
+                   and len(saved.get((c.name, cc), {}).get("ns3_runs", [])) < args.runs]
+        if missing:
+            print(f"error: --ns3-from: {args.ns3_from} has fewer than {args.runs} ns-3 runs of {', '.join(missing)}",
+                  file=sys.stderr)
+            return 2
+    python = ns3_python() if any(c.qdisc in NS3_DISCIPLINES for c in cases) and not saved else ""
     results = []
     for case in cases:
         for cc in controllers:
-            results.append(run_ns3_case(case, cc, args.runs, args.duration, python, args.overrides, attributes))
+            results.append(run_ns3_case(case, cc, args.runs, args.duration, python, args.overrides, attributes,
+                                        saved.get((case.name, cc)) if saved else None))
             print(f"done {case.name} {cc}", file=sys.stderr, flush=True)
     _report(ns3_table(results), results, args.json,
             {"half": "ns3", "runs": args.runs, "duration_s": args.duration, "sim_overrides": args.overrides,
-             "ns3_attributes": attributes})
+             "ns3_attributes": attributes, "ns3_from": args.ns3_from})
     return 0
 
 

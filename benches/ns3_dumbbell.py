@@ -27,7 +27,10 @@ routing_kind),
 default false) and
 "record_sojourn" (default false: with it, the bottleneck queue disc's
 SojournTime trace is logged by a C++ callback and the output gains the
-sojourn-time p50/p99 of every period; see SOJOURN_CPP).
+sojourn-time p50/p99 of every period; see SOJOURN_CPP) and "trace_tcp" (default
+false: with it, the output gains "tcp_trace", each flow's entries into fast
+recovery and into loss recovery, and flow 0's congestion window at every
+change; see TCP_TRACE_CPP).
 
 Besides "droptail" and "red" the bottleneck qdisc can be "codel", "fq_codel",
 "pie", "cobalt", "fq_pie" or "fq_cobalt" (ns-3's CoDelQueueDisc,
@@ -161,6 +164,57 @@ SojournLog g_sojourn;
 void RecordSojourn(ns3::Ptr<ns3::QueueDisc> q) {
     q->TraceConnectWithoutContext("SojournTime", ns3::MakeCallback(&SojournLog::Add, &g_sojourn));
     q->TraceConnectWithoutContext("DropAfterDequeue", ns3::MakeCallback(&SojournLog::DropAfterDequeue, &g_sojourn));
+}
+}  // namespace aqmlab_bench
+"""
+
+
+# With the spec key "trace_tcp": true, each flow's congestion-state changes (entries into fast
+# recovery and into loss recovery after a timeout, counted per flow) and flow 0's congestion
+# window at every change, from TcpSocketBase's CongState and CongestionWindow trace sources.
+# A BulkSend creates its socket when it starts, so the traces are connected by a C++ event
+# just after each flow's start time.
+TCP_TRACE_CPP = r"""
+#include <string>
+#include <vector>
+#include "ns3/bulk-send-application.h"
+#include "ns3/simulator.h"
+#include "ns3/tcp-socket-base.h"
+#include "ns3/tcp-socket-state.h"
+
+namespace aqmlab_bench {
+struct TcpTrace {
+    std::vector<int64_t> recoveries;
+    std::vector<int64_t> timeouts;
+    std::vector<int64_t> cwnd_at_ns;
+    std::vector<uint32_t> cwnd_bytes;
+    void State(std::string flow, ns3::TcpSocketState::TcpCongState_t,
+               ns3::TcpSocketState::TcpCongState_t now) {
+        size_t i = std::stoul(flow);
+        if (now == ns3::TcpSocketState::CA_RECOVERY) recoveries[i]++;
+        if (now == ns3::TcpSocketState::CA_LOSS) timeouts[i]++;
+    }
+    void Cwnd(uint32_t, uint32_t now) {
+        cwnd_at_ns.push_back(ns3::Simulator::Now().GetNanoSeconds());
+        cwnd_bytes.push_back(now);
+    }
+};
+TcpTrace g_tcp;
+
+void ConnectTcpTrace(ns3::Ptr<ns3::Application> app, uint32_t flow) {
+    auto bulk = ns3::DynamicCast<ns3::BulkSendApplication>(app);
+    auto sock = bulk->GetSocket();
+    if (!sock) return;
+    sock->TraceConnect("CongState", std::to_string(flow), ns3::MakeCallback(&TcpTrace::State, &g_tcp));
+    if (flow == 0) {
+        sock->TraceConnectWithoutContext("CongestionWindow", ns3::MakeCallback(&TcpTrace::Cwnd, &g_tcp));
+    }
+}
+
+void ScheduleTcpTrace(ns3::Ptr<ns3::Application> app, uint32_t flow, uint32_t n_flows, int64_t at_ns) {
+    g_tcp.recoveries.resize(n_flows);
+    g_tcp.timeouts.resize(n_flows);
+    ns3::Simulator::Schedule(ns3::NanoSeconds(at_ns), &ConnectTcpTrace, app, flow);
 }
 }  // namespace aqmlab_bench
 """
@@ -676,7 +730,18 @@ def install_apps(ns, spec, senders, receivers, receiver_addrs):
         stop_ns = seconds_to_ns(flow["stop_s"])
         if stop_ns < duration_ns:
             cppyy.gbl.aqmlab_bench.ScheduleAbort(app, stop_ns)
+        if spec.get("trace_tcp", False):
+            # 1 ns after the start: the application's start event (scheduled earlier) has
+            # created the socket by then.
+            cppyy.gbl.aqmlab_bench.ScheduleTcpTrace(app, i, len(spec["flows"]), seconds_to_ns(flow["start_s"]) + 1)
     return sinks
+
+
+def tcp_trace():
+    """What TCP_TRACE_CPP recorded: per-flow counts, flow 0's window."""
+    g = cppyy.gbl.aqmlab_bench.g_tcp
+    return {"recoveries": [int(x) for x in g.recoveries], "timeouts": [int(x) for x in g.timeouts],
+            "cwnd0_t_ns": [int(x) for x in g.cwnd_at_ns], "cwnd0_bytes": [int(x) for x in g.cwnd_bytes]}
 
 
 # --------------------------------------------------------------------------
@@ -812,6 +877,7 @@ def import_ns3():
 
     cppyy.cppdef(ABORT_CPP)
     cppyy.cppdef(SOJOURN_CPP)
+    cppyy.cppdef(TCP_TRACE_CPP)
     return ns
 
 
@@ -851,6 +917,8 @@ def main(argv):
     }
     if spec.get("record_sojourn", False):
         result["sojourn"] = sojourn_percentiles(spec)
+    if spec.get("trace_tcp", False):
+        result["tcp_trace"] = tcp_trace()
     ns.Simulator.Destroy()
     print(json.dumps(result))
 
