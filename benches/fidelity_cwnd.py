@@ -78,14 +78,23 @@ def main() -> int:
         ax.grid(alpha=0.3)
     axes[0].legend(loc="upper right", fontsize=8)
     axes[-1].set_xlabel("time (s); the suite measures from the grey line")
-    bdp_kb = case.rate_mbps * 1e6 / 8 * case.rtt_ms / 1e3 / 1e3
-    fig.suptitle(f"One flow, {case.name}: BDP {bdp_kb:.0f} kB, buffer {case.buffer_packets()} packets; "
-                 f"seed {args.seed}")
-    fig.tight_layout()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.out, dpi=120)
-    print(f"figure: {args.out}")
+    save_figure(fig, args.out, f"One flow, {case.name}: BDP {bdp_kb(case):.0f} kB, buffer {case.buffer_packets()} "
+                f"packets; seed {args.seed}")
     return 0
+
+
+def bdp_kb(case) -> float:
+    """The case's bandwidth-delay product in kB."""
+    return case.rate_mbps * 1e6 / 8 * case.rtt_ms / 1e3 / 1e3
+
+
+def save_figure(fig, out: Path, title: str, fontsize: float | None = None) -> None:
+    """Titles, lays out and writes a figure of these one-flow benches, and says where."""
+    fig.suptitle(title, fontsize=fontsize)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=120)
+    print(f"figure: {out}")
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ from fidelity import (
     run_ns3_niced,
     scenario,
 )
+from fidelity_cwnd import bdp_kb, save_figure
 
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "docs" / "fidelity" / "ns3-cwnd-1f-10M-20ms-fifo.png"
 CONTROLLERS = ("reno", "cubic")
@@ -118,13 +119,8 @@ def main() -> int:
         ax.grid(alpha=0.3)
         ax.legend(loc="lower right", fontsize=7)
     axes[-1].set_xlabel("time (s)")
-    bdp_kb = case.rate_mbps * 1e6 / 8 * case.rtt_ms / 1e3 / 1e3
-    fig.suptitle(f"One flow, {case.name} (BDP {bdp_kb:.0f} kB): "
-                 f"ns-3 and the ns3 profile; seed {args.seed}", fontsize=10)
-    fig.tight_layout()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.out, dpi=120)
-    print(f"figure: {args.out}")
+    save_figure(fig, args.out, f"One flow, {case.name} (BDP {bdp_kb(case):.0f} kB): ns-3 and the ns3 profile; "
+                f"seed {args.seed}", fontsize=10)
     return 0
 
 

@@ -349,29 +349,21 @@ mod ns3_tests {
     const DUP: Ns3Ack = Ns3Ack { duplicate: true, partial: false, retransmission_acked: false };
     const PARTIAL: Ns3Ack = Ns3Ack { duplicate: false, partial: true, retransmission_acked: false };
 
-    /// ns-3's vector "bytesInFlight is greater than ssThresh": cwnd 3000, ssthresh 2500, pipe
-    /// 3000; EnterRecovery (DeliveredData 0) forces one segment; 1000 B sent; an ACK delivering
-    /// 500 B allows nothing.
+    /// ns-3's two vectors (ssthresh 2500, segments of 500 B): EnterRecovery with DeliveredData 0
+    /// and `pipe` forces at least one segment, 1000 B are sent, then an ACK delivers 500 B.
+    /// "bytesInFlight is greater than ssThresh" (pipe 3000): ceil(500 x 2500 / 3000) = 417 on
+    /// entry, raised to a segment; then ceil(1000 x 2500 / 3000) - 1000 < 0: nothing, and cwnd
+    /// stays at the pipe, 3500. "lower than ssThresh" (pipe 1000): RecoverFS is that pipe, not
+    /// the 3000 B unacknowledged; PRR-CRB allows a segment on entry and, prr_out having caught
+    /// up (1000 - 1000 = 0), DeliveredData: MIN(2500 - 1500, MAX(0, 500)).
     #[test]
-    fn ns3_vector_above_ssthresh() {
-        let mut p = Prr::start(3000);
-        // DeliveredData 0 + the duplicate ACK's segment: ceil(500 * 2500 / 3000) = 417, at least a segment.
-        assert_eq!(p.ns3_on_ack(0, DUP, 3000, 2500, SEG), Some(500));
-        p.on_sent(1000);
-        // ceil(1000 * 2500 / 3000) - 1000 < 0: nothing, and cwnd stays at pipe 3500.
-        assert_eq!(p.ns3_on_ack(500, PARTIAL, 3500, 2500, SEG), Some(0));
-    }
-
-    /// ns-3's vector "bytesInFlight is lower than ssThresh": cwnd and pipe 1000, ssthresh 2500;
-    /// RecoverFS is the pipe (1000), not the 3000 B unacknowledged; PRR-CRB then allows
-    /// DeliveredData after prr_out has caught up.
-    #[test]
-    fn ns3_vector_below_ssthresh() {
-        let mut p = Prr::start(1000);
-        assert_eq!(p.ns3_on_ack(0, DUP, 1000, 2500, SEG), Some(500));
-        p.on_sent(1000);
-        // prr_delivered 1000 - prr_out 1000 = 0, DeliveredData 500: MIN(2500 - 1500, 500).
-        assert_eq!(p.ns3_on_ack(500, PARTIAL, 1500, 2500, SEG), Some(500));
+    fn ns3_vectors() {
+        for (pipe, entry, later) in [(3000, 500, 0), (1000, 500, 500)] {
+            let mut p = Prr::start(pipe);
+            assert_eq!(p.ns3_on_ack(0, DUP, pipe, 2500, SEG), Some(entry), "pipe {pipe}");
+            p.on_sent(1000);
+            assert_eq!(p.ns3_on_ack(500, PARTIAL, pipe + entry, 2500, SEG), Some(later), "pipe {pipe}");
+        }
     }
 
     /// With SACK a duplicate ACK's DeliveredData already counts the SACKed segment; ns-3 3.44
