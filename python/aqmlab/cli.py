@@ -123,12 +123,13 @@ def _run_all(scenarios: tuple[str, ...], out_dir: Path, seed: int | None, overri
     results go from the engine's columns to Parquet without pandas
     (`aqmlab.run.simulate_to_directory`: issue 22); --plot then draws from the written
     directory, as `aqmlab plot` would."""
-    from aqmlab.run import simulate_to_directory
-
     loaded = _load_all(scenarios, list(overrides), seed)
     targets = _targets(loaded, out_dir)
     for target in targets:
         _check_out(target, force)
+    # Imported once the scenarios and outputs are accepted: a refusal does not pay for it.
+    from aqmlab.run import simulate_to_directory
+
     results = []
     for sc, target in zip(loaded, targets, strict=True):
         run = simulate_to_directory(sc.model, sc.raw, target, force=force, progress=progress)

@@ -119,8 +119,7 @@ class Tcp(Strict):
                            "from linux: SACK-enhanced F-RTO; quickack (the quick-ACK start, measured not to close "
                            "the one-flow cubic gap, docs/fidelity.md) stays off. ns3: ns-3 3.44's defaults: cubic, "
                            "sack, prr with prr_variant ns3, cubic_alpha_to_one false (with cubic), limited_transmit, "
-                           "initial_cwnd 10, delayed_ack with a "
-                           "200ms timeout, "
+                           "initial_cwnd 10, delayed_ack with a 200ms timeout, "
                            "min_rto 1s, initial_rto 1s, mss 536B, rwnd 131072B (docs/tcp.md lists what ns-3 "
                            "does that aqmlab cannot)")
     mss: Size = Field(written("1460B"), description="payload per segment; packets are mss + 40 B")
@@ -263,8 +262,7 @@ class Tcp(Strict):
         """mss positive; min_rto <= max_rto; dctcp, prague and ect1 need ecn; prague needs ect1; bbr, bbr3
         and prague need pacing; bbr3 refuses ecn; rack and ssthresh_basis = pipe need sack; hystart not with
         bbr or bbr3; prr_variant ns3 needs prr; cubic_hystart and cubic_alpha_to_one with cubic alone; quickack
-        needs delayed_ack;
-        bbr_ack_aggregation and bbr_policer_detection with bbr alone; prague_ecn_fallback and a
+        needs delayed_ack; bbr_ack_aggregation and bbr_policer_detection with bbr alone; prague_ecn_fallback and a
         prague_rtt_scaling other than rate only with prague."""
         if self.mss <= 0:
             raise ValueError("mss must be positive")
