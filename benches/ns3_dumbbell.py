@@ -718,6 +718,9 @@ def install_apps(ns, spec, senders, receivers, receiver_addrs):
     sinks.Start(ns.Seconds(0.0))
 
     duration_ns = seconds_to_ns(spec["duration_s"])
+    if spec.get("trace_tcp", False):
+        # Compiled only when asked for: it adds over a second to a run's start-up.
+        cppyy.cppdef(TCP_TRACE_CPP)
     for i, flow in enumerate(spec["flows"]):
         remote = ns.InetSocketAddress(receiver_addrs[i], SINK_PORT).ConvertTo()
         bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", remote)
@@ -877,7 +880,6 @@ def import_ns3():
 
     cppyy.cppdef(ABORT_CPP)
     cppyy.cppdef(SOJOURN_CPP)
-    cppyy.cppdef(TCP_TRACE_CPP)
     return ns
 
 
