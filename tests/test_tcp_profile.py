@@ -32,12 +32,15 @@ def test_linux_profile_sets_the_kernel_defaults():
     t = Tcp.model_validate({"profile": "linux"})
     assert (t.congestion_control, t.sack, t.prr, t.limited_transmit, t.delayed_ack) == ("cubic", True, True, True, True)
     assert (t.rack, t.cubic_hystart, t.byte_counting) == (True, True, True)
+    # tcp_cubic.c keeps alpha_cubic in its Reno-friendly region (RFC 9438 4.3's switch unset).
+    assert t.cubic_alpha_to_one is False
     assert t.initial_cwnd == 10 and t.rwnd == 6291456
     assert t.min_rto == 200_000_000 and t.delayed_ack_timeout == 40_000_000
     assert not (t.hystart or t.frto or t.paced())
     engine = _engine_tcp(["flows.tcp.app.tcp.profile=linux"])
     assert engine["prr"] is True and engine["limited_transmit"] is True and "prr_variant" not in engine
     assert engine["rack"] is True and engine["cubic_hystart"] is True and engine["byte_counting"] is True
+    assert engine["cubic_alpha_to_one"] is False
     assert engine["congestion_control"] == "cubic" and engine["initial_cwnd_segments"] == 10
     assert engine["min_rto_ns"] == 200_000_000
     # sqf/testbed-fifo writes its own receive window: the scenario's value wins over the profile's.
@@ -47,6 +50,8 @@ def test_linux_profile_sets_the_kernel_defaults():
 @pytest.mark.parametrize("written, off, kept", [
     ({"congestion_control": "bbr"}, "cubic_hystart", "rack"),
     ({"congestion_control": "newreno"}, "cubic_hystart", "byte_counting"),
+    ({"congestion_control": "newreno"}, "cubic_alpha_to_one", "byte_counting"),
+    ({"congestion_control": "bbr"}, "cubic_alpha_to_one", "rack"),
     ({"hystart": True}, "cubic_hystart", "hystart"),
     ({"sack": False}, "rack", "cubic_hystart"),
 ])
@@ -54,8 +59,10 @@ def test_linux_profile_values_that_the_stack_cannot_run_are_left_off(written, of
     """CUBIC's HyStart exists inside cubic alone and yields to a scenario's HyStart++; RACK-TLP
     needs SACK: the profile leaves them off there instead of refusing the scenario."""
     t = Tcp.model_validate({"profile": "linux", **written})
-    assert Tcp.model_validate({"profile": "linux"}).model_dump()[off] is True
-    assert getattr(t, off) is False
+    profile_value = LINUX_PROFILE[off]
+    assert Tcp.model_validate({"profile": "linux"}).model_dump()[off] is profile_value
+    # Left off: a flag falls back to false, CUBIC's alpha rule (a cubic-only tri-state) to unset.
+    assert getattr(t, off) is (None if off == "cubic_alpha_to_one" else False)
     assert getattr(t, kept) is True
 
 
@@ -81,12 +88,12 @@ def test_an_explicit_field_wins_over_the_profile(field, value, read):
     linux = Tcp.model_validate({"profile": "linux"})
     # ... except a value the profile sets only where the stack can run it (the test above).
     # (sqf/testbed-fifo writes its own rwnd, which wins too.)
-    left_off = {"congestion_control": {"cubic_hystart"}, "sack": {"rack"}}.get(field, set())
+    left_off = {"congestion_control": {"cubic_hystart", "cubic_alpha_to_one"}, "sack": {"rack"}}.get(field, set())
     for other in LINUX_PROFILE:
         if other not in {field, "rwnd"} | left_off:
             assert getattr(tcp, other) == getattr(linux, other), other
     for other in left_off:
-        assert getattr(tcp, other) is False, other
+        assert getattr(tcp, other) is (None if other == "cubic_alpha_to_one" else False), other
 
 
 def _ns3_engine_tcp(overrides: list[str]) -> dict:

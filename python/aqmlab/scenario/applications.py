@@ -22,22 +22,27 @@ KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic", "bbr": "bbr"}
 #: delayed ACKs, CUBIC's own HyStart (tcp_cubic.c, hystart = 1), growth by acknowledged segments
 #: (tcp_slow_start, tcp_cong_avoid_ai: `byte_counting`, RFC 3465 with L = 2, docs/tcp.md says why
 #: not unlimited) and a receive window of 6 MB, the ceiling a kernel autotunes the receive buffer
-#: up to (net.ipv4.tcp_rmem's third value, 6291456; the autotuning below it is not modelled: a bulk
-#: receiver that reads at once reaches the ceiling). The delayed-ACK timer: Linux adapts it between
-#: TCP_DELACK_MIN (40 ms) and TCP_DELACK_MAX (200 ms) starting from TCP_ATO_MIN (40 ms); the
-#: simulator has one fixed timer, set to the 40 ms a kernel starts from. Not set: F-RTO (Linux runs
-#: RFC 5682's SACK-enhanced variant, the simulator only the basic one), pacing (a kernel paces
-#: CUBIC only under the fq qdisc; it paces BBR by itself, and `pacing` is on for bbr whatever the
-#: profile), HyStart++ (`hystart`: RFC 9406, which a kernel does not run), and the quick-ACK start
+#: up to (net.ipv4.tcp_rmem's third value, 6291456; the autotuning below it is not modelled: a
+#: bulk receiver that reads at once reaches the ceiling within seconds, but the smaller window
+#: before that holds slow start back, docs/fidelity.md, "The 8-flow FQ-CoDel cubic cell"), and
+#: CUBIC's Reno-friendly estimate growing by alpha_cubic throughout (`cubic_alpha_to_one = false`:
+#: tcp_cubic.c's tcp_friendliness adds one segment per 8 / beta_scale windows acknowledged and
+#: never switches to RFC 9438 section 4.3's one per RTT; in the profile since 2026-11-27,
+#: docs/fidelity.md measures it). The delayed-ACK timer: Linux adapts it between TCP_DELACK_MIN
+#: (40 ms) and TCP_DELACK_MAX (200 ms) starting from TCP_ATO_MIN (40 ms); the simulator has one
+#: fixed timer, set to the 40 ms a kernel starts from. Not set: F-RTO (Linux runs RFC 5682's
+#: SACK-enhanced variant, the simulator only the basic one), pacing (a kernel paces CUBIC only
+#: under the fq qdisc; it paces BBR by itself, and `pacing` is on for bbr whatever the profile),
+#: HyStart++ (`hystart`: RFC 9406, which a kernel does not run), and the quick-ACK start
 #: (`quickack`: a kernel runs it, but it moved no fidelity target toward the kernel and the rule
-#: that would matter, quick ACKs as autotuning raises the window, is not modelled; docs/fidelity.md).
-#: The profile keeps CUBIC: BBR is chosen by `congestion_control = "bbr"`.
+#: that would matter, quick ACKs as autotuning raises the window, is not modelled;
+#: docs/fidelity.md). The profile keeps CUBIC: BBR is chosen by `congestion_control = "bbr"`.
 #: docs/fidelity.md measures the profile against the kernel, before and after it took RACK-TLP,
-#: CUBIC's HyStart, byte counting and the 6 MB window.
+#: CUBIC's HyStart, byte counting and the 6 MB window, and CUBIC's constant alpha.
 LINUX_PROFILE: dict[str, Any] = {
     "congestion_control": "cubic", "sack": True, "rack": True, "prr": True, "limited_transmit": True,
     "initial_cwnd": 10, "min_rto": "200ms", "delayed_ack": True, "delayed_ack_timeout": "40ms",
-    "cubic_hystart": True, "byte_counting": True, "rwnd": "6291456B",
+    "cubic_hystart": True, "cubic_alpha_to_one": False, "byte_counting": True, "rwnd": "6291456B",
 }
 
 #: Profile values that hold only where the rest of the stack can run them, each a test of the
@@ -114,7 +119,8 @@ class Tcp(Strict):
                            "defaults below (every paper reproduction uses them); linux: a current kernel's "
                            "defaults as far as modelled: cubic, sack, rack, prr, limited_transmit, initial_cwnd "
                            "10, min_rto 200ms, delayed_ack with a 40ms delayed_ack_timeout, cubic_hystart (with "
-                           "cubic only, and not with hystart), byte_counting, rwnd 6291456B (pacing stays off, as "
+                           "cubic only, and not with hystart), cubic_alpha_to_one false (with cubic), "
+                           "byte_counting, rwnd 6291456B (pacing stays off, as "
                            "a kernel without fq runs cubic; rack only with sack). Not yet modelled, so absent "
                            "from linux: SACK-enhanced F-RTO; quickack (the quick-ACK start, measured not to close "
                            "the one-flow cubic gap, docs/fidelity.md) stays off. ns3: ns-3 3.44's defaults: cubic, "
@@ -158,7 +164,7 @@ class Tcp(Strict):
         None, description="RFC 9438 section 4.3's switch of CUBIC's Reno-friendly estimate from alpha_cubic (0.53 "
                           "segment per RTT) to 1 once it reaches the window before the last reduction. Unset: on, "
                           "as the RFC says; false keeps alpha_cubic, as Linux's tcp_cubic.c and ns-3's TcpCubic do "
-                          "(the ns3 profile sets false); cubic only; simulator only")
+                          "(the linux and ns3 profiles set false); cubic only; simulator only")
     cubic_hystart: bool = Field(False, description="CUBIC's own HyStart as Linux's tcp_cubic.c runs it by default "
                                                    "(Ha and Rhee): from 16 segments, an ACK train longer than "
                                                    "half the minimum RTT or a round's RTT 4-16 ms above it ends "
