@@ -569,7 +569,8 @@ def _python_flow_samples(sc, tcp_rows, media, flows):
 
     from aqmlab import _core
 
-    cols = ["t_ns", "flow", "delivered_bytes", "cwnd_bytes", "ssthresh_bytes", "srtt_ns", "rto_ns", "app_level"]
+    cols = ["t_ns", "flow", "delivered_bytes", "cwnd_bytes", "ssthresh_bytes", "srtt_ns", "rto_ns", "app_level",
+            "packets_sent", "retransmissions"]
     parts = [pd.DataFrame(tcp_rows, columns=cols)]
     grid = np.arange(0, sc.duration + 1, sc.records.flow_sample, dtype=np.int64)
     for f in flows:
@@ -580,10 +581,12 @@ def _python_flow_samples(sc, tcp_rows, media, flows):
         idx = np.searchsorted(m["recv_ns"].to_numpy(dtype=np.int64), grid, side="right")
         got = np.where(idx > 0, delivered[np.maximum(idx - 1, 0)] if len(delivered) else 0, 0)
         parts.append(pd.DataFrame({"t_ns": grid, "flow": f["flow"], "delivered_bytes": got, "cwnd_bytes": 0,
-                                   "ssthresh_bytes": 0, "srtt_ns": 0, "rto_ns": 0, "app_level": 0}))
+                                   "ssthresh_bytes": 0, "srtt_ns": 0, "rto_ns": 0, "app_level": 0,
+                                   "packets_sent": 0, "retransmissions": 0}))
     out = pd.concat(parts, ignore_index=True).sort_values(["t_ns", "flow"], kind="stable").reset_index(drop=True)
     return out.astype({"t_ns": "u8", "flow": "u4", "delivered_bytes": "u8", "cwnd_bytes": "u8",
-                       "ssthresh_bytes": "u8", "srtt_ns": "u8", "rto_ns": "u8", "app_level": "u4"})
+                       "ssthresh_bytes": "u8", "srtt_ns": "u8", "rto_ns": "u8", "app_level": "u4",
+                       "packets_sent": "u8", "retransmissions": "u8"})
 
 
 @needs_netns
@@ -619,3 +622,9 @@ def test_rust_builds_the_emulators_frames_and_flow_samples_as_python_did(monkeyp
     pd.testing.assert_frame_equal(samples, _python_flow_samples(*samples_args))
     assert len(frames) > 60 and (frames["packets_received"] < frames["packets"]).any(), "some video must be lost"
     assert set(samples["flow"]) == {0, 1, 2}
+    # The TCP sender's TCP_INFO counters (tcpi_segs_out, tcpi_total_retrans) as cumulative
+    # columns: they rise over the run and the UDP flows carry none.
+    tcp = samples[samples["flow"] == 0]
+    assert tcp["packets_sent"].is_monotonic_increasing and tcp["packets_sent"].iloc[-1] > 100
+    assert tcp["retransmissions"].is_monotonic_increasing
+    assert (samples.loc[samples["flow"] != 0, ["packets_sent", "retransmissions"]] == 0).all().all()

@@ -70,3 +70,21 @@ def test_bad_arguments_are_refused_in_one_line(capsys):
     assert fid.main(["--cases", "nope", "--no-kernel"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "nope" in err and fid.CASES[0].name in err
+
+
+def test_the_periods_retransmission_rate_counts_only_what_the_samples_add_after_the_warm_up():
+    import pandas as pd
+
+    s = fid.WARMUP_S * 1_000_000_000
+    # Flow 1: 100 packets and 40 retransmissions before the warm-up's edge, 300 and 46 at the end;
+    # flow 2 starts after the edge (nothing before it counts as 0); flow 9 is not TCP.
+    samples = pd.DataFrame({
+        "t_ns": [s - 1, s, 2 * s, s + 5, 2 * s, 2 * s],
+        "flow": [1, 1, 1, 2, 2, 9],
+        "packets_sent": [90, 100, 300, 10, 100, 1000],
+        "retransmissions": [30, 40, 46, 0, 4, 500],
+    })
+    assert fid.period_retrans_rate(samples, {1, 2}) == pytest.approx((6 + 4) / (200 + 100))
+    # (The whole run's counts would say (46 + 4) / 400: the start-up's losses are left out.)
+    # A table written before the counts existed gives NaN, not a number.
+    assert math.isnan(fid.period_retrans_rate(samples.drop(columns=["retransmissions", "packets_sent"]), {1, 2}))

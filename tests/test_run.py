@@ -176,6 +176,30 @@ def test_cubic_is_chosen_per_flow_group_from_the_scenario() -> None:
     assert (last(cubic) != last(reno)).all(), (last(cubic), last(reno))
 
 
+def test_flow_samples_count_each_tcp_flows_packets_and_retransmissions_up_to_its_totals() -> None:
+    """`flow_samples.packets_sent` and `.retransmissions` are the sender's running counts: they
+    never fall, the last sample (at the end of the run) equals the `flows` table's totals, and
+    the differences between samples are what a period's retransmission rate is made of."""
+    from aqmlab.run import simulate
+    from aqmlab.scenario import validate
+
+    s = small_scenario(duration="4s")
+    s["flows"].append({"name": "udp", "count": 1, "app": {"kind": "cbr", "rate": "500kbps", "packet_size": "1000B"}})
+    tables = simulate(validate(s), progress=False).tables
+    samples, flows = tables["flow_samples"], tables["flows"]
+    tcp = flows[flows["is_tcp"] == 1]
+    assert int(tcp["retransmissions"].sum()) > 0, "the scenario must lose packets for the check to bite"
+    for _, f in tcp.iterrows():
+        mine = samples[samples["flow"] == f["flow"]].sort_values("t_ns")
+        assert mine["packets_sent"].is_monotonic_increasing and mine["retransmissions"].is_monotonic_increasing
+        assert mine["t_ns"].iloc[-1] == 4_000_000_000
+        assert (mine["packets_sent"].iloc[-1], mine["retransmissions"].iloc[-1]) == (
+            f["packets_sent"], f["retransmissions"])
+    udp = samples[~samples["flow"].isin(tcp["flow"])]
+    assert len(udp) > 0 and udp["delivered_bytes"].max() > 0
+    assert (udp[["packets_sent", "retransmissions"]] == 0).all().all()
+
+
 def test_scale_scenario_runs_scaled_down(tmp_path):
     """The shipped 10,000-flow scenario, shrunk to 40 flows at its 1 Mbit/s per-flow share for
     3 s, runs from the command line and fills its bottleneck; the full size validates."""

@@ -14,6 +14,7 @@ NO_REASON: int
 UDP_IP_HEADER_BYTES: int
 TCP_IP_HEADER_BYTES: int
 RTP_UDP_IP_HEADER_BYTES: int
+LOGGED_SAMPLE_COLUMNS: int
 
 class ConfigError(ValueError):
     """The simulator refused its config (aqmlab-sim config.rs `ConfigError`)."""

@@ -219,6 +219,8 @@ pub struct FlowSamples {
     srtt_ns: Vec<u64>,
     rto_ns: Vec<u64>,
     app_level: Vec<u32>,
+    packets_sent: Vec<u64>,
+    retransmissions: Vec<u64>,
 }
 
 /// One flow's row of [`FlowSamples`].
@@ -235,6 +237,12 @@ pub struct FlowSample {
     pub rto_ns: u64,
     /// The application's adaptation level (MPEG scaling level; 0 otherwise).
     pub app_level: u32,
+    /// TCP packets sent so far, retransmissions included, counted as the `flows` table counts
+    /// them at the end (0 for UDP flows): two samples' difference is what the sender sent
+    /// between them.
+    pub packets_sent: u64,
+    /// TCP retransmissions so far, counted as the `flows` table counts them (0 for UDP flows).
+    pub retransmissions: u64,
 }
 
 impl FlowSamples {
@@ -247,6 +255,8 @@ impl FlowSamples {
         self.srtt_ns.push(s.srtt_ns);
         self.rto_ns.push(s.rto_ns);
         self.app_level.push(s.app_level);
+        self.packets_sent.push(s.packets_sent);
+        self.retransmissions.push(s.retransmissions);
     }
     pub fn into_table(self) -> Table {
         vec![
@@ -258,6 +268,8 @@ impl FlowSamples {
             ("srtt_ns", Column::U64(self.srtt_ns)),
             ("rto_ns", Column::U64(self.rto_ns)),
             ("app_level", Column::U32(self.app_level)),
+            ("packets_sent", Column::U64(self.packets_sent)),
+            ("retransmissions", Column::U64(self.retransmissions)),
         ]
     }
 }

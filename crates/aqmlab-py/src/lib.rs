@@ -284,11 +284,11 @@ fn replayed_flow_samples<'py>(
     sample_ns: u64,
     duration_ns: u64,
 ) -> PyResult<Bound<'py, PyList>> {
-    use aqmlab_model::replay::{flow_samples, Delivery, LoggedSample};
-    if !tcp_rows.len().is_multiple_of(8) {
-        return Err(value_error("tcp_rows: must hold 8 values per row"));
+    use aqmlab_model::replay::{flow_samples, Delivery, LoggedSample, LOGGED_SAMPLE_COLUMNS};
+    if !tcp_rows.len().is_multiple_of(LOGGED_SAMPLE_COLUMNS) {
+        return Err(value_error(format!("tcp_rows: must hold {LOGGED_SAMPLE_COLUMNS} values per row")));
     }
-    let tcp: Vec<LoggedSample> = tcp_rows.chunks_exact(8).map(|r| r.try_into().expect("chunks of 8")).collect();
+    let tcp: Vec<LoggedSample> = tcp_rows.chunks_exact(LOGGED_SAMPLE_COLUMNS).map(|r| r.try_into().expect("whole rows")).collect();
     let mut logs = Vec::with_capacity(udp.len());
     for (flow, recv_ns, size) in udp {
         if recv_ns.len() != size.len() {
@@ -671,8 +671,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 /// The record schema's names and the header sizes, so that Python spells none of them itself:
 /// `PACKET_EVENT_NAMES[code]` names a `packets.event` code, `DROP_REASON_NAMES[code]` a
-/// `packets.reason` code (`NO_REASON` when the event is not a drop), and the header sizes
-/// (bytes) turn IP sizes into payloads.
+/// `packets.reason` code (`NO_REASON` when the event is not a drop), the header sizes (bytes)
+/// turn IP sizes into payloads, and `LOGGED_SAMPLE_COLUMNS` is the width of an emulated
+/// sender's `flow_samples` row.
 fn add_record_names(m: &Bound<'_, PyModule>) -> PyResult<()> {
     use aqmlab_model::{headers, record};
     m.add("PACKET_EVENT_NAMES", record::event::NAMES.to_vec())?;
@@ -681,5 +682,6 @@ fn add_record_names(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UDP_IP_HEADER_BYTES", headers::UDP_IP_HEADER_BYTES)?;
     m.add("TCP_IP_HEADER_BYTES", headers::TCP_IP_HEADER_BYTES)?;
     m.add("RTP_UDP_IP_HEADER_BYTES", headers::RTP_UDP_IP_HEADER_BYTES)?;
+    m.add("LOGGED_SAMPLE_COLUMNS", aqmlab_model::replay::LOGGED_SAMPLE_COLUMNS)?;
     Ok(())
 }

@@ -206,7 +206,8 @@ def sample_tcp(senders: list[Any], spec: dict[str, Any], rows: list[tuple]) -> N
             except OSError:
                 continue
             rows.append((t, s.flow["flow"], i["bytes_acked"], i["snd_cwnd"] * i["snd_mss"],
-                         _ssthresh_bytes(i["snd_ssthresh"], i["snd_mss"]), i["rtt_us"] * 1000, i["rto_us"] * 1000, 0))
+                         _ssthresh_bytes(i["snd_ssthresh"], i["snd_mss"]), i["rtt_us"] * 1000, i["rto_us"] * 1000, 0,
+                         i["segs_out"], i["total_retrans"]))
         k += 1
 
 
@@ -704,7 +705,7 @@ def run_sender(spec: dict[str, Any], out: Path) -> None:
             server.final = tcp_info(server.sock) if server.sock is not None else None
         server.shutdown()
         server.server_close()
-    samples = np.array(rows, dtype=np.int64).reshape(-1, 8)
+    samples = np.array(rows, dtype=np.int64).reshape(-1, _core.LOGGED_SAMPLE_COLUMNS)
     totals = []
     for s in [*tcp, *servers]:
         i = s.final or {}
@@ -866,7 +867,7 @@ def run_receiver(spec: dict[str, Any], out: Path) -> None:
     side = _side_records(received, pings, sink_counts)
     side["tcp_bytes"] = np.array(sorted({**counts, **sink_counts}.items()), dtype=np.int64).reshape(-1, 2)
     arrays: dict[str, Any] = {"media": media, **side, **abr_records(abr),
-                              "samples": np.array(rows, dtype=np.int64).reshape(-1, 8),
+                              "samples": np.array(rows, dtype=np.int64).reshape(-1, _core.LOGGED_SAMPLE_COLUMNS),
                               **{f"call/{c.flow['flow']}/reports_sent": np.array(c.reports_sent) for c in calls},
                               "totals": np.array(totals, dtype=np.int64).reshape(-1, 5)}
     np.savez(out, **arrays)

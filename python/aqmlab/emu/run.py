@@ -584,7 +584,7 @@ def _result(sc: Scenario, raw: dict[str, Any], wall: float) -> RunResult:
     received = received[(received["recv_ns"] >= 0) & (received["recv_ns"] < sc.duration)]
     media = to_frame(_core.replayed_media_table(*(received[c].astype("u8").tolist()
                                                   for c in ("flow", "seq", "size", "sent_ns", "recv_ns"))))
-    samples = _flow_samples(sc, _both(raw, "samples", 8), media, flows_plan)
+    samples = _flow_samples(sc, _both(raw, "samples", _core.LOGGED_SAMPLE_COLUMNS), media, flows_plan)
     samples = null_unset_ssthresh(samples)  # "no threshold yet" as null, as aqmlab.run.simulate does
     flows = _flows_table(sc, flows_plan, raw, media)
     tables = {"flows": flows, "packets": packets, "queue": queue, "flow_samples": samples}

@@ -270,6 +270,7 @@ impl TcpConnection {
 
     pub(super) fn sample(&self, app_level: u32) -> FlowSample {
         let tx = &self.tx;
+        let totals = self.totals();
         FlowSample {
             delivered_bytes: self.rx.delivered_bytes,
             cwnd_bytes: tx.cwnd,
@@ -277,6 +278,8 @@ impl TcpConnection {
             srtt_ns: tx.rtt().srtt().map_or(0, |t| t.as_nanos()),
             rto_ns: tx.rtt().rto().as_nanos(),
             app_level,
+            packets_sent: totals.packets_sent,
+            retransmissions: totals.retransmissions,
         }
     }
 }
