@@ -23,8 +23,10 @@ same ladder to slightly different sizes and PSNRs (docs/reproductions/pels.md, "
 
 from __future__ import annotations
 
+import multiprocessing
 import tempfile
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from fractions import Fraction
 from pathlib import Path
 
@@ -100,7 +102,19 @@ def rate_quality_curve(ladder: Sequence[float] = DEFAULT_LADDER, fps: float = 10
     """Encodes the test sequence at each rate of `ladder` and measures its mean PSNR (dB)
     against the source. Columns: requested_bps, rate_bps (achieved), psnr_db; sorted by rate.
     Deterministic: the source and its noise are seeded by libavfilter, and x264 runs
-    single-threaded."""
+    single-threaded. The encodes run in a fresh interpreter (a spawned process), so the curve
+    does not depend on what else the calling process has loaded or done: in two test-suite runs
+    two calls in the suite's long-lived process gave files 89 and 186 bytes apart at one rung,
+    while every fresh process gave the same bytes (the cause was not found)."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        rows = pool.submit(_curve_rows, tuple(ladder), fps, seconds).result()
+    df = pd.DataFrame(rows, columns=["requested_bps", "rate_bps", "psnr_db"])
+    return df.sort_values("rate_bps", ignore_index=True)
+
+
+def _curve_rows(ladder: tuple[float, ...], fps: float, seconds: float) -> list[tuple[float, float, float]]:
+    """The curve's rows, (requested, achieved bits/s, PSNR dB) per rate, in ladder order."""
     av = _av()
     source = _source(av, fps, seconds)
     rows = []
@@ -115,8 +129,7 @@ def rate_quality_curve(ladder: Sequence[float] = DEFAULT_LADDER, fps: float = 10
             # Six decimals: what the ffmpeg command printed (vf_psnr's "%f") when it measured
             # these points, so the published curve keeps its digits.
             rows.append((rate, out.stat().st_size * 8 / seconds, round(psnr, 6)))
-    df = pd.DataFrame(rows, columns=["requested_bps", "rate_bps", "psnr_db"])
-    return df.sort_values("rate_bps", ignore_index=True)
+    return rows
 
 
 def psnr_at(rate_bps: np.ndarray | float, curve: pd.DataFrame) -> np.ndarray:
