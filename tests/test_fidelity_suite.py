@@ -84,7 +84,9 @@ def test_the_periods_retransmission_rate_counts_only_what_the_samples_add_after_
         "packets_sent": [90, 100, 300, 10, 100, 1000],
         "retransmissions": [30, 40, 46, 0, 4, 500],
     })
-    assert fid.period_retrans_rate(samples, {1, 2}) == pytest.approx((6 + 4) / (200 + 100))
+    tcp = pd.DataFrame({"flow": [1, 2]})
+    assert fid.period_retrans_rate(samples, tcp, s, 2 * s) == pytest.approx((6 + 4) / (200 + 100))
     # (The whole run's counts would say (46 + 4) / 400: the start-up's losses are left out.)
     # A table written before the counts existed gives NaN, not a number.
-    assert math.isnan(fid.period_retrans_rate(samples.drop(columns=["retransmissions", "packets_sent"]), {1, 2}))
+    assert math.isnan(fid.period_retrans_rate(samples.drop(columns=["retransmissions", "packets_sent"]), tcp, s,
+                                              2 * s))

@@ -111,17 +111,26 @@ def flow_throughput(packets: pd.DataFrame, flows: pd.DataFrame, start_ns: int, e
     return _series(sent * 8 / ((end_ns - start_ns) / NS), flows, "size")
 
 
-def _delivered_at(samples: _Records, t_ns: int) -> np.ndarray:
-    """Each flow's cumulative delivered bytes at its own latest sample at or before `t_ns` (0
-    before its first), as int64; of equal times, the later row."""
+def _count_at(samples: _Records, t_ns: int, column: str = "delivered_bytes") -> np.ndarray:
+    """Each flow's cumulative `column` at its own latest sample at or before `t_ns` (0 before
+    its first), as int64; of equal times, the later row."""
     rows = np.flatnonzero(samples.t <= t_ns)
     rows = rows[np.argsort(samples.t[rows], kind="stable")]
     rows = rows[samples.pos[rows] >= 0]
     # The last row of each flow: the first of the reversed sequence.
     flows, first = np.unique(samples.pos[rows][::-1], return_index=True)
     out = np.zeros(samples.n, dtype=np.int64)
-    out[flows] = samples.cols["delivered_bytes"][rows[len(rows) - 1 - first]].astype(np.int64)
+    out[flows] = samples.cols[column][rows[len(rows) - 1 - first]].astype(np.int64)
     return out
+
+
+def flow_count_increase(samples: pd.DataFrame, flows: pd.DataFrame, column: str, start_ns: int,
+                        end_ns: int) -> pd.Series:
+    """How much each flow's cumulative `flow_samples` column (`delivered_bytes`, `packets_sent`,
+    `retransmissions`) grew during the period, each flow read at its own latest sample at or
+    before each edge, as `flow_goodput` reads it (signed, 0 before a flow's first sample)."""
+    rec = _Records(samples, flows, (column,))
+    return _series(_count_at(rec, end_ns, column) - _count_at(rec, start_ns, column), flows, column)
 
 
 def flow_goodput(samples: pd.DataFrame, flows: pd.DataFrame, start_ns: int, end_ns: int) -> pd.Series:
@@ -139,7 +148,7 @@ def flow_goodput(samples: pd.DataFrame, flows: pd.DataFrame, start_ns: int, end_
 
 
 def _goodput(samples: _Records, start_ns: int, end_ns: int) -> np.ndarray:
-    delivered = _delivered_at(samples, end_ns) - _delivered_at(samples, start_ns)
+    delivered = _count_at(samples, end_ns) - _count_at(samples, start_ns)
     return delivered.astype(float) * 8 / ((end_ns - start_ns) / NS)
 
 
