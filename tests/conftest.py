@@ -95,3 +95,32 @@ def write_sweep(folder: Path, axes=AXES, seeds=2, scenario=None, **extra) -> Pat
     path.write_text(tomli_w.dumps({"base": "base.toml", "seeds": seeds, "metrics": METRICS, **extra,
                                    "axes": axes}))
     return path
+
+
+# ---- tests of real time ---------------------------------------------------------------------
+# An emulation runs in real time on a shared 2-core host, and a test of it asserts what the
+# host's scheduling let happen: a round trip within 1 ms of the configured one, no frame late.
+# In the CI runs of one stop, four runs failed four different such tests once each (each passed
+# alone afterwards, with its bound unchanged). A test marked `real_time` therefore runs again,
+# emulation and all, when an assertion fails, at most twice: a model that is wrong fails all
+# three times, a wake-up the host delayed fails one. Reruns show as R in pytest's report and in
+# its summary line; the bounds stay as written.
+REAL_TIME_RERUNS = 2
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("real_time") is not None:
+            item.add_marker(pytest.mark.flaky(reruns=REAL_TIME_RERUNS, only_rerun=["AssertionError"]))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
+    """After a `real_time` test fails, its module's cached emulations are dropped, so that the
+    rerun emulates again rather than reading the same run."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" and report.failed and item.get_closest_marker("real_time") is not None:
+        cache = getattr(item.module, "_cache", None)
+        if isinstance(cache, dict):
+            cache.clear()

@@ -95,6 +95,7 @@ def utilization(result, start_s: float, end_s: float) -> float:
 # ---- shaping and delay ----------------------------------------------------------------------
 
 
+@pytest.mark.real_time
 @needs_netns
 @pytest.mark.parametrize("mbps", [10, 50])
 def test_one_tcp_flow_fills_a_fifo_bottleneck_to_within_3_percent(mbps: int) -> None:
@@ -109,6 +110,7 @@ def test_one_tcp_flow_fills_a_fifo_bottleneck_to_within_3_percent(mbps: int) -> 
     assert sum(summary["router"]["router"]["malformed"].values()) == 0
 
 
+@pytest.mark.real_time
 @needs_netns
 def test_measured_base_rtt_is_twice_the_configured_delay() -> None:
     r = run("fifo10", scenario("10Mbps", "10ms", {"kind": "droptail", "limit": "200p"}, [bulk("tcp", 1)]))
@@ -118,6 +120,7 @@ def test_measured_base_rtt_is_twice_the_configured_delay() -> None:
     assert abs(rtt_ms - expected_ms) < 0.5, f"probe RTT {rtt_ms:.3f} ms, expected {expected_ms:.3f} ms"
 
 
+@pytest.mark.real_time
 @needs_netns
 def test_congestion_control_bbr_runs_the_kernels_bbr_which_keeps_the_fifo_short() -> None:
     """`tcp.congestion_control = "bbr"` sets the kernel's bbr on the socket (TCP_CONGESTION): one
@@ -173,6 +176,7 @@ def _sqf_testbed(kind: str) -> dict[str, Any]:
                     [bulk("tcp", 8), cbr("udp", "1Mbps", start="1s")], duration="6s")
 
 
+@pytest.mark.real_time
 @needs_netns
 def test_sqf_protects_a_1mbps_udp_stream_against_8_tcp_flows_while_fifo_does_not() -> None:
     sqf = run("sqf", _sqf_testbed("sqf"))
@@ -182,6 +186,7 @@ def test_sqf_protects_a_1mbps_udp_stream_against_8_tcp_flows_while_fifo_does_not
     assert utilization(sqf, 1.0, 6.0) > 9e6
 
 
+@pytest.mark.real_time
 @needs_netns
 def test_fq_codel_serves_a_sparse_udp_flow_at_once_and_codel_drops_the_tcp_backlog() -> None:
     # The core's FQ-CoDel unchanged behind real kernel TCP: a 0.5 Mbit/s CBR stream (under its
@@ -198,6 +203,7 @@ def test_fq_codel_serves_a_sparse_udp_flow_at_once_and_codel_drops_the_tcp_backl
     assert utilization(r, 1.0, 6.0) > 9e6
 
 
+@pytest.mark.real_time
 @needs_netns
 def test_red_keeps_its_average_queue_between_the_thresholds() -> None:
     red = {"kind": "red", "limit": "100p", "min_th": 5, "max_th": 15, "w_q": 0.002, "max_p": 0.1}
@@ -210,6 +216,7 @@ def test_red_keeps_its_average_queue_between_the_thresholds() -> None:
     assert (drops == "early").sum() > 0, "RED's early drops must act"
 
 
+@pytest.mark.real_time
 @needs_netns
 def test_rb_rio_drops_class1_before_class2_before_class3() -> None:
     # AF13 (class1), AF12 (class2), AF11 (class3) at 6 Mbit/s each on 10 Mbit/s: class3 fits,
@@ -390,6 +397,7 @@ def test_tcp_congestion_control_picks_the_kernel_module() -> None:
 # ---- the real-codec path --------------------------------------------------------------------
 
 
+@pytest.mark.real_time
 @needs_netns
 @pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg is not installed")
 def test_ffmpeg_rtp_video_decodes_end_to_end_and_loses_frames_behind_a_narrow_fifo() -> None:
@@ -410,6 +418,7 @@ def test_ffmpeg_rtp_video_decodes_end_to_end_and_loses_frames_behind_a_narrow_fi
     assert narrow["router"]["forward"]["stats"]["dropped_packets"][0] > 0
 
 
+@pytest.mark.real_time
 @needs_netns
 @pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg is not installed")
 def test_ffmpeg_rtp_video_reports_what_the_receiving_decoder_showed() -> None:
@@ -490,6 +499,7 @@ SQF_SHORT = ("--set", "duration=3s", "--set", "flows.tcp.count=1", "--set", 'met
              "--set", "flows.video.app.jitter=5ms")
 
 
+@pytest.mark.real_time
 @needs_netns
 def test_emulated_rtp_video_is_scored_from_the_frames_its_sender_sent(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -165,6 +165,7 @@ def emulated(key: str, d: dict[str, Any]):
     return _cache[key]
 
 
+@pytest.mark.real_time
 @needs_netns
 def test_one_client_over_a_constant_rate_bottleneck_fetches_every_segment() -> None:
     d = scenario()
@@ -186,6 +187,7 @@ def test_one_client_over_a_constant_rate_bottleneck_fetches_every_segment() -> N
     assert played == 12 * S  # the whole video played before the run's end
 
 
+@pytest.mark.real_time
 @needs_netns
 def test_flow_samples_carry_the_last_completed_rung_as_in_the_simulator() -> None:
     """`flow_samples.app_level` of an emulated ABR flow: the rung of the last segment completed
@@ -201,6 +203,7 @@ def test_flow_samples_carry_the_last_completed_rung_as_in_the_simulator() -> Non
     assert mine["app_level"].max() == seg["rung"].max() > 0
 
 
+@pytest.mark.real_time
 @needs_netns
 @pytest.mark.parametrize("variant", ["bola_u", "bola_o"])
 def test_bola_e_runs_in_the_emulator_with_its_state_and_its_startup(variant: str) -> None:
@@ -218,6 +221,7 @@ def test_bola_e_runs_in_the_emulator_with_its_state_and_its_startup(variant: str
     assert ses["stalls"].iloc[0] == 0
 
 
+@pytest.mark.real_time
 @needs_netns
 def test_stalls_are_counted_on_a_link_slower_than_the_only_rung(tmp_path: Path) -> None:
     """One 2 Mbit/s rung over 1 Mbit/s: each 2 s segment takes about 4 s, so playback stalls
@@ -247,6 +251,7 @@ def test_tables_have_the_simulators_schema() -> None:
         assert [sizes[r][k] for r, k in zip(seg["rung"], seg["segment"], strict=True)] == list(seg["size_bytes"])
 
 
+@pytest.mark.real_time
 @needs_netns
 def test_the_encoded_ladder_is_served_as_real_segments_and_scored_on_what_arrived() -> None:
     pytest.importorskip("av")

@@ -14,6 +14,7 @@ from aqmlab.scenario import validate
 MISSING = netns.missing_requirement()
 
 
+@pytest.mark.real_time
 @pytest.mark.skipif(MISSING is not None, reason=f"emulation unavailable: {MISSING}")
 def test_ef_marked_udp_is_served_from_the_voice_tin() -> None:
     from aqmlab.emu.run import emulate

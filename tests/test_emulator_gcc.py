@@ -165,6 +165,7 @@ def emulated(key: str, d: dict[str, Any]) -> Any:
     return _cache[key]
 
 
+@pytest.mark.real_time
 @needs_netns
 def test_a_call_alone_on_a_free_link_ramps_up_without_late_frames() -> None:
     res = emulated("free", scenario())
@@ -187,6 +188,7 @@ def test_a_call_alone_on_a_free_link_ramps_up_without_late_frames() -> None:
     assert last["app_level"] == int(np.floor(rate["target_bps"].iloc[-1] / 1000 + 0.5))
 
 
+@pytest.mark.real_time
 @needs_netns
 def test_a_call_over_a_link_far_below_its_rate_comes_down_and_its_frames_arrive() -> None:
     res = emulated("narrow", scenario(rate="500kbps", start_rate="2Mbps"))

@@ -13,6 +13,7 @@ from aqmlab.scenario import validate
 MISSING = netns.missing_requirement()
 
 
+@pytest.mark.real_time
 @pytest.mark.skipif(MISSING is not None, reason=f"emulation unavailable: {MISSING}")
 def test_an_ect1_udp_flow_is_served_from_the_l_queue() -> None:
     from aqmlab.emu.run import emulate

@@ -58,3 +58,41 @@ def test_a_stop_signal_arriving_inside_a_wait_on_stopping_does_not_deadlock():
     assert returned.wait(5), "the stop handler blocked on the event's lock"
     assert endpoints.stopping.wait(5)
     endpoints.stopping.clear()
+
+
+FIRST_PACKET = """
+import socket, sys, time
+from aqmlab.emu import endpoints
+sink = endpoints.udp_sink_socket("127.0.0.1", 0)
+sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+sent_ns = time.monotonic_ns()
+sender.sendto(endpoints.app_packet(200, 1, 0, sent_ns), sink.getsockname())
+time.sleep(0.05)
+data, anc, _, _ = sink.recvmsg(2048, 1024)
+print((endpoints._kernel_stamp_monotonic(anc) - sent_ns) / 1e6)
+"""
+
+
+def test_a_fresh_process_s_first_packet_is_stamped_when_it_arrives():
+    """Linux turns arrival stamps on a moment after the first socket asks (from a work queue):
+    a process that sent at once used to get its packet stamped when read, 50 ms late here, in
+    8 of 100 fresh processes. The sink socket now comes back once stamps are on."""
+    import subprocess
+    import sys
+
+    delays = [float(subprocess.run([sys.executable, "-c", FIRST_PACKET], capture_output=True, text=True,
+                                   check=True).stdout) for _ in range(20)]
+    assert max(delays) < 25, delays
+
+
+def test_a_socket_without_stamps_is_not_taken_for_one_stamping_on_arrival():
+    from aqmlab.emu.arrival_stamps import SO_TIMESTAMPNS, stamped_on_arrival
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as rx, socket.socket(socket.AF_INET,
+                                                                               socket.SOCK_DGRAM) as tx:
+        rx.bind(("127.0.0.1", 0))
+        assert not stamped_on_arrival(rx, tx)
+        rx.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        deadline = time.monotonic() + 2
+        while not stamped_on_arrival(rx, tx):
+            assert time.monotonic() < deadline

@@ -284,6 +284,7 @@ def test_a_trace_bottleneck_s_delays_give_an_unshaped_way_back():
 MISSING = netns.missing_requirement()
 
 
+@pytest.mark.real_time
 @pytest.mark.skipif(MISSING is not None, reason=f"emulation unavailable: {MISSING}")
 def test_the_emulator_follows_the_schedule_in_every_100ms_window():
     """At saturation, what the router's link sends per 100 ms window is the rate of the step
@@ -321,6 +322,7 @@ def test_the_emulator_follows_the_schedule_in_every_100ms_window():
     assert got == pytest.approx(want, rel=0.01)
 
 
+@pytest.mark.real_time
 @pytest.mark.skipif(MISSING is not None, reason=f"emulation unavailable: {MISSING}")
 def test_the_emulators_default_way_back_follows_the_schedules_delay():
     """Without `topology.reverse` the ACKs come back with the bottleneck schedule's delay, as
@@ -353,6 +355,7 @@ def test_the_default_way_back_keeps_the_delays_and_outages_and_leaves_the_rate_u
         (0, UNSHAPED_BPS, 1), (5, 0, 2), (9, UNSHAPED_BPS, 4)]
 
 
+@pytest.mark.real_time
 @pytest.mark.skipif(MISSING is not None, reason=f"emulation unavailable: {MISSING}")
 def test_the_emulator_follows_a_delay_schedule_on_a_trace_link():
     """The router's trace link gives each packet the delay in force as it leaves, as the

@@ -134,6 +134,7 @@ def test_the_emulator_takes_a_trace_link_and_impairments(tmp_path, write_scenari
 MISSING = netns.missing_requirement()
 
 
+@pytest.mark.real_time
 @pytest.mark.skipif(MISSING is not None, reason=f"emulation unavailable: {MISSING}")
 def test_the_emulator_follows_a_square_wave_trace_in_every_100ms_window():
     """At saturation the router hands out the trace's capacity in every 100 ms window, and the
@@ -185,6 +186,7 @@ def test_the_emulator_follows_a_square_wave_trace_in_every_100ms_window():
     assert got == pytest.approx(want, rel=0.01)
 
 
+@pytest.mark.real_time
 @pytest.mark.skipif(MISSING is not None, reason=f"emulation unavailable: {MISSING}")
 def test_the_emulator_loses_what_its_impaired_link_loses():
     """10 % Bernoulli loss on the emulated bottleneck: the receiver misses what the router's wire

@@ -55,7 +55,8 @@ from typing import Any
 import numpy as np
 
 from aqmlab import _core
-from aqmlab.emu import probe_tools
+from aqmlab.emu import arrival_stamps, probe_tools
+from aqmlab.emu.arrival_stamps import SO_TIMESTAMPNS
 
 APP_MAGIC = b"AQML"
 #: magic, seq, frame_id, frame_type, pad, frag_index, frag_count, pad, sent_ns, flow (32 bytes)
@@ -66,9 +67,6 @@ TCP_INFO_LEN = 248
 CHUNK = 256 * 1024
 #: Socket timeout between checks for the end of the run, s.
 POLL_S = 0.2
-#: Linux SO_TIMESTAMPNS (asm-generic/socket.h; also the control message type): Python's socket
-#: module does not export it.
-SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 
 stopping = threading.Event()
 #: The receiver learns the epoch on stdin (``epoch N``) after it has started (ABR clients wait for it).
@@ -689,6 +687,7 @@ def run_sender(spec: dict[str, Any], out: Path) -> None:
     received: list[tuple] = []
     sampler = threading.Thread(target=sample_tcp, args=([*tcp, *servers], spec, rows), daemon=True)
     counter = threading.Thread(target=sample_received, args=(counts, sorted(counts), spec, received), daemon=True)
+    require_arrival_stamps()  # ping replies and call feedback are timed by them
     print("ready", flush=True)
     for t in [*sinks, *tcp, *udp, *calls, *pings, sampler, counter]:
         t.start()
@@ -777,13 +776,24 @@ def tcp_sink(listener: socket.socket, counts: dict[int, int], flow: int) -> None
 
 def udp_sink_socket(ip: str, port: int) -> socket.socket:
     """A UDP socket for :func:`udp_sink`: a 4 MB receive buffer, and the kernel's receive stamps
-    on from before the first packet (the kernel stamps a packet as it arrives only if some
-    socket has asked for stamps by then; otherwise the read time is all there is)."""
+    on from before the first packet (the kernel stamps a packet as it arrives only once its
+    host-wide switch is on, which it turns on a moment after the first request: returned once
+    it is, see :mod:`aqmlab.emu.arrival_stamps`; otherwise the read time is all there is)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     sock.bind((ip, port))
+    require_arrival_stamps()
     return sock
+
+
+def require_arrival_stamps() -> None:
+    """Waits until the kernel stamps packets on arrival (the endpoints' receive times); says so
+    on stderr if it still does not after the wait (the times are then read times)."""
+    first = not arrival_stamps.asked()
+    if not arrival_stamps.keep_arrival_stamps_on() and first:
+        print("aqmlab endpoint: the kernel did not stamp packets on arrival within "
+              f"{arrival_stamps.WAIT_S:g} s; receive times are the times they were read", file=sys.stderr, flush=True)
 
 
 def media_row(buf: bytearray, n: int, t: int) -> tuple[int, int, int, int, int, int] | None:
@@ -852,6 +862,7 @@ def run_receiver(spec: dict[str, Any], out: Path) -> None:
     for t in [*threads, *uploads, *pings, *samplers]:
         t.start()
     threading.Thread(target=_stop_on_stdin, daemon=True).start()
+    require_arrival_stamps()  # media, ping replies
     print("ready", flush=True)
     while not stopping.wait(0.2):
         pass
@@ -944,6 +955,7 @@ def run_probe(spec: dict[str, Any], out: Path) -> None:
     realtime()
     sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    require_arrival_stamps()
     sock.settimeout(1.0)
     ident = os.getpid() & 0xFFFF
     rtts = []
