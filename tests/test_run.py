@@ -218,3 +218,26 @@ def test_scale_scenario_runs_scaled_down(tmp_path):
     assert summary["sim"]["flows"] == 40
     period = summary["periods"][0]
     assert period["utilization_mbps"] > 0.9 * 40, period
+
+
+def test_flow_samples_carry_bbrs_delivery_rate_and_zero_where_no_estimator_runs() -> None:
+    """`flow_samples.delivery_rate_bps` is the delivery rate as Linux reports it: one BBR flow
+    alone on a 10 Mbit/s link reads close to the link's rate of TCP payload once it runs; a
+    CUBIC flow, whose simulated sender runs no estimator, reads 0 (docs/tables.md)."""
+    from aqmlab.run import simulate
+    from aqmlab.scenario import validate
+    from conftest import one_tcp_flow_in_a_bdp_fifo
+
+    def rates(cc: str) -> pd.Series:
+        s = one_tcp_flow_in_a_bdp_fifo(cc, {"profile": "linux", "congestion_control": cc}, duration="6s",
+                                       metrics={"periods": [["1s", "6s"]]})
+        samples = simulate(validate(s), progress=False).tables["flow_samples"]
+        return samples.set_index("t_ns")["delivery_rate_bps"]
+
+    bbr = rates("bbr")
+    assert bbr.iloc[0] == 0  # before the first ACK
+    running = bbr[bbr.index >= 2_000_000_000]
+    # Payload bytes only (the estimator counts what TCP delivers), so below the 10 Mbit/s of IP
+    # packets by the headers' share (40 of 1500 bytes), never far above it.
+    assert (running > 8.5e6).all() and (running < 10.5e6).all(), running.describe()
+    assert (rates("cubic") == 0).all()

@@ -221,6 +221,7 @@ pub struct FlowSamples {
     app_level: Vec<u32>,
     packets_sent: Vec<u64>,
     retransmissions: Vec<u64>,
+    delivery_rate_bps: Vec<u64>,
 }
 
 /// One flow's row of [`FlowSamples`].
@@ -243,6 +244,10 @@ pub struct FlowSample {
     pub packets_sent: u64,
     /// TCP retransmissions so far, counted as the `flows` table counts them (0 for UDP flows).
     pub retransmissions: u64,
+    /// The TCP sender's delivery rate, bits/s, as Linux reports it in tcpi_delivery_rate (0
+    /// before its first rate sample, for UDP flows, and for simulated controllers that run no
+    /// delivery-rate estimator).
+    pub delivery_rate_bps: u64,
 }
 
 impl FlowSamples {
@@ -257,6 +262,7 @@ impl FlowSamples {
         self.app_level.push(s.app_level);
         self.packets_sent.push(s.packets_sent);
         self.retransmissions.push(s.retransmissions);
+        self.delivery_rate_bps.push(s.delivery_rate_bps);
     }
     pub fn into_table(self) -> Table {
         vec![
@@ -270,6 +276,7 @@ impl FlowSamples {
             ("app_level", Column::U32(self.app_level)),
             ("packets_sent", Column::U64(self.packets_sent)),
             ("retransmissions", Column::U64(self.retransmissions)),
+            ("delivery_rate_bps", Column::U64(self.delivery_rate_bps)),
         ]
     }
 }

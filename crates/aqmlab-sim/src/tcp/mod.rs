@@ -1419,6 +1419,13 @@ impl TcpSender {
         }
     }
 
+    /// The delivery rate this sender reports, bits per second, as Linux's tcpi_delivery_rate
+    /// ([`DeliveryRate::reported_rate_bps`]); 0 when its controller runs no delivery-rate
+    /// estimator (only BBR and BBRv3 run one here) and before the first valid sample.
+    pub fn delivery_rate_bps(&self) -> u64 {
+        self.rate.as_ref().map_or(0, DeliveryRate::reported_rate_bps)
+    }
+
     /// Linux's `tcp_packets_in_flight` in bytes: with SACK, RFC 6675's pipe (after a timeout,
     /// what go-back-N has resent and is not SACKed); without SACK, the outstanding data less
     /// what duplicate ACKs reported (Linux's Reno SACK emulation).

@@ -113,6 +113,10 @@ pub struct DeliveryRate {
     chosen: Option<(Time, u64, TxRecord)>,
     /// Send time of the newest never-retransmitted segment this ACK delivered.
     rtt_sent: Option<Time>,
+    /// The sample the connection reports as its delivery rate (Linux's tp->rate_delivered and
+    /// tp->rate_interval_us, what TCP_INFO's tcpi_delivery_rate divides): (delivered bytes,
+    /// interval, app-limited), see [`Self::reported_rate_bps`].
+    reported: (u64, Time, bool),
 }
 
 impl DeliveryRate {
@@ -131,7 +135,21 @@ impl DeliveryRate {
             rs: RateSample::default(),
             chosen: None,
             rtt_sent: None,
+            reported: (0, Time::ZERO, false),
         }
+    }
+
+    /// The delivery rate the connection reports, bits per second (0 before its first valid
+    /// sample): Linux's tcpi_delivery_rate (`tcp_compute_delivery_rate`, in bytes per second
+    /// there). It is the last valid sample that was not application-limited, or an
+    /// application-limited one at least as fast as the one kept (`tcp_rate_gen`: "record the
+    /// last non-app-limited or the highest app-limited bw").
+    pub fn reported_rate_bps(&self) -> u64 {
+        let (delivered, interval, _) = self.reported;
+        if interval.0 == 0 {
+            return 0;
+        }
+        (u128::from(delivered) * 8 * 1_000_000_000 / u128::from(interval.0)) as u64
     }
 
     /// C.delivered: bytes delivered so far.
@@ -331,6 +349,13 @@ impl DeliveryRate {
         }
         self.rs.interval = interval;
         self.rs.valid = true;
+        let (kept_delivered, kept_interval, _) = self.reported;
+        // rs.delivered / rs.interval >= kept, cross-multiplied as tcp_rate_gen does.
+        if !self.rs.is_app_limited
+            || u128::from(self.rs.delivered) * u128::from(kept_interval.0) >= u128::from(kept_delivered) * u128::from(interval.0)
+        {
+            self.reported = (self.rs.delivered, interval, self.rs.is_app_limited);
+        }
         self.rs
     }
 }

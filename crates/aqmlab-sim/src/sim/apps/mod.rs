@@ -122,5 +122,15 @@ pub(crate) struct FlowTotals {
 /// The flow sample of an application without a congestion window: bytes delivered and its
 /// adaptation level (0 for those that do not adapt).
 fn sample_without_window(delivered_bytes: u64, app_level: u32) -> FlowSample {
-    FlowSample { delivered_bytes, cwnd_bytes: 0, ssthresh_bytes: 0, srtt_ns: 0, rto_ns: 0, app_level, packets_sent: 0, retransmissions: 0 }
+    FlowSample {
+        delivered_bytes,
+        cwnd_bytes: 0,
+        ssthresh_bytes: 0,
+        srtt_ns: 0,
+        rto_ns: 0,
+        app_level,
+        packets_sent: 0,
+        retransmissions: 0,
+        delivery_rate_bps: 0,
+    }
 }

@@ -280,6 +280,7 @@ impl TcpConnection {
             app_level,
             packets_sent: totals.packets_sent,
             retransmissions: totals.retransmissions,
+            delivery_rate_bps: tx.delivery_rate_bps(),
         }
     }
 }

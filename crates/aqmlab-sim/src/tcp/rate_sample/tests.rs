@@ -43,6 +43,8 @@ fn rate_samples_of_a_hand_computed_ack_sequence() {
     let rs = e.finish_ack(ms(100));
     assert_eq!((rs.delivered, rs.interval, rs.rtt, rs.acked_sacked), (1000, ms(100), Some(ms(100)), 1000));
     assert_eq!(rs.rate(), Some(10_000.0));
+    // The reported rate (tcpi_delivery_rate) is that first valid sample: 80 kbit/s.
+    assert_eq!(e.reported_rate_bps(), 80_000);
 
     // t=100: C with B in flight: {delivered 1000, delivered_time 100, first_sent 0 (A's send
     // time, the last delivered), sent 100}.
@@ -56,6 +58,7 @@ fn rate_samples_of_a_hand_computed_ack_sequence() {
     let rs = e.finish_ack(ms(110));
     assert_eq!((rs.delivered, rs.interval, rs.prior_delivered), (2000, ms(110), 0));
     assert!((rs.rate().unwrap() - 2000.0 / 0.110).abs() < 1e-6);
+    assert_eq!(e.reported_rate_bps(), 16_000_000_000_000 / 110_000_000); // bits, floored
 
     // t=200: ACK of C. P = C {1000, 100, 0, 100}: send_elapsed 100 - 0, ack_elapsed 200 - 100:
     // interval 100, rs.delivered 3000 - 1000 = 2000: 20 kB/s.
@@ -64,6 +67,7 @@ fn rate_samples_of_a_hand_computed_ack_sequence() {
     let rs = e.finish_ack(ms(200));
     assert_eq!((rs.delivered, rs.interval, rs.is_app_limited), (2000, ms(100), false));
     assert_eq!(rs.rate(), Some(20_000.0));
+    assert_eq!(e.reported_rate_bps(), 160_000);
 
     // The application has nothing more: app_limited = delivered + in flight = 3000.
     e.mark_app_limited(0);
@@ -79,6 +83,9 @@ fn rate_samples_of_a_hand_computed_ack_sequence() {
     let rs = e.finish_ack(ms(400));
     assert_eq!((rs.delivered, rs.interval, rs.is_app_limited), (1000, ms(100), true));
     assert_eq!(e.app_limited(), 0);
+    // An app-limited 10 kB/s is slower than the 20 kB/s kept: the report keeps 160 kbit/s
+    // (tcp_rate_gen replaces it with an app-limited sample only if that is at least as fast).
+    assert_eq!(e.reported_rate_bps(), 160_000);
 
     // t=400: E, F, G in a new flight (first_sent = delivered_time = 400, delivered 4000).
     e.on_sent(seg(4), ms(400), true, 0);
@@ -91,6 +98,8 @@ fn rate_samples_of_a_hand_computed_ack_sequence() {
     e.on_sacked(seg(5), seg(6));
     let rs = e.finish_ack(ms(500));
     assert_eq!((rs.delivered, rs.interval, rs.acked_sacked), (1000, ms(100), 1000));
+    // Not app-limited: reported whatever its rate, 10 kB/s.
+    assert_eq!((rs.is_app_limited, e.reported_rate_bps()), (false, 80_000));
     // t=510: SACK of F and G: only G is new. delivered 6000; P = G {4000, 400, 400, 400}:
     // interval max(0, 110) = 110 ms, rs.delivered 2000.
     e.begin_ack();
@@ -140,6 +149,8 @@ fn an_interval_shorter_than_the_minimum_rtt_is_no_rate() {
     let rs = e.finish_ack(ms(205));
     assert!(!rs.valid && rs.rate().is_none(), "{rs:?}");
     assert_eq!(rs.acked_sacked, MSS);
+    // No rate, so the report keeps the last valid sample's: 1000 bytes over 100 ms.
+    assert_eq!(e.reported_rate_bps(), 80_000);
 }
 
 #[test]
