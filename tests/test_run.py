@@ -220,16 +220,16 @@ def test_scale_scenario_runs_scaled_down(tmp_path):
     assert period["utilization_mbps"] > 0.9 * 40, period
 
 
-def test_flow_samples_carry_bbrs_delivery_rate_and_zero_where_no_estimator_runs() -> None:
+def test_flow_samples_carry_bbrs_delivery_rate() -> None:
     """`flow_samples.delivery_rate_bps` is the delivery rate as Linux reports it: one BBR flow
-    alone on a 10 Mbit/s link reads close to the link's rate of TCP payload once it runs; a
-    CUBIC flow, whose simulated sender runs no estimator, reads 0 (docs/tables.md)."""
+    alone on a 10 Mbit/s link reads close to the link's rate of TCP payload once it runs; the
+    rfc profile's CUBIC runs no estimator and reads 0 (docs/tables.md)."""
     from aqmlab.run import simulate
     from aqmlab.scenario import validate
     from conftest import one_tcp_flow_in_a_bdp_fifo
 
-    def rates(cc: str) -> pd.Series:
-        s = one_tcp_flow_in_a_bdp_fifo(cc, {"profile": "linux", "congestion_control": cc}, duration="6s",
+    def rates(cc: str, profile: str = "linux") -> pd.Series:
+        s = one_tcp_flow_in_a_bdp_fifo(cc, {"profile": profile, "congestion_control": cc}, duration="6s",
                                        metrics={"periods": [["1s", "6s"]]})
         samples = simulate(validate(s), progress=False).tables["flow_samples"]
         return samples.set_index("t_ns")["delivery_rate_bps"]
@@ -240,4 +240,31 @@ def test_flow_samples_carry_bbrs_delivery_rate_and_zero_where_no_estimator_runs(
     # Payload bytes only (the estimator counts what TCP delivers), so below the 10 Mbit/s of IP
     # packets by the headers' share (40 of 1500 bytes), never far above it.
     assert (running > 8.5e6).all() and (running < 10.5e6).all(), running.describe()
-    assert (rates("cubic") == 0).all()
+    assert (rates("cubic", "rfc") == 0).all()
+
+
+@pytest.mark.parametrize("tcp", [{"profile": "linux"}, {"profile": "linux", "sack": False, "rack": False,
+                                                        "congestion_control": "newreno"}],
+                         ids=["linux-cubic-sack", "newreno-no-sack"])
+def test_the_rate_estimator_records_and_changes_nothing_else(tcp) -> None:
+    """`tcp.rate_estimator` (on in the linux profile) runs the delivery-rate estimator for a
+    controller that does not steer by it: every table comes out as without it, but for
+    `flow_samples.delivery_rate_bps`, which it fills (within the 10 Mbit/s link; a flow whose
+    first windows ended in timeouts has no valid sample for a while, so checked from 2 s)."""
+    from aqmlab.run import simulate
+    from aqmlab.scenario import validate
+
+    s = small_scenario(duration="4s")
+    s["flows"][0]["app"]["tcp"] = {**tcp, "min_rto": "200ms"}
+    on = simulate(validate(s), progress=False).tables
+    s["flows"][0]["app"]["tcp"]["rate_estimator"] = False
+    off = simulate(validate(s), progress=False).tables
+    assert int(on["flows"]["retransmissions"].sum()) > 0, "the run must lose packets for the check to bite"
+    for name in on:
+        a, b = on[name], off[name]
+        if name == "flow_samples":
+            assert (b["delivery_rate_bps"] == 0).all()
+            rate = a.loc[a["t_ns"] >= 2_000_000_000, "delivery_rate_bps"]
+            assert (rate > 0).all() and rate.max() <= 10e6, rate.describe()
+            a, b = a.drop(columns="delivery_rate_bps"), b.drop(columns="delivery_rate_bps")
+        pd.testing.assert_frame_equal(a, b, obj=name)

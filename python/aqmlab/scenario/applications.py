@@ -36,13 +36,16 @@ KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic", "bbr": "bbr"}
 #: HyStart++ (`hystart`: RFC 9406, which a kernel does not run), and the quick-ACK start
 #: (`quickack`: a kernel runs it, but it moved no fidelity target toward the kernel and the rule
 #: that would matter, quick ACKs as autotuning raises the window, is not modelled;
-#: docs/fidelity.md). The profile keeps CUBIC: BBR is chosen by `congestion_control = "bbr"`.
+#: docs/fidelity.md). The delivery-rate estimator runs for the records (`rate_estimator`: a kernel
+#: estimates for every controller, tcpi_delivery_rate). The profile keeps CUBIC: BBR is chosen by
+#: `congestion_control = "bbr"`.
 #: docs/fidelity.md measures the profile against the kernel, before and after it took RACK-TLP,
 #: CUBIC's HyStart, byte counting and the 6 MB window, and CUBIC's constant alpha.
 LINUX_PROFILE: dict[str, Any] = {
     "congestion_control": "cubic", "sack": True, "rack": True, "prr": True, "limited_transmit": True,
     "initial_cwnd": 10, "min_rto": "200ms", "delayed_ack": True, "delayed_ack_timeout": "40ms",
     "cubic_hystart": True, "cubic_alpha_to_one": False, "byte_counting": True, "rwnd": "6291456B",
+    "rate_estimator": True,
 }
 
 #: Profile values that hold only where the rest of the stack can run them, each a test of the
@@ -120,7 +123,7 @@ class Tcp(Strict):
                            "defaults as far as modelled: cubic, sack, rack, prr, limited_transmit, initial_cwnd "
                            "10, min_rto 200ms, delayed_ack with a 40ms delayed_ack_timeout, cubic_hystart (with "
                            "cubic only, and not with hystart), cubic_alpha_to_one false (with cubic), "
-                           "byte_counting, rwnd 6291456B (pacing stays off, as "
+                           "byte_counting, rwnd 6291456B, rate_estimator (pacing stays off, as "
                            "a kernel without fq runs cubic; rack only with sack). Not yet modelled, so absent "
                            "from linux: SACK-enhanced F-RTO; quickack (the quick-ACK start, measured not to close "
                            "the one-flow cubic gap, docs/fidelity.md) stays off. ns3: ns-3 3.44's defaults: cubic, "
@@ -165,6 +168,12 @@ class Tcp(Strict):
                           "segment per RTT) to 1 once it reaches the window before the last reduction. Unset: on, "
                           "as the RFC says; false keeps alpha_cubic, as Linux's tcp_cubic.c and ns-3's TcpCubic do "
                           "(the linux and ns3 profiles set false); cubic only; simulator only")
+    rate_estimator: bool = Field(False, description="run the delivery-rate estimator (draft-cheng-iccrg-delivery-"
+                                                    "rate-estimation, Linux's tcp_rate.c) with every congestion "
+                                                    "control, so that flow_samples.delivery_rate_bps reads as a "
+                                                    "kernel's tcpi_delivery_rate; records only, it changes no "
+                                                    "sending; bbr and bbr3 run it whatever this says; simulator "
+                                                    "only (the emulated kernel always estimates)")
     cubic_hystart: bool = Field(False, description="CUBIC's own HyStart as Linux's tcp_cubic.c runs it by default "
                                                    "(Ha and Rhee): from 16 segments, an ACK train longer than "
                                                    "half the minimum RTT or a round's RTT 4-16 ms above it ends "

@@ -52,6 +52,11 @@ pub struct TcpConfig {
     /// default; false only with `Cubic`.
     #[serde(default = "on")]
     pub cubic_alpha_to_one: bool,
+    /// The delivery-rate estimator (`aqmlab_sim::tcp::rate_sample`, Linux's `tcp_rate.c`) for
+    /// every controller, so that `flow_samples.delivery_rate_bps` reads as a kernel's
+    /// tcpi_delivery_rate; it records and changes no sending. BBR and BBRv3 run it regardless.
+    #[serde(default)]
+    pub rate_estimator: bool,
     /// CUBIC's own HyStart as Linux's `tcp_cubic.c` runs it by default (ACK-train and delay
     /// tests, `aqmlab_sim::tcp::cubic_hystart`); only with CUBIC, and not with `hystart`.
     #[serde(default)]
@@ -313,6 +318,7 @@ mod tests {
             rack: false,
             hystart: false,
             cubic_hystart: false,
+            rate_estimator: false,
             cubic_alpha_to_one: true,
             congestion_control: CongestionControl::Dctcp,
             ecn_codepoint,

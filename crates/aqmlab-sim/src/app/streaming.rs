@@ -267,6 +267,7 @@ mod tests {
             rack: false,
             hystart: false,
             cubic_hystart: false,
+            rate_estimator: false,
             cubic_alpha_to_one: true,
             congestion_control: Default::default(),
             ecn_codepoint: Default::default(),

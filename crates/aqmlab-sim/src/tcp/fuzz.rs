@@ -493,6 +493,9 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         hystart: stack.hystart,
         cubic_hystart: stack.cubic_hystart,
         cubic_alpha_to_one: !stack.cubic_constant_alpha,
+        // The estimator for the records, in the stacks that run RACK as the linux profile does
+        // (no draw: the other stacks' episodes stay as they were).
+        rate_estimator: stack.rack,
         congestion_control: stack.cc,
         ecn_codepoint: if stack.cc == CongestionControl::Prague { EcnCodepoint::Ect1 } else { Default::default() },
         pacing: matches!(stack.cc, CongestionControl::Bbr | CongestionControl::Bbr3 | CongestionControl::Prague),

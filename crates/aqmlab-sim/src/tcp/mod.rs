@@ -189,7 +189,7 @@ pub struct TcpSender {
     /// Segments the next send loop may send regardless of the pacer (a timeout's
     /// retransmission leaves at once).
     pacing_free: u32,
-    /// The delivery-rate estimator, with BBR only.
+    /// The delivery-rate estimator, with BBR or `rate_estimator`.
     rate: Option<DeliveryRate>,
     /// Bytes newly marked lost since BBR's last ACK step without SACK (fast retransmit and
     /// NewReno partial ACKs each mark the head segment lost).
@@ -333,7 +333,7 @@ impl TcpSender {
             pacer,
             pacing_blocked: false,
             pacing_free: 0,
-            rate: is_bbr.then(|| DeliveryRate::new(mss, ISS_DATA)),
+            rate: (is_bbr || cfg.rate_estimator).then(|| DeliveryRate::new(mss, ISS_DATA)),
             newly_lost: 0,
             lost_mark: 0,
             rack: (cfg.rack && cfg.sack).then(|| Rack::new(mss, ISS_DATA)),
@@ -638,7 +638,7 @@ impl TcpSender {
         } else {
             ProbeOutcome::Pending
         };
-        let prior_in_flight = self.rate.is_some().then(|| self.bbr_in_flight());
+        let prior_in_flight = self.is_bbr().then(|| self.bbr_in_flight());
         if let Some(r) = self.rate.as_mut() {
             r.begin_ack();
         }
@@ -659,8 +659,17 @@ impl TcpSender {
         }
         if let Some(prior) = prior_in_flight {
             self.bbr_on_ack(una_before, sack, prior, now);
-        } else if self.pacer.is_some() {
-            self.update_pacing_rate();
+        } else {
+            if self.rate.is_some() {
+                // The estimator for the records alone (`rate_estimator`).
+                self.rate_deliveries_on_ack(una_before, sack);
+                if let Some(r) = self.rate.as_mut() {
+                    r.finish_ack(now);
+                }
+            }
+            if self.pacer.is_some() {
+                self.update_pacing_rate();
+            }
         }
         if self.frto_after_ack(frto, now, out) {
             if self.rack.is_some() {
@@ -1395,8 +1404,9 @@ impl TcpSender {
         }
     }
 
-    /// The delivery-rate estimator's snapshot of a segment sent (BBR only; out of line so that
-    /// `transmit` stays small enough to inline into the send loops of every other controller).
+    /// The delivery-rate estimator's snapshot of a segment sent (with BBR or `rate_estimator`;
+    /// out of line so that `transmit` stays small enough to inline into the send loops of the
+    /// senders without it).
     #[inline(never)]
     fn rate_on_sent(&mut self, seq: u64, now: Time) {
         // P.tx_in_flight for BBRv3 (this segment included); v1 does not read it.
@@ -1420,8 +1430,8 @@ impl TcpSender {
     }
 
     /// The delivery rate this sender reports, bits per second, as Linux's tcpi_delivery_rate
-    /// ([`DeliveryRate::reported_rate_bps`]); 0 when its controller runs no delivery-rate
-    /// estimator (only BBR and BBRv3 run one here) and before the first valid sample.
+    /// ([`DeliveryRate::reported_rate_bps`]); 0 before the first valid sample and when the
+    /// sender runs no estimator (neither BBR nor `rate_estimator`).
     pub fn delivery_rate_bps(&self) -> u64 {
         self.rate.as_ref().map_or(0, DeliveryRate::reported_rate_bps)
     }
@@ -1458,13 +1468,15 @@ impl TcpSender {
         lost
     }
 
-    /// BBR's step after an ACK (Linux's `tcp_cong_control` with `bbr_main`): the delivery-rate
-    /// sample of this ACK (`una_before`: SND.UNA before it; `sack`: its blocks), then BBR's
-    /// model, cwnd and pacing rate. cwnd is BBR's window on the data in flight; the send loops
-    /// count what is outstanding (SND.NXT - SND.UNA, or RFC 6675's pipe in SACK recovery), so
-    /// cwnd here is BBR's plus what they count that is not in flight (SACKed, or reported by
-    /// duplicate ACKs), capped by the receiver window outside recovery.
-    fn bbr_on_ack(&mut self, una_before: u64, sack: &[(u64, u64)], prior_in_flight: u64, now: Time) {
+    /// Whether the controller is BBR or BBRv3 (which steer by the delivery-rate estimator;
+    /// other controllers run it only for the records, `rate_estimator`).
+    fn is_bbr(&self) -> bool {
+        matches!(self.cc, Controller::Bbr(_) | Controller::Bbr3(_))
+    }
+
+    /// The estimator's deliveries of this ACK (`una_before`: SND.UNA before it; `sack`: its
+    /// blocks): cumulatively acknowledged, SACKed, or, without SACK, one segment per duplicate ACK.
+    fn rate_deliveries_on_ack(&mut self, una_before: u64, sack: &[(u64, u64)]) {
         let (una, max, flight, sack_on) = (self.snd_una, self.snd_max, self.flight_size(), self.sack);
         let Some(r) = self.rate.as_mut() else { return };
         if una > una_before {
@@ -1477,6 +1489,16 @@ impl TcpSender {
         } else if una == una_before && una < max {
             r.on_duplicate_ack(flight);
         }
+    }
+
+    /// BBR's step after an ACK (Linux's `tcp_cong_control` with `bbr_main`): the delivery-rate
+    /// sample of this ACK (`una_before`: SND.UNA before it; `sack`: its blocks), then BBR's
+    /// model, cwnd and pacing rate. cwnd is BBR's window on the data in flight; the send loops
+    /// count what is outstanding (SND.NXT - SND.UNA, or RFC 6675's pipe in SACK recovery), so
+    /// cwnd here is BBR's plus what they count that is not in flight (SACKed, or reported by
+    /// duplicate ACKs), capped by the receiver window outside recovery.
+    fn bbr_on_ack(&mut self, una_before: u64, sack: &[(u64, u64)], prior_in_flight: u64, now: Time) {
+        self.rate_deliveries_on_ack(una_before, sack);
         let losses = self.take_newly_lost();
         let Some(r) = self.rate.as_mut() else { return };
         r.on_lost(losses);
@@ -1529,7 +1551,7 @@ impl TcpSender {
 
     /// Draft-cheng-iccrg-delivery-rate-estimation's CheckIfApplicationLimited, when a send loop
     /// found no new data to send while the window had room: the estimator marks the samples
-    /// from here on app-limited (only with BBR; lost data waiting for retransmission means
+    /// from here on app-limited (with the estimator; lost data waiting for retransmission means
     /// the sender is not app-limited).
     fn check_app_limited(&mut self) {
         if self.rate.is_none() || self.in_recovery || self.ca_state() == CaState::Loss {

@@ -25,6 +25,7 @@ pub(crate) fn cfg() -> TcpConfig {
         rack: false,
         hystart: false,
         cubic_hystart: false,
+        rate_estimator: false,
         cubic_alpha_to_one: true,
         congestion_control: Default::default(),
         ecn_codepoint: Default::default(),
