@@ -19,6 +19,7 @@ from __future__ import annotations
 import select
 import socket
 import struct
+import sys
 import time
 
 #: Linux SO_TIMESTAMPNS (asm-generic/socket.h; also the control message type): Python's socket
@@ -28,7 +29,8 @@ SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 WAIT_S = 2.0
 
 
-def _stamp_ns(anc: list[tuple[int, int, bytes]]) -> int | None:
+def realtime_stamp_ns(anc: list[tuple[int, int, bytes]]) -> int | None:
+    """The SO_TIMESTAMPNS stamp (CLOCK_REALTIME ns) among a message's ancillary data, if any."""
     for lvl, typ, data in anc:
         if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS:
             sec, nsec = struct.unpack("qq", data[:16])
@@ -45,7 +47,7 @@ def stamped_on_arrival(rx: socket.socket, tx: socket.socket) -> bool:
         return False
     before_read = time.time_ns()  # the stamps are on CLOCK_REALTIME
     _, anc, _, _ = rx.recvmsg(64, 1024)
-    stamp = _stamp_ns(anc)
+    stamp = realtime_stamp_ns(anc)
     return stamp is not None and stamp < before_read
 
 
@@ -54,17 +56,16 @@ def stamped_on_arrival(rx: socket.socket, tx: socket.socket) -> bool:
 _verdict: list[socket.socket | None] = []
 
 
-def asked() -> bool:
-    """Whether this process has already waited (its verdict is kept)."""
-    return bool(_verdict)
-
-
 def keep_arrival_stamps_on(timeout_s: float = WAIT_S) -> bool:
     """Returns True once the kernel stamps packets on arrival and this process holds a stamping
-    socket that keeps it so, False if stamps still came at read time after `timeout_s`: a
-    receiver then has only the read time. Later calls return the first call's answer at once."""
+    socket that keeps it so, False if stamps still came at read time after `timeout_s` (said
+    once on stderr: a receiver then has only the read time). Later calls return the first
+    call's answer at once."""
     if not _verdict:
         _verdict.append(_open_when_stamping(timeout_s))
+        if _verdict[0] is None:
+            print(f"aqmlab endpoint: the kernel did not stamp packets on arrival within {timeout_s:g} s; "
+                  "receive times are the times they were read", file=sys.stderr, flush=True)
     return _verdict[0] is not None
 
 

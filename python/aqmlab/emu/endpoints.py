@@ -233,11 +233,10 @@ def _kernel_stamp_monotonic(anc: list[tuple[int, int, bytes]]) -> int:
     kernel stamps on CLOCK_REALTIME, which a time daemon may step or slew during a run: the
     stamp is moved to the monotonic clock by the offset between the two read just now, a few
     microseconds after the stamp."""
-    for lvl, typ, data in anc:
-        if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS:
-            sec, nsec = struct.unpack("qq", data[:16])
-            return sec * 1_000_000_000 + nsec - (time.time_ns() - time.monotonic_ns())
-    return time.monotonic_ns()
+    stamp = arrival_stamps.realtime_stamp_ns(anc)
+    if stamp is None:
+        return time.monotonic_ns()
+    return stamp - (time.time_ns() - time.monotonic_ns())
 
 
 def stamped_datagrams(sock: socket.socket, stop: threading.Event, epoch: int,
@@ -689,7 +688,7 @@ def run_sender(spec: dict[str, Any], out: Path) -> None:
     received: list[tuple] = []
     sampler = threading.Thread(target=sample_tcp, args=([*tcp, *servers], spec, rows), daemon=True)
     counter = threading.Thread(target=sample_received, args=(counts, sorted(counts), spec, received), daemon=True)
-    require_arrival_stamps()  # ping replies and call feedback are timed by them
+    arrival_stamps.keep_arrival_stamps_on()  # ping replies and call feedback are timed by them
     print("ready", flush=True)
     for t in [*sinks, *tcp, *udp, *calls, *pings, sampler, counter]:
         t.start()
@@ -785,17 +784,8 @@ def udp_sink_socket(ip: str, port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     sock.bind((ip, port))
-    require_arrival_stamps()
+    arrival_stamps.keep_arrival_stamps_on()
     return sock
-
-
-def require_arrival_stamps() -> None:
-    """Waits until the kernel stamps packets on arrival (the endpoints' receive times); says so
-    on stderr if it still does not after the wait (the times are then read times)."""
-    first = not arrival_stamps.asked()
-    if not arrival_stamps.keep_arrival_stamps_on() and first:
-        print("aqmlab endpoint: the kernel did not stamp packets on arrival within "
-              f"{arrival_stamps.WAIT_S:g} s; receive times are the times they were read", file=sys.stderr, flush=True)
 
 
 def media_row(buf: bytearray, n: int, t: int) -> tuple[int, int, int, int, int, int] | None:
@@ -864,7 +854,7 @@ def run_receiver(spec: dict[str, Any], out: Path) -> None:
     for t in [*threads, *uploads, *pings, *samplers]:
         t.start()
     threading.Thread(target=_stop_on_stdin, daemon=True).start()
-    require_arrival_stamps()  # media, ping replies
+    arrival_stamps.keep_arrival_stamps_on()  # media, ping replies
     print("ready", flush=True)
     while not stopping.wait(0.2):
         pass
@@ -957,7 +947,7 @@ def run_probe(spec: dict[str, Any], out: Path) -> None:
     realtime()
     sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-    require_arrival_stamps()
+    arrival_stamps.keep_arrival_stamps_on()
     sock.settimeout(1.0)
     ident = os.getpid() & 0xFFFF
     rtts = []
