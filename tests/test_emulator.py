@@ -580,7 +580,7 @@ def _python_flow_samples(sc, tcp_rows, media, flows):
     from aqmlab import _core
 
     cols = ["t_ns", "flow", "delivered_bytes", "cwnd_bytes", "ssthresh_bytes", "srtt_ns", "rto_ns", "app_level",
-            "packets_sent", "retransmissions", "delivery_rate_bps"]
+            "packets_sent", "retransmissions", "delivery_rate_bps", "snd_wnd_bytes"]
     parts = [pd.DataFrame(tcp_rows, columns=cols)]
     grid = np.arange(0, sc.duration + 1, sc.records.flow_sample, dtype=np.int64)
     for f in flows:
@@ -592,11 +592,13 @@ def _python_flow_samples(sc, tcp_rows, media, flows):
         got = np.where(idx > 0, delivered[np.maximum(idx - 1, 0)] if len(delivered) else 0, 0)
         parts.append(pd.DataFrame({"t_ns": grid, "flow": f["flow"], "delivered_bytes": got, "cwnd_bytes": 0,
                                    "ssthresh_bytes": 0, "srtt_ns": 0, "rto_ns": 0, "app_level": 0,
-                                   "packets_sent": 0, "retransmissions": 0, "delivery_rate_bps": 0}))
+                                   "packets_sent": 0, "retransmissions": 0, "delivery_rate_bps": 0,
+                                   "snd_wnd_bytes": 0}))
     out = pd.concat(parts, ignore_index=True).sort_values(["t_ns", "flow"], kind="stable").reset_index(drop=True)
     return out.astype({"t_ns": "u8", "flow": "u4", "delivered_bytes": "u8", "cwnd_bytes": "u8",
                        "ssthresh_bytes": "u8", "srtt_ns": "u8", "rto_ns": "u8", "app_level": "u4",
-                       "packets_sent": "u8", "retransmissions": "u8", "delivery_rate_bps": "u8"})
+                       "packets_sent": "u8", "retransmissions": "u8", "delivery_rate_bps": "u8",
+                       "snd_wnd_bytes": "u8"})
 
 
 @needs_netns
@@ -638,8 +640,14 @@ def test_rust_builds_the_emulators_frames_and_flow_samples_as_python_did(monkeyp
     assert tcp["packets_sent"].is_monotonic_increasing and tcp["packets_sent"].iloc[-1] > 100
     assert tcp["retransmissions"].is_monotonic_increasing
     udp = samples["flow"] != 0
-    assert (samples.loc[udp, ["packets_sent", "retransmissions", "delivery_rate_bps"]] == 0).all().all()
+    sender_only = ["packets_sent", "retransmissions", "delivery_rate_bps", "snd_wnd_bytes"]
+    assert (samples.loc[udp, sender_only] == 0).all().all()
     # tcpi_delivery_rate, as bit/s: once data flows, a rate near the 4 Mbit/s link's (a sample
     # can read above it when ACKs bunch up, not by 10 % at the median).
     late = tcp[tcp["t_ns"] >= 1_000_000_000]["delivery_rate_bps"]
     assert (late > 0.5e6).all() and late.median() < 4.4e6, late.describe()
+    # tcpi_snd_wnd: the kernel receiver's window, which starts at its first window (65,160 B at
+    # a 1448 B MSS) and is at most its first clamp, about 80 KiB, in the first samples (80,896 B
+    # at 100 ms here), then grows by autotuning (receive_window.rs's rules).
+    wnd = tcp.loc[tcp["cwnd_bytes"] > 0, "snd_wnd_bytes"]
+    assert 30_000 < wnd.iloc[0] <= 81_920 and wnd.max() > wnd.iloc[0], wnd.describe()

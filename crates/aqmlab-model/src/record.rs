@@ -222,6 +222,7 @@ pub struct FlowSamples {
     packets_sent: Vec<u64>,
     retransmissions: Vec<u64>,
     delivery_rate_bps: Vec<u64>,
+    snd_wnd_bytes: Vec<u64>,
 }
 
 /// One flow's row of [`FlowSamples`].
@@ -248,6 +249,10 @@ pub struct FlowSample {
     /// before its first rate sample, for UDP flows, and for simulated controllers that run no
     /// delivery-rate estimator).
     pub delivery_rate_bps: u64,
+    /// The receive window the TCP sender holds from the latest ACK, bytes (Linux's
+    /// tcpi_snd_wnd): the simulator's fixed `rwnd`, or with `rwnd_autotuning` the window its
+    /// receiver advertised (0 for UDP flows).
+    pub snd_wnd_bytes: u64,
 }
 
 impl FlowSamples {
@@ -263,6 +268,7 @@ impl FlowSamples {
         self.packets_sent.push(s.packets_sent);
         self.retransmissions.push(s.retransmissions);
         self.delivery_rate_bps.push(s.delivery_rate_bps);
+        self.snd_wnd_bytes.push(s.snd_wnd_bytes);
     }
     pub fn into_table(self) -> Table {
         vec![
@@ -277,6 +283,7 @@ impl FlowSamples {
             ("packets_sent", Column::U64(self.packets_sent)),
             ("retransmissions", Column::U64(self.retransmissions)),
             ("delivery_rate_bps", Column::U64(self.delivery_rate_bps)),
+            ("snd_wnd_bytes", Column::U64(self.snd_wnd_bytes)),
         ]
     }
 }

@@ -70,12 +70,12 @@ pub struct Delivery {
 }
 
 /// A sender's TCP sample row as logged: t_ns, flow, delivered, cwnd, ssthresh, srtt_ns,
-/// rto_ns, app_level, packets_sent, retransmissions, delivery_rate_bps (the `flow_samples`
-/// columns, as signed 64-bit integers).
+/// rto_ns, app_level, packets_sent, retransmissions, delivery_rate_bps, snd_wnd_bytes (the
+/// `flow_samples` columns, as signed 64-bit integers).
 pub type LoggedSample = [i64; LOGGED_SAMPLE_COLUMNS];
 
 /// Columns of a [`LoggedSample`].
-pub const LOGGED_SAMPLE_COLUMNS: usize = 11;
+pub const LOGGED_SAMPLE_COLUMNS: usize = 12;
 
 /// The `flow_samples` table of an emulated run: the TCP senders' logged rows, and for each
 /// UDP flow one row per sample time (0, `sample_ns`, ... up to `duration_ns`) with the payload
@@ -96,7 +96,7 @@ pub fn flow_samples(tcp: &[LoggedSample], udp: &[(u32, Vec<Delivery>)], sample_n
                 delivered += log[next].size as i64 - UDP_IP_HEADER_BYTES as i64;
                 next += 1;
             }
-            rows.push([t as i64, *flow as i64, delivered, 0, 0, 0, 0, 0, 0, 0, 0]);
+            rows.push([t as i64, *flow as i64, delivered, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         }
     }
     // Stable, on the logged (signed) values: the order the rows had in Python's pandas.
@@ -113,6 +113,7 @@ pub fn flow_samples(tcp: &[LoggedSample], udp: &[(u32, Vec<Delivery>)], sample_n
             packets_sent: r[8] as u64,
             retransmissions: r[9] as u64,
             delivery_rate_bps: r[10] as u64,
+            snd_wnd_bytes: r[11] as u64,
         };
         out.push(Time(r[0] as u64), r[1] as u32, sample);
     }
@@ -166,7 +167,7 @@ mod tests {
         let d = |recv_ns, size| Delivery { recv_ns, size };
         // Out of order in the log; 128-byte packets carry 100 payload bytes.
         let udp = vec![(7, vec![d(25, 128), d(5, 128), d(10, 128)])];
-        let tcp = [[10, 9, 1, 2, 3, 4, 5, 0, 12, 1, 800_000], [0, 9, 0, 2, 3, 4, 5, 0, 10, 0, 0]];
+        let tcp = [[10, 9, 1, 2, 3, 4, 5, 0, 12, 1, 800_000, 65_160], [0, 9, 0, 2, 3, 4, 5, 0, 10, 0, 0, 64_240]];
         let t = flow_samples(&tcp, &udp, 10, 30).unwrap().into_table();
         assert_eq!(u64s(column(&t, "t_ns")), vec![0, 0, 10, 10, 20, 30]);
         assert_eq!(u32s(column(&t, "flow")), vec![7, 9, 7, 9, 7, 7]);
@@ -175,6 +176,7 @@ mod tests {
         assert_eq!(u64s(column(&t, "packets_sent")), vec![0, 10, 0, 12, 0, 0]);
         assert_eq!(u64s(column(&t, "retransmissions")), vec![0, 0, 0, 1, 0, 0]);
         assert_eq!(u64s(column(&t, "delivery_rate_bps")), vec![0, 0, 0, 800_000, 0, 0]);
+        assert_eq!(u64s(column(&t, "snd_wnd_bytes")), vec![0, 64_240, 0, 65_160, 0, 0]);
         assert!(flow_samples(&tcp, &udp, 0, 30).is_err());
     }
 }

@@ -101,6 +101,8 @@ def tcp_info(sock: socket.socket) -> dict[str, int]:
             "segs_out": u32(136), "min_rtt_us": u32(148) if len(raw) >= 152 else 0,
             # tcpi_delivery_rate (Linux >= 4.9): bytes per second of the sample the kernel keeps.
             "delivery_rate": u64(160) if len(raw) >= 168 else 0,
+            # tcpi_snd_wnd (Linux >= 5.4): the receive window the peer last advertised, bytes.
+            "snd_wnd": u32(228) if len(raw) >= 232 else 0,
             # tcpi_total_rto (__u16, Linux >= 6.7): retransmission timeouts of the connection;
             # -1 when the kernel is older and does not report it.
             "total_rto": struct.unpack_from("H", raw, 240)[0] if len(raw) >= 242 else -1}
@@ -207,7 +209,7 @@ def sample_tcp(senders: list[Any], spec: dict[str, Any], rows: list[tuple]) -> N
                 continue
             rows.append((t, s.flow["flow"], i["bytes_acked"], i["snd_cwnd"] * i["snd_mss"],
                          _ssthresh_bytes(i["snd_ssthresh"], i["snd_mss"]), i["rtt_us"] * 1000, i["rto_us"] * 1000, 0,
-                         i["segs_out"], i["total_retrans"], i["delivery_rate"] * 8))
+                         i["segs_out"], i["total_retrans"], i["delivery_rate"] * 8, i["snd_wnd"]))
         k += 1
 
 

@@ -141,6 +141,13 @@ class Tcp(Strict):
     delayed_ack: bool = Field(False, description="ACK every second segment or after the timeout")
     delayed_ack_timeout: Duration = Field(written("200ms"), description="delayed-ACK timer")
     rwnd: Size = Field(written("1MB"), description="receiver window (caps cwnd)")
+    rwnd_autotuning: bool = Field(False, description="the receiver advertises a Linux receiver's window: about "
+                                                     "64 kB at first (65160 B at a 1448 B mss), grown as the "
+                                                     "application reads by receive-buffer autotuning (tcp_input.c's "
+                                                     "DRS: about twice, then up to six times, what arrived in the "
+                                                     "last receiver RTT), up to rwnd; the sender keeps the latest "
+                                                     "ACK's window. Off: rwnd from the first segment. Simulator "
+                                                     "only (the emulated kernel always autotunes)")
     ecn: bool = Field(False, description="negotiate ECN (RFC 3168)")
     sack: bool = Field(False, description="selective acknowledgments (RFC 2018, RFC 6675 recovery)")
     frto: bool = Field(False, description="F-RTO spurious-timeout detection (RFC 5682)")
@@ -192,6 +199,8 @@ class Tcp(Strict):
                                               "lasts (2 when that is 0; every ACK sent spends one), granted "
                                               "at the first data, after in-order data pauses longer than "
                                               "min_rto (the receiver's RTO) and on data already received; "
+                                              "with rwnd_autotuning, also the next ACK after each segment that "
+                                              "grows the window (tcp_grow_window); "
                                               "needs delayed_ack = true; simulator only (the emulated kernel "
                                               "always runs it)")
     bbr_ack_aggregation: bool | None = Field(

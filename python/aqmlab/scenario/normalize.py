@@ -171,6 +171,7 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         **({"cubic_hystart": True} if t.cubic_hystart else {}),
         **({"cubic_alpha_to_one": False} if t.cubic_alpha_to_one is False else {}),
         **({"rate_estimator": True} if t.rate_estimator else {}),
+        **({"rwnd_autotuning": True} if t.rwnd_autotuning else {}),
         **({"pacing": True} if t.paced() else {}),
         **({"byte_counting": True} if t.byte_counting else {}),
         **({"quickack": True} if t.quickack else {}),

@@ -18,8 +18,14 @@ pub struct TcpConfig {
     pub clock_granularity_ns: u64,
     pub delayed_ack: bool,
     pub delayed_ack_timeout_ns: u64,
-    /// Receiver window in bytes (also caps the congestion window).
+    /// Receiver window in bytes (also caps the congestion window); with `rwnd_autotuning`, the
+    /// largest the receiver's window grows to.
     pub rwnd: u64,
+    /// The receiver advertises Linux's window: about 64 kB at first, grown by receive-buffer
+    /// autotuning as the application reads (`aqmlab_sim::tcp::receive_window`), up to `rwnd`;
+    /// the sender keeps the window of the latest ACK. Off: `rwnd` from the first segment.
+    #[serde(default)]
+    pub rwnd_autotuning: bool,
     /// Send ECN-capable packets and react to ECN-Echo (RFC 3168).
     pub ecn: bool,
     /// Selective acknowledgments (RFC 2018) and SACK-based loss recovery (RFC 6675).
@@ -319,6 +325,7 @@ mod tests {
             hystart: false,
             cubic_hystart: false,
             rate_estimator: false,
+            rwnd_autotuning: false,
             cubic_alpha_to_one: true,
             congestion_control: CongestionControl::Dctcp,
             ecn_codepoint,

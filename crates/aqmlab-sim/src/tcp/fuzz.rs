@@ -496,6 +496,8 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         // The estimator for the records, in the stacks that run RACK as the linux profile does
         // (no draw: the other stacks' episodes stay as they were).
         rate_estimator: stack.rack,
+        // Linux's receive window in the same stacks (no draw, as the estimator).
+        rwnd_autotuning: stack.rack,
         congestion_control: stack.cc,
         ecn_codepoint: if stack.cc == CongestionControl::Prague { EcnCodepoint::Ect1 } else { Default::default() },
         pacing: matches!(stack.cc, CongestionControl::Bbr | CongestionControl::Bbr3 | CongestionControl::Prague),
@@ -516,15 +518,13 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Packet {
     /// Copy `copy` of the segment at `seq`.
-    Data {
-        seq: u64,
-        copy: usize,
-        ce: bool,
-    },
+    Data { seq: u64, copy: usize, ce: bool },
     Ack {
         ack: u64,
         ece: bool,
         sack: Vec<(u64, u64)>,
+        /// The receiver's advertised window, with `rwnd_autotuning`.
+        window: Option<u64>,
     },
 }
 
@@ -635,7 +635,7 @@ impl World {
     }
 
     /// Puts one ACK on the path (lost, reordered or delivered as drawn).
-    fn send_ack_of(&mut self, r: &TcpReceiver, ack: u64, ece: bool) {
+    fn send_ack_of(&mut self, r: &mut TcpReceiver, ack: u64, ece: bool) {
         let sack = r.sack_blocks().as_slice().to_vec();
         if self.path_rng.bernoulli(self.path.p_ack_loss) {
             self.t.ack_losses += 1;
@@ -646,7 +646,8 @@ impl World {
             self.t.reordered += 1;
             at += Time((self.path_rng.uniform() * self.path.reorder_max.0 as f64) as u64);
         }
-        self.schedule(at, Packet::Ack { ack, ece, sack });
+        let window = r.offer_window();
+        self.schedule(at, Packet::Ack { ack, ece, sack, window });
     }
 }
 
@@ -775,19 +776,25 @@ pub fn run_episode(stack: Stack, seed: u64) -> Result<Tally, Failure> {
                     let action = r.on_data(seq, MSS as u32, ce, now);
                     // DCTCP's ACK for the segments before a CE state change goes first.
                     if let Some((ack, ece)) = r.take_prior_ack() {
-                        w.send_ack_of(&r, ack, ece);
+                        w.send_ack_of(&mut r, ack, ece);
                     }
                     match action {
                         AckAction::Now => w.send_ack(&mut r),
                         AckAction::Delay(_) => {}
                     }
                 }
-                Packet::Ack { ack, ece, sack } => {
+                Packet::Ack { ack, ece, sack, window } => {
                     w.told_ack = w.told_ack.max(ack);
                     for &(a, b) in &sack {
                         w.told_sacked.insert(a, b);
                     }
+                    if let Some(window) = window {
+                        s.set_peer_window(ack, window);
+                    }
                     s.on_ack_sack(ack, ece, &sack, now, &mut out);
+                    if let Some(sample) = s.take_latest_rtt_sample() {
+                        r.on_rtt_sample(sample);
+                    }
                     // Outside fast or SACK recovery, only a timeout's go-back-N retransmits.
                     after_timeout = s.stats.timeouts > 0 && !s.in_recovery();
                 }

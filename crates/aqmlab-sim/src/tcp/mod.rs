@@ -73,6 +73,7 @@ pub mod prr;
 pub mod quickack;
 pub mod rack;
 pub mod rate_sample;
+pub mod receive_window;
 pub mod rtt;
 pub mod sack;
 pub mod send_times;
@@ -91,6 +92,7 @@ use prr::{Ns3Ack, Prr};
 use quickack::QuickAck;
 use rack::Rack;
 use rate_sample::DeliveryRate;
+use receive_window::ReceiveWindow;
 use rtt::RttEstimator;
 use sack::{RangeSet, SackReporter, DUP_THRESH};
 use std::collections::BTreeSet;
@@ -157,6 +159,8 @@ pub struct TcpSender {
     rtt: RttEstimator,
     /// (end sequence, send time) of the one segment being timed.
     timing: Option<(u64, Time)>,
+    /// The RTT sample the last ACK gave (`take_latest_rtt_sample`).
+    latest_rtt_sample: Option<Time>,
     rto_deadline: Option<Time>,
     /// No new data beyond this sequence once the application has stopped.
     data_end: Option<u64>,
@@ -303,7 +307,8 @@ impl TcpSender {
         }
         let mut sender = TcpSender {
             mss,
-            rwnd: cfg.rwnd,
+            // An autotuning receiver's SYN-ACK window; the ACKs then carry its growth.
+            rwnd: if cfg.rwnd_autotuning { ReceiveWindow::first_window(cfg.rwnd, mss) } else { cfg.rwnd },
             ecn: cfg.ecn,
             cwnd: mss * cfg.initial_cwnd_segments.max(1) as u64,
             ssthresh: cc::SSTHRESH_UNSET,
@@ -318,6 +323,7 @@ impl TcpSender {
             partial_ack_seen: false,
             rtt: RttEstimator::new(Time(cfg.initial_rto_ns), Time(cfg.min_rto_ns), Time(cfg.max_rto_ns), Time(cfg.clock_granularity_ns)),
             timing: None,
+            latest_rtt_sample: None,
             rto_deadline: None,
             data_end: None,
             sack: cfg.sack,
@@ -907,8 +913,31 @@ impl TcpSender {
         if let Some((end, sent)) = self.timing {
             if ack >= end {
                 self.rtt.sample(now - sent);
+                self.latest_rtt_sample = Some(now - sent);
                 self.timing = None;
             }
+        }
+    }
+
+    /// The receive window the sender holds (the fixed `rwnd`, or the latest ACK's with
+    /// `rwnd_autotuning`): `flow_samples.snd_wnd_bytes`, Linux's tcpi_snd_wnd.
+    pub fn peer_window(&self) -> u64 {
+        self.rwnd
+    }
+
+    /// The RTT sample the last ACK gave, if any, once (for an autotuning receiver's RTT,
+    /// `receive_window.rs`).
+    pub fn take_latest_rtt_sample(&mut self) -> Option<Time> {
+        self.latest_rtt_sample.take()
+    }
+
+    /// The window the ACK `ack` advertised (`TcpConfig::rwnd_autotuning`), given before the ACK
+    /// is processed, as `tcp_ack` updates snd_wnd first. As `tcp_may_update_window` (one-way
+    /// data): an ACK that advances SND.UNA sets it, one that does not may only widen it, so an
+    /// older ACK that arrives late cannot shrink it.
+    pub fn set_peer_window(&mut self, ack: u64, window: u64) {
+        if ack > self.snd_una || (ack == self.snd_una && window > self.rwnd) {
+            self.rwnd = window;
         }
     }
 
@@ -1593,6 +1622,9 @@ pub struct TcpReceiver {
     /// Linux's quick-ACK start (`quickack.rs`): Some when `TcpConfig::quickack`. Boxed, so
     /// that a receiver without it stays as small as before.
     quickack: Option<Box<QuickAck>>,
+    /// Linux's advertised window with receive-buffer autotuning (`receive_window.rs`): Some
+    /// when `TcpConfig::rwnd_autotuning`. Boxed, as `quickack`.
+    window: Option<Box<ReceiveWindow>>,
     pub delivered_bytes: u64,
 }
 
@@ -1609,6 +1641,7 @@ impl TcpReceiver {
             ce_pending: false,
             dctcp_echo: matches!(cfg.congestion_control, CongestionControl::Dctcp | CongestionControl::Prague).then(DctcpEcho::default),
             quickack: cfg.quickack.then(|| Box::new(QuickAck::new(cfg.rwnd, cfg.mss, Time(cfg.min_rto_ns)))),
+            window: cfg.rwnd_autotuning.then(|| Box::new(ReceiveWindow::new(cfg.rwnd, cfg.mss as u64))),
             delivered_bytes: 0,
         }
     }
@@ -1620,6 +1653,22 @@ impl TcpReceiver {
     /// The quick-ACK start's state, when `TcpConfig::quickack` is on.
     pub fn quickack(&self) -> Option<&QuickAck> {
         self.quickack.as_deref()
+    }
+
+    /// The window to advertise on the ACK being sent, when `TcpConfig::rwnd_autotuning` is on
+    /// (the fixed `rwnd` otherwise, which the sender knows from its own configuration); it
+    /// remembers the right edge offered (`ReceiveWindow::offer`).
+    pub fn offer_window(&mut self) -> Option<u64> {
+        let (rcv_nxt, held) = (self.rcv_nxt, self.ooo.bytes());
+        self.window.as_mut().map(|w| w.offer(rcv_nxt, held))
+    }
+
+    /// One of the sender's RTT samples, for the autotuning receiver's RTT (`receive_window.rs`
+    /// says why the sender's).
+    pub fn on_rtt_sample(&mut self, sample: Time) {
+        if let Some(w) = self.window.as_mut() {
+            w.on_rtt_sample(sample);
+        }
     }
 
     /// The SACK blocks to put on the next ACK (RFC 2018 section 4): up to three held blocks,
@@ -1658,7 +1707,7 @@ impl TcpReceiver {
             }
         };
         let end = seq + len as u64;
-        let quick = self.quickack.as_mut().is_some_and(|q| q.on_segment(seq, end, self.rcv_nxt, now));
+        let mut quick = self.quickack.as_mut().is_some_and(|q| q.on_segment(seq, end, self.rcv_nxt, now));
         if end <= self.rcv_nxt {
             return AckAction::Now; // duplicate: ACK at once so the sender learns
         }
@@ -1667,10 +1716,21 @@ impl TcpReceiver {
             if let Some(r) = self.sack.as_mut() {
                 r.on_out_of_order(seq, &self.ooo);
             }
+            if let Some(w) = self.window.as_mut() {
+                w.on_out_of_order(ooo_span(&self.ooo, self.rcv_nxt));
+            }
             return AckAction::Now; // out of order: immediate duplicate ACK (RFC 5681 4.2)
         }
         let filled_gap = !self.ooo.is_empty();
+        let before = self.rcv_nxt;
         self.advance(end);
+        if let Some(w) = self.window.as_mut() {
+            let grew = w.on_in_order(self.rcv_nxt - before, self.rcv_nxt, ooo_span(&self.ooo, self.rcv_nxt), self.ooo.bytes(), now);
+            if let (true, Some(q)) = (grew, self.quickack.as_mut()) {
+                q.on_window_grown();
+                quick = true;
+            }
+        }
         if !self.delayed_ack || filled_gap || ecn_ack_now || quick {
             return AckAction::Now;
         }
@@ -1697,6 +1757,15 @@ impl TcpReceiver {
         if let Some(r) = self.sack.as_mut() {
             r.on_advance(new_nxt);
         }
+    }
+}
+
+/// How far held out-of-order data reaches past the receive edge `rcv_nxt` (0 without any).
+fn ooo_span(ooo: &RangeSet, rcv_nxt: u64) -> u64 {
+    if ooo.is_empty() {
+        0
+    } else {
+        ooo.end().saturating_sub(rcv_nxt)
     }
 }
 

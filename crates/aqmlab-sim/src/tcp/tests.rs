@@ -26,6 +26,7 @@ pub(crate) fn cfg() -> TcpConfig {
         hystart: false,
         cubic_hystart: false,
         rate_estimator: false,
+        rwnd_autotuning: false,
         cubic_alpha_to_one: true,
         congestion_control: Default::default(),
         ecn_codepoint: Default::default(),

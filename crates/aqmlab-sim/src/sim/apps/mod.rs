@@ -132,5 +132,6 @@ fn sample_without_window(delivered_bytes: u64, app_level: u32) -> FlowSample {
         packets_sent: 0,
         retransmissions: 0,
         delivery_rate_bps: 0,
+        snd_wnd_bytes: 0,
     }
 }

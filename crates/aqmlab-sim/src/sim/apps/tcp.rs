@@ -14,6 +14,7 @@ use aqmlab_model::app::frame_classes::SegmentMarks;
 use aqmlab_model::app::tcp_config::{EcnCodepoint, TcpConfig};
 use aqmlab_model::record::FlowSample;
 use aqmlab_model::streams;
+use std::collections::VecDeque;
 
 /// The connection's timers; an application over TCP numbers its own from `FIRST_APP_TIMER`.
 const RTO_TIMER: u8 = 0;
@@ -47,6 +48,11 @@ pub(super) struct TcpConnection {
     handshake: Option<Handshake>,
     initial_rto: Time,
     max_rto: Time,
+    /// With `TcpConfig::rwnd_autotuning`: (uid, advertised window) of each ACK on its way, in
+    /// the order sent. The window travels beside the packet, as SACK blocks do, so that
+    /// `Packet` stays at 80 bytes; one connection's ACKs cross one path in order, so the ACK
+    /// that arrives finds its entry at the front, behind those of ACKs that were lost.
+    ack_windows: Option<VecDeque<(u64, u64)>>,
 }
 
 impl TcpConnection {
@@ -67,6 +73,7 @@ impl TcpConnection {
             handshake: None,
             initial_rto: Time(tcp.initial_rto_ns),
             max_rto: Time(tcp.max_rto_ns),
+            ack_windows: tcp.rwnd_autotuning.then(VecDeque::new),
         }
     }
 
@@ -205,6 +212,9 @@ impl TcpConnection {
             p.sack_blocks = sack.len() as u8;
             net.sack_blocks.insert(p.uid, sack);
         }
+        if let Some(windows) = self.ack_windows.as_mut() {
+            windows.push_back((p.uid, self.rx.offer_window().expect("the receiver autotunes too")));
+        }
         net.emit(p);
     }
 
@@ -230,7 +240,32 @@ impl TcpConnection {
         } else {
             let (ack, ece) = (p.ack, p.ece);
             let sack = net.take_sack_blocks(&p);
+            if self.ack_windows.is_some() {
+                self.take_ack_window(p.uid, ack);
+            }
             self.send(f, net, |tx, now, out| tx.on_ack_sack(ack, ece, sack.as_slice(), now, out));
+            if self.ack_windows.is_some() {
+                // The autotuning receiver's RTT (receive_window.rs says why the sender's).
+                if let Some(sample) = self.tx.take_latest_rtt_sample() {
+                    self.rx.on_rtt_sample(sample);
+                }
+            }
+        }
+    }
+
+    /// The window the ACK `uid` advertised, to the sender; entries of ACKs sent before it were
+    /// lost on the way and are dropped. An ACK without an entry (one that overtook another)
+    /// leaves the sender's window as it was.
+    fn take_ack_window(&mut self, uid: u64, ack: u64) {
+        let windows = self.ack_windows.as_mut().expect("called with autotuning on");
+        while windows.front().is_some_and(|&(u, _)| u < uid) {
+            windows.pop_front();
+        }
+        if let Some(&(u, w)) = windows.front() {
+            if u == uid {
+                windows.pop_front();
+                self.tx.set_peer_window(ack, w);
+            }
         }
     }
 
@@ -281,6 +316,7 @@ impl TcpConnection {
             packets_sent: totals.packets_sent,
             retransmissions: totals.retransmissions,
             delivery_rate_bps: tx.delivery_rate_bps(),
+            snd_wnd_bytes: tx.peer_window(),
         }
     }
 }
