@@ -1641,7 +1641,7 @@ impl TcpReceiver {
             ce_pending: false,
             dctcp_echo: matches!(cfg.congestion_control, CongestionControl::Dctcp | CongestionControl::Prague).then(DctcpEcho::default),
             quickack: cfg.quickack.then(|| Box::new(QuickAck::new(cfg.rwnd, cfg.mss, Time(cfg.min_rto_ns)))),
-            window: cfg.rwnd_autotuning.then(|| Box::new(ReceiveWindow::new(cfg.rwnd, cfg.mss as u64))),
+            window: cfg.rwnd_autotuning.then(|| Box::new(ReceiveWindow::new(cfg.rwnd, cfg.mss as u64, ISS_DATA))),
             delivered_bytes: 0,
         }
     }
@@ -1725,7 +1725,9 @@ impl TcpReceiver {
         let before = self.rcv_nxt;
         self.advance(end);
         if let Some(w) = self.window.as_mut() {
-            let grew = w.on_in_order(self.rcv_nxt - before, self.rcv_nxt, ooo_span(&self.ooo, self.rcv_nxt), self.ooo.bytes(), now);
+            // The segment's own new bytes (`end - before`), not what filling a hole merged in:
+            // the kernel grows the window by the arriving skb (`tcp_grow_window`).
+            let grew = w.on_in_order(end - before, self.rcv_nxt, ooo_span(&self.ooo, self.rcv_nxt), self.ooo.bytes(), now);
             if let (true, Some(q)) = (grew, self.quickack.as_mut()) {
                 q.on_window_grown();
                 quick = true;

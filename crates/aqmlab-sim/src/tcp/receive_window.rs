@@ -75,6 +75,8 @@ pub struct ReceiveWindow {
     /// Where and when the current measurement started (`rcvq_space.seq`, `rcvq_space.time`);
     /// None until the first in-order data.
     mark: Option<(u64, Time)>,
+    /// The connection's first data sequence number, where the first measurement starts.
+    first_seq: u64,
     /// The receiver's RTT estimate (`rcv_rtt_est`); None until the first sample.
     rtt: Option<Time>,
     /// The right edge of the window last offered, a sequence number (`rcv_wup + rcv_wnd`); 0
@@ -83,7 +85,8 @@ pub struct ReceiveWindow {
 }
 
 impl ReceiveWindow {
-    pub fn new(rwnd: u64, mss: u64) -> ReceiveWindow {
+    /// The receiver's window for a connection whose data starts at `first_seq`.
+    pub fn new(rwnd: u64, mss: u64, first_seq: u64) -> ReceiveWindow {
         let first = Self::first_window(rwnd, mss);
         ReceiveWindow {
             mss,
@@ -92,6 +95,7 @@ impl ReceiveWindow {
             willing: first,
             space: first.min(INITIAL_SPACE_SEGMENTS * mss),
             mark: None,
+            first_seq,
             rtt: None,
             edge: 0,
         }
@@ -126,7 +130,8 @@ impl ReceiveWindow {
         });
     }
 
-    /// In-order data of `len` bytes moved the receive edge to `rcv_nxt` and was read at once;
+    /// An in-order segment brought `len` new bytes and moved the receive edge to `rcv_nxt`
+    /// (further than `len` when it filled a hole), and everything in order was read at once;
     /// `ooo_span` is how far held out-of-order data reaches past `rcv_nxt` (0 without any), and
     /// `ooo_held` bytes of it are held. True when the window the receiver is willing to offer
     /// grew (where `tcp_grow_window` asks for a quick ACK, `quickack.rs`).
@@ -137,7 +142,9 @@ impl ReceiveWindow {
             self.willing = (self.willing + (2 * len).max(2 * self.mss)).min(room);
         }
         let Some((seq, since)) = self.mark else {
-            self.mark = Some((rcv_nxt - len, now));
+            // The first measurement counts from the connection's start (`tcp_init_buffer_space`
+            // at the handshake's end; here, the first data).
+            self.mark = Some((self.first_seq, now));
             return grew;
         };
         let Some(rtt) = self.rtt else { return grew };
@@ -182,7 +189,7 @@ mod tests {
         assert_eq!(ReceiveWindow::first_window(6_291_456, 1448), 65_160);
         assert_eq!(ReceiveWindow::first_window(6_291_456, 1460), 64_240);
         assert_eq!(ReceiveWindow::first_window(19_200, 960), 19_200);
-        let w = ReceiveWindow::new(6_291_456, MSS);
+        let w = ReceiveWindow::new(6_291_456, MSS, 0);
         assert_eq!(w.advertised(), 65_160);
         assert_eq!(w.space, 14_480);
     }
@@ -190,7 +197,7 @@ mod tests {
     #[test]
     fn a_fixed_small_window_stays_fixed() {
         // A scenario's own small rwnd (Rb-RIO's 20 segments) is the ceiling from the start.
-        let mut w = ReceiveWindow::new(19_200, 960);
+        let mut w = ReceiveWindow::new(19_200, 960, 0);
         w.on_rtt_sample(ms(40));
         for k in 0..200 {
             w.on_in_order(960, (k + 1) * 960, 0, 0, ms(k * 5));
@@ -203,7 +210,7 @@ mod tests {
         // The kernel's trace (docs/fidelity.md): 40 segments read in a round trip after 20 the
         // round trip before give 2c + 4c(c - old)/old = 115,840 + 231,680 = 347,520 B; the kernel
         // advertised 346,112 B (its 1 KiB scaling step below) one round trip later.
-        let mut w = ReceiveWindow::new(6_291_456, MSS);
+        let mut w = ReceiveWindow::new(6_291_456, MSS, 0);
         w.on_rtt_sample(ms(40));
         w.space = 20 * MSS;
         w.mark = Some((0, ms(0)));
@@ -227,7 +234,7 @@ mod tests {
     fn the_first_round_trip_leaves_the_clamp_where_it_starts() {
         // Ten segments in the first round trip are the first space: the clamp stays 80 KiB, and
         // the advertised window stops there (the kernel's 80,896 B at 0.85-0.92 s).
-        let mut w = ReceiveWindow::new(6_291_456, MSS);
+        let mut w = ReceiveWindow::new(6_291_456, MSS, 0);
         w.on_rtt_sample(ms(40));
         for i in 0..10 {
             w.on_in_order(MSS, (i + 1) * MSS, 0, 0, ms(i * 4));
@@ -237,7 +244,7 @@ mod tests {
 
     #[test]
     fn the_advertised_window_grows_two_bytes_per_byte_received() {
-        let mut w = ReceiveWindow::new(6_291_456, MSS);
+        let mut w = ReceiveWindow::new(6_291_456, MSS, 0);
         w.clamp = 1_000_000;
         let before = w.advertised();
         w.on_in_order(MSS, MSS, 0, 0, ms(1));
@@ -249,7 +256,7 @@ mod tests {
     #[test]
     fn out_of_order_data_takes_room_and_the_right_edge_never_moves_back() {
         // 80 KiB clamp, 65,160 B offered from sequence 0: edge 65,160.
-        let mut w = ReceiveWindow::new(6_291_456, MSS);
+        let mut w = ReceiveWindow::new(6_291_456, MSS, 0);
         assert_eq!(w.offer(0, 0), 65_160);
         // 40 segments held above a hole at 0: free space 81,920 - 57,920 = 24,000 B, less than
         // the window the edge leaves, so the edge stays and the window is what it was.
@@ -268,18 +275,30 @@ mod tests {
     }
 
     #[test]
+    fn filling_a_hole_grows_the_window_by_the_filling_segment_alone() {
+        // Segment 0 lost, 1-20 held, then 0 arrives: rcv_nxt jumps 21 segments, the window the
+        // receiver will offer grows by two MSS (the arriving skb's, `tcp_grow_window`).
+        let mut w = ReceiveWindow::new(6_291_456, MSS, 0);
+        w.clamp = 1_000_000;
+        let before = w.willing;
+        w.on_in_order(MSS, 21 * MSS, 0, 0, ms(1));
+        assert_eq!(w.willing, before + 2 * MSS);
+        assert_eq!(w.mark, Some((0, ms(1))), "the first measurement counts from the first byte");
+    }
+
+    #[test]
     fn out_of_order_data_makes_room_for_itself() {
-        let mut w = ReceiveWindow::new(6_291_456, MSS);
+        let mut w = ReceiveWindow::new(6_291_456, MSS, 0);
         w.on_out_of_order(100 * MSS);
         assert_eq!(w.clamp, 2 * 10 * MSS + 100 * MSS);
-        let mut small = ReceiveWindow::new(100_000, MSS);
+        let mut small = ReceiveWindow::new(100_000, MSS, 0);
         small.on_out_of_order(1000 * MSS);
         assert_eq!(small.clamp, 100_000, "never past rwnd");
     }
 
     #[test]
     fn the_receivers_rtt_takes_a_lower_sample_at_once_and_a_higher_by_an_eighth() {
-        let mut w = ReceiveWindow::new(6_291_456, MSS);
+        let mut w = ReceiveWindow::new(6_291_456, MSS, 0);
         w.on_rtt_sample(ms(80));
         w.on_rtt_sample(ms(40));
         assert_eq!(w.rtt, Some(ms(40)));
