@@ -1659,8 +1659,7 @@ impl TcpReceiver {
     /// (the fixed `rwnd` otherwise, which the sender knows from its own configuration); it
     /// remembers the right edge offered (`ReceiveWindow::offer`).
     pub fn offer_window(&mut self) -> Option<u64> {
-        let (rcv_nxt, held) = (self.rcv_nxt, self.ooo.bytes());
-        self.window.as_mut().map(|w| w.offer(rcv_nxt, held))
+        self.window.as_mut().map(|w| w.offer(self.rcv_nxt, &self.ooo))
     }
 
     /// One of the sender's RTT samples, for the autotuning receiver's RTT (`receive_window.rs`
@@ -1717,7 +1716,7 @@ impl TcpReceiver {
                 r.on_out_of_order(seq, &self.ooo);
             }
             if let Some(w) = self.window.as_mut() {
-                w.on_out_of_order(ooo_span(&self.ooo, self.rcv_nxt));
+                w.on_out_of_order(self.rcv_nxt, &self.ooo);
             }
             return AckAction::Now; // out of order: immediate duplicate ACK (RFC 5681 4.2)
         }
@@ -1727,7 +1726,7 @@ impl TcpReceiver {
         if let Some(w) = self.window.as_mut() {
             // The segment's own new bytes (`end - before`), not what filling a hole merged in:
             // the kernel grows the window by the arriving skb (`tcp_grow_window`).
-            let grew = w.on_in_order(end - before, self.rcv_nxt, ooo_span(&self.ooo, self.rcv_nxt), self.ooo.bytes(), now);
+            let grew = w.on_in_order(end - before, self.rcv_nxt, &self.ooo, now);
             if let (true, Some(q)) = (grew, self.quickack.as_mut()) {
                 q.on_window_grown();
                 quick = true;
@@ -1759,15 +1758,6 @@ impl TcpReceiver {
         if let Some(r) = self.sack.as_mut() {
             r.on_advance(new_nxt);
         }
-    }
-}
-
-/// How far held out-of-order data reaches past the receive edge `rcv_nxt` (0 without any).
-fn ooo_span(ooo: &RangeSet, rcv_nxt: u64) -> u64 {
-    if ooo.is_empty() {
-        0
-    } else {
-        ooo.end().saturating_sub(rcv_nxt)
     }
 }
 

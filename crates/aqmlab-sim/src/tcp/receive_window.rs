@@ -52,6 +52,7 @@
 //!   one MSS) is not offered: the window never falls under what the right edge leaves.
 //! * Memory pressure (`tcp_under_memory_pressure`, `tcp_clamp_window`): none in a simulation.
 
+use super::sack::RangeSet;
 use aqmlab_core::Time;
 
 /// tcp_rmem[1]: the receive buffer a connection starts with (bytes).
@@ -108,16 +109,11 @@ impl ReceiveWindow {
         rounded.min(UNSCALED_MAX).min(rwnd)
     }
 
-    /// The window the receiver would offer now, out-of-order data aside.
-    pub fn advertised(&self) -> u64 {
-        self.willing.min(self.clamp)
-    }
-
-    /// The window to put on the ACK sent now, from the receive edge `rcv_nxt`, with `ooo_held`
-    /// bytes of out-of-order data in the buffer: what free space and `rcv_ssthresh` allow, or
+    /// The window to put on the ACK sent now, from the receive edge `rcv_nxt`, with the
+    /// out-of-order data `held` in the buffer: what free space and `rcv_ssthresh` allow, or
     /// what keeps the last right edge where it was if that is more.
-    pub fn offer(&mut self, rcv_nxt: u64, ooo_held: u64) -> u64 {
-        let free = self.clamp.saturating_sub(ooo_held);
+    pub fn offer(&mut self, rcv_nxt: u64, held: &RangeSet) -> u64 {
+        let free = self.clamp.saturating_sub(held.bytes());
         self.edge = self.edge.max(rcv_nxt + self.willing.min(free));
         self.edge - rcv_nxt
     }
@@ -132,11 +128,10 @@ impl ReceiveWindow {
 
     /// An in-order segment brought `len` new bytes and moved the receive edge to `rcv_nxt`
     /// (further than `len` when it filled a hole), and everything in order was read at once;
-    /// `ooo_span` is how far held out-of-order data reaches past `rcv_nxt` (0 without any), and
-    /// `ooo_held` bytes of it are held. True when the window the receiver is willing to offer
-    /// grew (where `tcp_grow_window` asks for a quick ACK, `quickack.rs`).
-    pub fn on_in_order(&mut self, len: u64, rcv_nxt: u64, ooo_span: u64, ooo_held: u64, now: Time) -> bool {
-        let room = self.clamp.saturating_sub(ooo_held);
+    /// `held` is the out-of-order data still held. True when the window the receiver is willing
+    /// to offer grew (where `tcp_grow_window` asks for a quick ACK, `quickack.rs`).
+    pub fn on_in_order(&mut self, len: u64, rcv_nxt: u64, held: &RangeSet, now: Time) -> bool {
+        let room = self.clamp.saturating_sub(held.bytes());
         let grew = self.willing < room;
         if grew {
             self.willing = (self.willing + (2 * len).max(2 * self.mss)).min(room);
@@ -155,20 +150,30 @@ impl ReceiveWindow {
         if copied > self.space {
             let base = 2 * copied;
             let slow_start = (2 * base as u128 * (copied - self.space) as u128 / self.space as u128) as u64;
-            self.raise_clamp(base.saturating_add(slow_start).saturating_add(ooo_span));
+            self.raise_clamp(base.saturating_add(slow_start).saturating_add(span(held, rcv_nxt)));
             self.space = copied;
         }
         self.mark = Some((rcv_nxt, now));
         grew
     }
 
-    /// Out-of-order data is held, reaching `ooo_span` bytes past the receive edge.
-    pub fn on_out_of_order(&mut self, ooo_span: u64) {
-        self.raise_clamp((2 * self.space).saturating_add(ooo_span));
+    /// Out-of-order data is `held` above the receive edge `rcv_nxt`.
+    pub fn on_out_of_order(&mut self, rcv_nxt: u64, held: &RangeSet) {
+        self.raise_clamp((2 * self.space).saturating_add(span(held, rcv_nxt)));
     }
 
     fn raise_clamp(&mut self, window: u64) {
         self.clamp = self.clamp.max(window.min(self.ceiling));
+    }
+}
+
+/// How far the out-of-order data `held` reaches past the receive edge `rcv_nxt` (0 without
+/// any): the room DRS adds for it (`tcp_rcvbuf_grow`'s ooo_last_skb end).
+fn span(held: &RangeSet, rcv_nxt: u64) -> u64 {
+    if held.is_empty() {
+        0
+    } else {
+        held.end().saturating_sub(rcv_nxt)
     }
 }
 
@@ -182,6 +187,17 @@ mod tests {
         Time(v * 1_000_000)
     }
 
+    /// Out-of-order data held from segment `from` to segment `to`.
+    fn held(from: u64, to: u64) -> RangeSet {
+        let mut r = RangeSet::default();
+        r.insert(from * MSS, to * MSS);
+        r
+    }
+
+    fn none() -> RangeSet {
+        RangeSet::default()
+    }
+
     #[test]
     fn the_first_window_is_a_kernels() {
         // 65160 at a 1448 B MSS (measured on this machine's kernel), 64240 at 1460 B (the
@@ -189,8 +205,8 @@ mod tests {
         assert_eq!(ReceiveWindow::first_window(6_291_456, 1448), 65_160);
         assert_eq!(ReceiveWindow::first_window(6_291_456, 1460), 64_240);
         assert_eq!(ReceiveWindow::first_window(19_200, 960), 19_200);
-        let w = ReceiveWindow::new(6_291_456, MSS, 0);
-        assert_eq!(w.advertised(), 65_160);
+        let mut w = ReceiveWindow::new(6_291_456, MSS, 0);
+        assert_eq!(w.offer(0, &none()), 65_160);
         assert_eq!(w.space, 14_480);
     }
 
@@ -200,8 +216,8 @@ mod tests {
         let mut w = ReceiveWindow::new(19_200, 960, 0);
         w.on_rtt_sample(ms(40));
         for k in 0..200 {
-            w.on_in_order(960, (k + 1) * 960, 0, 0, ms(k * 5));
-            assert_eq!(w.advertised(), 19_200);
+            w.on_in_order(960, (k + 1) * 960, &none(), ms(k * 5));
+            assert_eq!(w.offer((k + 1) * 960, &none()), 19_200);
         }
     }
 
@@ -214,19 +230,19 @@ mod tests {
         w.on_rtt_sample(ms(40));
         w.space = 20 * MSS;
         w.mark = Some((0, ms(0)));
-        w.on_in_order(MSS, 39 * MSS, 0, 0, ms(39));
+        w.on_in_order(MSS, 39 * MSS, &none(), ms(39));
         assert_eq!(w.clamp, 81_920, "less than a receiver RTT: no measurement");
-        w.on_in_order(MSS, 40 * MSS, 0, 0, ms(40));
+        w.on_in_order(MSS, 40 * MSS, &none(), ms(40));
         assert_eq!(w.clamp, 347_520);
         assert_eq!((w.space, w.mark), (40 * MSS, Some((40 * MSS, ms(40)))));
         // As many bytes in the next round trip: no growth; out-of-order data held adds its span.
-        w.on_in_order(40 * MSS, 80 * MSS, 0, 0, ms(80));
+        w.on_in_order(40 * MSS, 80 * MSS, &none(), ms(80));
         assert_eq!(w.clamp, 347_520);
-        w.on_in_order(100 * MSS, 180 * MSS, 30 * MSS, 0, ms(120));
+        w.on_in_order(100 * MSS, 180 * MSS, &held(209, 210), ms(120));
         let (c, old) = (100 * MSS, 40 * MSS);
         assert_eq!(w.clamp, 2 * c + 4 * c * (c - old) / old + 30 * MSS);
         // A slower round trip never lowers it.
-        w.on_in_order(10 * MSS, 190 * MSS, 0, 0, ms(160));
+        w.on_in_order(10 * MSS, 190 * MSS, &none(), ms(160));
         assert_eq!(w.clamp, 2 * c + 4 * c * (c - old) / old + 30 * MSS);
     }
 
@@ -237,40 +253,40 @@ mod tests {
         let mut w = ReceiveWindow::new(6_291_456, MSS, 0);
         w.on_rtt_sample(ms(40));
         for i in 0..10 {
-            w.on_in_order(MSS, (i + 1) * MSS, 0, 0, ms(i * 4));
+            w.on_in_order(MSS, (i + 1) * MSS, &none(), ms(i * 4));
         }
-        assert_eq!((w.clamp, w.advertised()), (81_920, 81_920));
+        assert_eq!((w.clamp, w.offer(10 * MSS, &none())), (81_920, 81_920));
     }
 
     #[test]
     fn the_advertised_window_grows_two_bytes_per_byte_received() {
         let mut w = ReceiveWindow::new(6_291_456, MSS, 0);
         w.clamp = 1_000_000;
-        let before = w.advertised();
-        w.on_in_order(MSS, MSS, 0, 0, ms(1));
-        assert_eq!(w.advertised(), before + 2 * MSS);
-        w.on_in_order(100, MSS + 100, 0, 0, ms(2)); // a small segment still grows it by two MSS
-        assert_eq!(w.advertised(), before + 4 * MSS);
+        let before = w.willing;
+        w.on_in_order(MSS, MSS, &none(), ms(1));
+        assert_eq!(w.willing, before + 2 * MSS);
+        w.on_in_order(100, MSS + 100, &none(), ms(2)); // a small segment still grows it by two MSS
+        assert_eq!(w.willing, before + 4 * MSS);
     }
 
     #[test]
     fn out_of_order_data_takes_room_and_the_right_edge_never_moves_back() {
         // 80 KiB clamp, 65,160 B offered from sequence 0: edge 65,160.
         let mut w = ReceiveWindow::new(6_291_456, MSS, 0);
-        assert_eq!(w.offer(0, 0), 65_160);
+        assert_eq!(w.offer(0, &none()), 65_160);
         // 40 segments held above a hole at 0: free space 81,920 - 57,920 = 24,000 B, less than
         // the window the edge leaves, so the edge stays and the window is what it was.
-        assert_eq!(w.offer(0, 40 * MSS), 65_160);
+        assert_eq!(w.offer(0, &held(1, 41)), 65_160);
         // The hole filled partly: rcv_nxt moves up to the next hole, the edge stays, the window
         // the sender sees shrinks (the kernel's dips below 64 KiB in docs/fidelity.md's figure).
         // With 30 segments still held, free space (38,480 B) reaches only to 52,960 < 65,160.
-        assert_eq!(w.offer(10 * MSS, 30 * MSS), 65_160 - 10 * MSS);
+        assert_eq!(w.offer(10 * MSS, &held(11, 41)), 65_160 - 10 * MSS);
         // Everything in order again: free space is the clamp, the window is rcv_ssthresh's.
-        assert_eq!(w.offer(60 * MSS, 0), 65_160);
+        assert_eq!(w.offer(60 * MSS, &none()), 65_160);
         // rcv_ssthresh does not grow past the free space while data is held.
-        w.on_in_order(MSS, 61 * MSS, 0, 50 * MSS, ms(1));
+        w.on_in_order(MSS, 61 * MSS, &held(62, 112), ms(1));
         assert_eq!(w.willing, 65_160, "81,920 - 72,400 of room is less than rcv_ssthresh");
-        w.on_in_order(MSS, 62 * MSS, 0, 0, ms(2));
+        w.on_in_order(MSS, 62 * MSS, &none(), ms(2));
         assert_eq!(w.willing, 65_160 + 2 * MSS);
     }
 
@@ -281,7 +297,7 @@ mod tests {
         let mut w = ReceiveWindow::new(6_291_456, MSS, 0);
         w.clamp = 1_000_000;
         let before = w.willing;
-        w.on_in_order(MSS, 21 * MSS, 0, 0, ms(1));
+        w.on_in_order(MSS, 21 * MSS, &none(), ms(1));
         assert_eq!(w.willing, before + 2 * MSS);
         assert_eq!(w.mark, Some((0, ms(1))), "the first measurement counts from the first byte");
     }
@@ -289,10 +305,10 @@ mod tests {
     #[test]
     fn out_of_order_data_makes_room_for_itself() {
         let mut w = ReceiveWindow::new(6_291_456, MSS, 0);
-        w.on_out_of_order(100 * MSS);
+        w.on_out_of_order(0, &held(99, 100));
         assert_eq!(w.clamp, 2 * 10 * MSS + 100 * MSS);
         let mut small = ReceiveWindow::new(100_000, MSS, 0);
-        small.on_out_of_order(1000 * MSS);
+        small.on_out_of_order(0, &held(999, 1000));
         assert_eq!(small.clamp, 100_000, "never past rwnd");
     }
 
