@@ -2,10 +2,11 @@
 without `tcp.rwnd_autotuning` (issue 27: the start-up gap docs/fidelity.md traces to the
 kernel's receive window): one case of the fidelity suite (`benches/fidelity.py`, default the
 8-flow FQ-CoDel case, cubic), run once in each engine with the same seed and sampled every
-10 ms: the simulator with `rwnd_autotuning` and `quickack` (the receiver as a kernel's) and
-with the linux profile as it is, and the kernel; `flow_samples.snd_wnd_bytes` (the kernel's
-`tcpi_snd_wnd`, the simulator's window) and `cwnd_bytes` of every flow over the first
-seconds, one column per run.
+10 ms: the simulator with the linux profile as it is (the window autotuned, since 2026-11-28)
+and with the profile's 6 MB window from the first segment (`rwnd_autotuning = false`, the
+profile before), and the kernel; `flow_samples.snd_wnd_bytes` (the kernel's `tcpi_snd_wnd`,
+the simulator's window) and `cwnd_bytes` of every flow over the first seconds, one column per
+run.
 
     sudo python3 benches/fidelity_rwnd.py        # docs/fidelity/rwnd-8f-10M-50ms-fqcodel.png
     sudo python3 benches/fidelity_rwnd.py --case 1f-100M-40ms-fifo-deep --out /tmp/rwnd.png
@@ -30,8 +31,8 @@ from fidelity_cwnd import FIGURES, save_figure
 DEFAULT_CASE = "8f-10M-50ms-fqcodel"
 SHOWN_S = 5.0
 SAMPLE = "10ms"
-#: The receiver as a kernel's: autotuning, and the quick ACKs its window growth asks for.
-AUTOTUNING = ["flows.*.app.tcp.rwnd_autotuning=true", "flows.*.app.tcp.quickack=true"]
+#: The profile before it took the autotuned window: the 6 MB ceiling from the first segment.
+FIXED_WINDOW = ["flows.*.app.tcp.rwnd_autotuning=false"]
 
 
 def tcp_samples(result):
@@ -91,8 +92,8 @@ def main() -> int:
     case = next(c for c in CASES if c.name == args.case)
     base = [f"records.flow_sample={SAMPLE}"]
     runs = {}
-    for name, extra in (("simulator, rwnd_autotuning + quickack", AUTOTUNING),
-                        ("simulator, linux profile (6 MB window)", [])):
+    for name, extra in (("simulator, linux profile", []),
+                        ("simulator, fixed 6 MB window", FIXED_WINDOW)):
         sc = scenario(case, args.controller, args.seed, args.duration, overrides=base + extra)
         runs[name] = tcp_samples(simulate(sc, progress=False))
     kernel = scenario(case, args.controller, args.seed, args.duration, overrides=base)

@@ -80,6 +80,6 @@ def test_the_model_changes_a_lossy_multi_flow_run() -> None:
     s = small_scenario()
     s["flows"][0]["app"]["tcp"] = {**LINUX, "rwnd_autotuning": True}
     on = _run(s)
-    s["flows"][0]["app"]["tcp"] = LINUX
+    s["flows"][0]["app"]["tcp"] = {**LINUX, "rwnd_autotuning": False}
     off = _run(s)
     assert not on["packets"].equals(off["packets"])

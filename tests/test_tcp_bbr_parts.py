@@ -52,8 +52,11 @@ def test_unset_a_part_is_on_and_normalizes_as_before_and_off_reaches_the_engine(
 
 def _two_rtts(tcp_extra: dict[str, bool]) -> dict:
     """Two BBR flows of 10 and 80 ms base RTT in a one-BDP FIFO at 10 Mbit/s (the fidelity
-    suite's 2f-10M-10+80ms-fifo, shorter), where cwnd binds."""
-    tcp = {"congestion_control": "bbr", "profile": "linux", "mss": "1460B", **tcp_extra}
+    suite's 2f-10M-10+80ms-fifo, shorter), where cwnd binds, with the profile's fixed window:
+    with the autotuned one (in the profile since 2026-11-28) switching the allowance off leaves
+    this run's period figures as they are (measured; not explained: the receive window does
+    not hold these flows, it stays far above cwnd)."""
+    tcp = {"congestion_control": "bbr", "profile": "linux", "mss": "1460B", "rwnd_autotuning": False, **tcp_extra}
     group = {"count": 1, "access_rate": "1Gbps", "receiver_delay": "1ms", "app": {"kind": "bulk", "tcp": tcp}}
     return {"name": "two-rtts", "seed": 1, "duration": "15s",
             "topology": {"bottleneck": {"rate": "10Mbps", "delay": "3ms",

@@ -35,12 +35,16 @@ def test_linux_profile_sets_the_kernel_defaults():
     # tcp_cubic.c keeps alpha_cubic in its Reno-friendly region (RFC 9438 4.3's switch unset).
     assert t.cubic_alpha_to_one is False
     assert t.initial_cwnd == 10 and t.rwnd == 6291456
+    # The receiver's window autotuned as a kernel's is, with rwnd its ceiling (tcp_rmem[2]).
+    assert t.rwnd_autotuning is True and t.quickack is False
     assert t.min_rto == 200_000_000 and t.delayed_ack_timeout == 40_000_000
     assert not (t.hystart or t.frto or t.paced())
     engine = _engine_tcp(["flows.tcp.app.tcp.profile=linux"])
     assert engine["prr"] is True and engine["limited_transmit"] is True and "prr_variant" not in engine
     assert engine["rack"] is True and engine["cubic_hystart"] is True and engine["byte_counting"] is True
-    assert engine["cubic_alpha_to_one"] is False
+    assert engine["cubic_alpha_to_one"] is False and engine["rwnd_autotuning"] is True
+    assert engine["rto_restart_on_head_retransmit"] is True
+    assert "quickack" not in engine
     assert engine["congestion_control"] == "cubic" and engine["initial_cwnd_segments"] == 10
     assert engine["min_rto_ns"] == 200_000_000
     # sqf/testbed-fifo writes its own receive window: the scenario's value wins over the profile's.
@@ -117,6 +121,9 @@ def test_ns3_profile_sets_ns3_344_defaults():
     assert engine["congestion_control"] == "cubic" and engine["sack"] is True
     assert engine["prr"] is True and engine["limited_transmit"] is True and engine["prr_variant"] == "ns3"
     assert engine["cubic_alpha_to_one"] is False
+    # ns-3's receive buffer is fixed and its RTO restarts on new ACKs alone.
+    assert "rwnd_autotuning" not in engine and "rto_restart_on_head_retransmit" not in engine
+    assert "quickack" not in engine
     assert engine["initial_cwnd_segments"] == 10 and engine["mss"] == 536 and engine["rwnd"] == 131072
     assert engine["delayed_ack"] is True and engine["delayed_ack_timeout_ns"] == 200_000_000
     assert engine["min_rto_ns"] == 1_000_000_000 and engine["initial_rto_ns"] == 1_000_000_000

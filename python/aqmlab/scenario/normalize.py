@@ -167,6 +167,7 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         **({"prr_variant": t.prr_variant} if t.prr_variant != "linux" else {}),
         **({"limited_transmit": True} if t.limited_transmit else {}),
         **({"rack": True} if t.rack else {}),
+        **({"rto_restart_on_head_retransmit": True} if t.rto_restart_on_head_retransmit else {}),
         **({"hystart": True} if t.hystart else {}),
         **({"cubic_hystart": True} if t.cubic_hystart else {}),
         **({"cubic_alpha_to_one": False} if t.cubic_alpha_to_one is False else {}),

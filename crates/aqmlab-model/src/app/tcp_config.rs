@@ -48,6 +48,11 @@ pub struct TcpConfig {
     /// RACK-TLP (RFC 8985): time-based loss detection and tail loss probes; needs `sack`.
     #[serde(default)]
     pub rack: bool,
+    /// A retransmission of the first unacknowledged segment restarts the retransmission timer,
+    /// as Linux's `tcp_xmit_retransmit_queue` does (`aqmlab_sim::tcp::rto_restart`). Off: RFC
+    /// 6298's restart on ACKs of new data alone.
+    #[serde(default)]
+    pub rto_restart_on_head_retransmit: bool,
     /// HyStart++ (RFC 9406) in the initial slow start (`aqmlab_sim::tcp::hystart`); not with
     /// BBR, which has its own startup.
     #[serde(default)]
@@ -322,6 +327,7 @@ mod tests {
             prr: false,
             limited_transmit: false,
             rack: false,
+            rto_restart_on_head_retransmit: false,
             hystart: false,
             cubic_hystart: false,
             rate_estimator: false,

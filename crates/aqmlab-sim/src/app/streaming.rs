@@ -265,6 +265,7 @@ mod tests {
             prr: false,
             limited_transmit: false,
             rack: false,
+            rto_restart_on_head_retransmit: false,
             hystart: false,
             cubic_hystart: false,
             rate_estimator: false,

@@ -498,6 +498,8 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         rate_estimator: stack.rack,
         // Linux's receive window in the same stacks (no draw, as the estimator).
         rwnd_autotuning: stack.rack,
+        // And its restart of the RTO at each retransmission of the head (no draw either).
+        rto_restart_on_head_retransmit: stack.rack,
         congestion_control: stack.cc,
         ecn_codepoint: if stack.cc == CongestionControl::Prague { EcnCodepoint::Ect1 } else { Default::default() },
         pacing: matches!(stack.cc, CongestionControl::Bbr | CongestionControl::Bbr3 | CongestionControl::Prague),

@@ -42,6 +42,10 @@
 //!   share the retransmission timer ([`TcpSender::rto_deadline`] is the earliest). Off, every
 //!   rule above is unchanged.
 //!
+//! * optional restart of the retransmission timer at each retransmission of the first
+//!   unacknowledged segment (`TcpConfig::rto_restart_on_head_retransmit`, Linux's
+//!   `tcp_xmit_retransmit_queue`, [`rto_restart`]). Off, RFC 6298 (5.3) alone restarts it.
+//!
 //! * optional HyStart++ (`TcpConfig::hystart`, not with BBR): in the initial slow start,
 //!   [`hystart`] (RFC 9406) takes the place of the controller's slow-start rule, leaving it for
 //!   Conservative Slow Start when the RTT rises and for congestion avoidance (ssthresh = cwnd)
@@ -74,6 +78,7 @@ pub mod quickack;
 pub mod rack;
 pub mod rate_sample;
 pub mod receive_window;
+pub mod rto_restart;
 pub mod rtt;
 pub mod sack;
 pub mod send_times;
@@ -181,6 +186,9 @@ pub struct TcpSender {
     frto_recover: Option<u64>,
     /// Limited Transmit (RFC 3042) enabled.
     limited_transmit: bool,
+    /// A retransmission of the head restarts the RTO (`TcpConfig::rto_restart_on_head_retransmit`,
+    /// [`rto_restart`]).
+    rto_restart_on_head_retransmit: bool,
     /// Proportional Rate Reduction (RFC 6937): Some when enabled (with SACK), the state of the
     /// current (or last) recovery.
     prr: Option<Prr>,
@@ -334,6 +342,7 @@ impl TcpSender {
             frto_phase: FrtoPhase::Idle,
             frto_recover: None,
             limited_transmit: cfg.limited_transmit,
+            rto_restart_on_head_retransmit: cfg.rto_restart_on_head_retransmit,
             prr: (cfg.prr && cfg.sack).then(Prr::default),
             prr_ns3: cfg.prr_variant == PrrVariant::Ns3,
             pacer,
@@ -564,6 +573,12 @@ impl TcpSender {
 
     fn transmit(&mut self, seq: u64, retransmission: bool, now: Time, out: &mut Vec<Segment>) {
         self.transmit_inline(seq, retransmission, now, out);
+        // Recovery's retransmissions come this way (the send loop's go-back-N does not: the ACK
+        // that moved SND.UNA restarted the timer there already).
+        let reorder_armed = matches!(self.rack_timer, Some((_, RackTimer::Reorder)));
+        if self.rto_restart_on_head_retransmit && rto_restart::restarts_timer(retransmission, seq, self.snd_una, reorder_armed) {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
     }
 
     /// [`Self::transmit`], always inlined: for the send loop of `send_window`, which sends

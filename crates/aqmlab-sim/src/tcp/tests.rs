@@ -23,6 +23,7 @@ pub(crate) fn cfg() -> TcpConfig {
         prr: false,
         limited_transmit: false,
         rack: false,
+        rto_restart_on_head_retransmit: false,
         hystart: false,
         cubic_hystart: false,
         rate_estimator: false,
@@ -1164,6 +1165,30 @@ fn rack_resends_a_lost_fast_retransmission_without_a_timeout() {
             assert_eq!(s.stats.timeouts, 1, "RFC 6675 alone waits for the RTO: {:?}", s.stats);
         }
     }
+}
+
+/// Linux's restart of the RTO at each retransmission of the head
+/// (`rto_restart_on_head_retransmit`): segment 5 and its first three retransmissions are lost.
+/// RACK finds each lost retransmission about one RTT plus its reordering window after it was
+/// sent, so the fourth attempt leaves about 190 ms after the last advance of SND.UNA and its
+/// ACK arrives after the 200 ms RTO: RFC 6298's timer fires first; a timer restarted by each
+/// attempt lets RACK finish the repair.
+#[test]
+fn restarting_the_rto_at_each_head_retransmission_lets_rack_repair_a_thrice_lost_retransmission() {
+    let total = 60 * MSS;
+    let mut timeouts = Vec::new();
+    for restart in [false, true] {
+        let c = TcpConfig { rto_restart_on_head_retransmit: restart, ..rack_cfg() };
+        let mut s = TcpSender::new(&c);
+        s.cwnd = 20 * MSS;
+        s.ssthresh = 20 * MSS;
+        let mut r = TcpReceiver::new(&c);
+        let o = play(&mut s, &mut r, total, ms(25), ms(1), |seq, n| seq == seg(5) && n < 4, no_check);
+        assert!(o.done.is_some(), "restart={restart}: transfer did not finish");
+        assert_eq!(r.delivered_bytes, total, "restart={restart}");
+        timeouts.push(s.stats.timeouts);
+    }
+    assert_eq!(timeouts, vec![1, 0], "timeouts without and with the restart");
 }
 
 /// The lost retransmission leaves the pipe at once (Linux's `tcp_mark_skb_lost`), and an
