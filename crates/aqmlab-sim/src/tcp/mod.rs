@@ -575,9 +575,11 @@ impl TcpSender {
         self.transmit_inline(seq, retransmission, now, out);
         // Recovery's retransmissions come this way (the send loop's go-back-N does not: the ACK
         // that moved SND.UNA restarted the timer there already).
-        let reorder_armed = matches!(self.rack_timer, Some((_, RackTimer::Reorder)));
-        if self.rto_restart_on_head_retransmit && rto_restart::restarts_timer(retransmission, seq, self.snd_una, reorder_armed) {
-            self.rto_deadline = Some(now + self.rtt.rto());
+        if self.rto_restart_on_head_retransmit {
+            let reorder_armed = matches!(self.rack_timer, Some((_, RackTimer::Reorder)));
+            if rto_restart::restarts_timer(retransmission, seq, self.snd_una, reorder_armed) {
+                self.rto_deadline = Some(now + self.rtt.rto());
+            }
         }
     }
 

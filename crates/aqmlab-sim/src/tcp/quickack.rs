@@ -126,13 +126,13 @@ impl QuickAck {
         self.regrants += 1;
     }
 
-    /// The receiver sent an ACK of the current edge: one quick ACK spent.
     /// The receiver raised the window it is willing to offer (`tcp_grow_window`, with
     /// `TcpConfig::rwnd_autotuning`): `icsk_ack.quick |= 1`, so the next ACK goes at once.
     pub fn on_window_grown(&mut self) {
         self.left = self.left.max(1);
     }
 
+    /// The receiver sent an ACK of the current edge: one quick ACK spent.
     pub fn on_ack_sent(&mut self) {
         self.left = self.left.saturating_sub(1);
     }
