@@ -29,6 +29,12 @@ KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic", "bbr": "bbr"}
 #: ceiling of 6 MB (`rwnd`: net.ipv4.tcp_rmem's third value as kernels long shipped it, 6291456;
 #: this machine's 6.18 has 32 MiB; 6 MB binds no case the project runs: in the deepest fidelity
 #: case cwnd stays below 2.9 MB, docs/tcp.md), and
+#: the three-way handshake, whose RTT sample seeds the RTO (`handshake`, bulk flows: stream and ABR
+#: clients open from the receiving end, which is not modelled, so the profile leaves it off for
+#: them), an RTT sample from every ACK as timestamps give it (`rtt_sample_every_ack`,
+#: tcp_ack_update_rtt, net.ipv4.tcp_timestamps = 1) and the RTO from Linux's estimator
+#: (`rto_estimator = "linux"`, tcp_rtt_estimator: RTO = SRTT + max(deviation term, 200 ms)), these
+#: three in the profile since 2026-11-28 (docs/fidelity.md, "RTT samples and the RTO"),
 #: CUBIC's Reno-friendly estimate growing by alpha_cubic throughout (`cubic_alpha_to_one = false`:
 #: tcp_cubic.c's tcp_friendliness adds one segment per 8 / beta_scale windows acknowledged and
 #: never switches to RFC 9438 section 4.3's one per RTT; in the profile since 2026-11-27,
@@ -52,6 +58,7 @@ LINUX_PROFILE: dict[str, Any] = {
     "initial_cwnd": 10, "min_rto": "200ms", "delayed_ack": True, "delayed_ack_timeout": "40ms",
     "cubic_hystart": True, "cubic_alpha_to_one": False, "byte_counting": True, "rwnd": "6291456B",
     "rwnd_autotuning": True, "rto_restart_on_head_retransmit": True, "rate_estimator": True,
+    "handshake": True, "rtt_sample_every_ack": True, "rto_estimator": "linux",
 }
 
 #: Profile values that hold only where the rest of the stack can run them, each a test of the
@@ -130,6 +137,7 @@ class Tcp(Strict):
                            "10, min_rto 200ms, delayed_ack with a 40ms delayed_ack_timeout, cubic_hystart (with "
                            "cubic only, and not with hystart), cubic_alpha_to_one false (with cubic), "
                            "byte_counting, rwnd 6291456B with rwnd_autotuning, rto_restart_on_head_retransmit, "
+                           "handshake (bulk flows only), rtt_sample_every_ack, rto_estimator linux, "
                            "rate_estimator (pacing stays off, as "
                            "a kernel without fq runs cubic; rack only with sack). Not yet modelled, so absent "
                            "from linux: SACK-enhanced F-RTO; quickack (the quick-ACK start, measured to add "
@@ -178,6 +186,19 @@ class Tcp(Strict):
                            "reorder timer is armed); off: RFC 6298's restart on ACKs of new data alone, so a "
                            "recovery whose retransmissions are lost times out one RTO after SND.UNA last moved; "
                            "simulator only (the emulated kernel always restarts)")
+    rtt_sample_every_ack: bool = Field(
+        False, description="an RTT sample from every ACK that newly acknowledges data, as Linux takes it with TCP "
+                           "timestamps (tcp_ack_update_rtt: the oldest newly acknowledged segment never "
+                           "retransmitted, else the oldest newly SACKed one, else the echoed timestamp of the "
+                           "segment that moved the receive edge, in whole ms), each sample clearing the RTO's "
+                           "backoff; off: RFC 6298's one timed segment a round with Karn's rule, so a sender whose "
+                           "retransmissions keep being acknowledged keeps a backed-off RTO; simulator only (the "
+                           "emulated kernel always does this)")
+    rto_estimator: Literal["rfc6298", "linux"] = Field(
+        "rfc6298", description="how RTT samples become the RTO: rfc6298 (RTO = max(SRTT + 4 RTTVAR, min_rto)) or linux "
+                               "(tcp_rtt_estimator: RTO = SRTT + RTTVAR, RTTVAR the round trip's largest 4 x deviation "
+                               "and never below min_rto, so RTO >= SRTT + min_rto); simulator only (the emulated "
+                               "kernel runs its own)")
     hystart: bool = Field(False, description="HyStart++ (RFC 9406) in the initial slow start: leaves exponential "
                                              "growth when the RTT rises, for five rounds of Conservative Slow "
                                              "Start at a quarter of the growth, then congestion avoidance; not "
@@ -364,6 +385,18 @@ class Tcp(Strict):
     def paced(self) -> bool:
         """Whether the sender paces: as set, else only for bbr, bbr3 and prague."""
         return self.pacing if self.pacing is not None else self.congestion_control in ("bbr", "bbr3", "prague")
+
+
+def _without_profile_handshake(data: Any) -> Any:
+    """A stream or ABR group's TCP with a profile that opens with a handshake: the handshake left
+    off (as PROFILE_CONDITIONS leaves off what a stack cannot run), since these clients open from
+    the receiving end, which is not modelled; a handshake the scenario writes itself is refused."""
+    if isinstance(data, dict) and isinstance(data.get("tcp"), dict):
+        tcp = data["tcp"]
+        profile = PROFILES.get(tcp.get("profile")) if isinstance(tcp.get("profile"), str) else None
+        if profile is not None and profile.get("handshake") and "handshake" not in tcp:
+            return {**data, "tcp": {**tcp, "handshake": False}}
+    return data
 
 
 #: The handshake is built for the bulk sender, whose client is also the data's sender; an ABR or
@@ -635,6 +668,11 @@ class Stream(Strict):
     tcp_backlog_down: Duration = Field(written("5s"), description="TCP: backlog (content time) that scales down")
     tcp: Tcp = Field(default_factory=Tcp, description="TCP settings")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _profile_handshake(cls, data: Any) -> Any:
+        return _without_profile_handshake(data)
+
     @model_validator(mode="after")
     def _sane(self) -> Stream:
         """levels positive and strictly ascending; clip, report_interval and tcp_check positive;
@@ -746,6 +784,11 @@ class Abr(Strict):
 
     def startup_ns(self) -> int:
         return self.startup if self.startup is not None else self.segment_duration
+
+    @model_validator(mode="before")
+    @classmethod
+    def _profile_handshake(cls, data: Any) -> Any:
+        return _without_profile_handshake(data)
 
     @model_validator(mode="after")
     def _sane(self) -> Abr:

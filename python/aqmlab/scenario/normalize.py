@@ -168,6 +168,8 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         **({"limited_transmit": True} if t.limited_transmit else {}),
         **({"rack": True} if t.rack else {}),
         **({"rto_restart_on_head_retransmit": True} if t.rto_restart_on_head_retransmit else {}),
+        **({"rtt_sample_every_ack": True} if t.rtt_sample_every_ack else {}),
+        **({"rto_estimator": t.rto_estimator} if t.rto_estimator != "rfc6298" else {}),
         **({"hystart": True} if t.hystart else {}),
         **({"cubic_hystart": True} if t.cubic_hystart else {}),
         **({"cubic_alpha_to_one": False} if t.cubic_alpha_to_one is False else {}),

@@ -53,6 +53,15 @@ pub struct TcpConfig {
     /// 6298's restart on ACKs of new data alone.
     #[serde(default)]
     pub rto_restart_on_head_retransmit: bool,
+    /// An RTT sample from every ACK that newly acknowledges data, as Linux takes it with TCP
+    /// timestamps (`aqmlab_sim::tcp::rtt_every_ack`). Off: RFC 6298's one timed segment a round
+    /// with Karn's rule.
+    #[serde(default)]
+    pub rtt_sample_every_ack: bool,
+    /// How the RTT samples become the RTO: RFC 6298's formula or Linux's
+    /// (`aqmlab_sim::tcp::rto_linux`).
+    #[serde(default)]
+    pub rto_estimator: RtoEstimator,
     /// HyStart++ (RFC 9406) in the initial slow start (`aqmlab_sim::tcp::hystart`); not with
     /// BBR, which has its own startup.
     #[serde(default)]
@@ -297,6 +306,18 @@ pub enum PrrVariant {
     Ns3,
 }
 
+/// How a sender turns its RTT samples into the retransmission timeout.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RtoEstimator {
+    /// RFC 6298 section 2: RTO = max(SRTT + max(G, 4 RTTVAR), min_rto).
+    #[default]
+    Rfc6298,
+    /// Linux's `tcp_rtt_estimator` and `__tcp_set_rto`: RTO = SRTT + RTTVAR, RTTVAR the round
+    /// trip's largest 4 x deviation and at least min_rto.
+    Linux,
+}
+
 /// Which ECN-capable codepoint an ECN TCP sender puts on its data segments.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -328,6 +349,8 @@ mod tests {
             limited_transmit: false,
             rack: false,
             rto_restart_on_head_retransmit: false,
+            rtt_sample_every_ack: false,
+            rto_estimator: RtoEstimator::Rfc6298,
             hystart: false,
             cubic_hystart: false,
             rate_estimator: false,

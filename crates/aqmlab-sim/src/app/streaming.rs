@@ -266,6 +266,8 @@ mod tests {
             limited_transmit: false,
             rack: false,
             rto_restart_on_head_retransmit: false,
+            rtt_sample_every_ack: false,
+            rto_estimator: Default::default(),
             hystart: false,
             cubic_hystart: false,
             rate_estimator: false,

@@ -54,7 +54,9 @@
 use super::sack::RangeSet;
 use super::{AckAction, Segment, TcpReceiver, TcpSender, ISS_DATA};
 use aqmlab_core::{SimRng, Time};
-use aqmlab_model::app::tcp_config::{CongestionControl, EcnCodepoint, PragueRttScaling, PrrVariant, SsthreshBasis, TcpConfig};
+use aqmlab_model::app::tcp_config::{
+    CongestionControl, EcnCodepoint, PragueRttScaling, PrrVariant, RtoEstimator, SsthreshBasis, TcpConfig,
+};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
@@ -500,6 +502,9 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         rwnd_autotuning: stack.rack,
         // And its restart of the RTO at each retransmission of the head (no draw either).
         rto_restart_on_head_retransmit: stack.rack,
+        // And its RTT samples from every ACK with its RTO estimator (no draw either).
+        rtt_sample_every_ack: stack.rack,
+        rto_estimator: if stack.rack { RtoEstimator::Linux } else { RtoEstimator::Rfc6298 },
         congestion_control: stack.cc,
         ecn_codepoint: if stack.cc == CongestionControl::Prague { EcnCodepoint::Ect1 } else { Default::default() },
         pacing: matches!(stack.cc, CongestionControl::Bbr | CongestionControl::Bbr3 | CongestionControl::Prague),

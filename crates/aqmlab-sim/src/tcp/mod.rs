@@ -46,6 +46,11 @@
 //!   unacknowledged segment (`TcpConfig::rto_restart_on_head_retransmit`, Linux's
 //!   `tcp_xmit_retransmit_queue`, [`rto_restart`]). Off, RFC 6298 (5.3) alone restarts it.
 //!
+//! * optional RTT sample from every ACK that newly acknowledges data
+//!   (`TcpConfig::rtt_sample_every_ack`, Linux's `tcp_ack_update_rtt` with timestamps,
+//!   [`rtt_every_ack`]), each clearing the RTO's backoff. Off, RFC 6298's one timed segment a
+//!   round with Karn's rule.
+//!
 //! * optional HyStart++ (`TcpConfig::hystart`, not with BBR): in the initial slow start,
 //!   [`hystart`] (RFC 9406) takes the place of the controller's slow-start rule, leaving it for
 //!   Conservative Slow Start when the RTT rises and for congestion avoidance (ssthresh = cwnd)
@@ -78,14 +83,16 @@ pub mod quickack;
 pub mod rack;
 pub mod rate_sample;
 pub mod receive_window;
+pub mod rto_linux;
 pub mod rto_restart;
 pub mod rtt;
+pub mod rtt_every_ack;
 pub mod sack;
 pub mod send_times;
 pub mod tlp;
 
 use aqmlab_core::{SackBlocks, SimRng, Time};
-use aqmlab_model::app::tcp_config::{CongestionControl, PrrVariant, SsthreshBasis, TcpConfig};
+use aqmlab_model::app::tcp_config::{CongestionControl, PrrVariant, RtoEstimator, SsthreshBasis, TcpConfig};
 use cc::bbr::{AckInput, Bbr, BbrParts, CaState};
 use cc::bbr3::{Bbr3, V3Sample};
 use cc::Controller;
@@ -99,6 +106,7 @@ use rack::Rack;
 use rate_sample::DeliveryRate;
 use receive_window::ReceiveWindow;
 use rtt::RttEstimator;
+use rtt_every_ack::EveryAckRtt;
 use sack::{RangeSet, SackReporter, DUP_THRESH};
 use std::collections::BTreeSet;
 use tlp::{ProbeOutcome, Tlp};
@@ -189,6 +197,9 @@ pub struct TcpSender {
     /// A retransmission of the head restarts the RTO (`TcpConfig::rto_restart_on_head_retransmit`,
     /// [`rto_restart`]).
     rto_restart_on_head_retransmit: bool,
+    /// An RTT sample from every ACK, as Linux with timestamps (`TcpConfig::rtt_sample_every_ack`,
+    /// [`rtt_every_ack`]); None: RFC 6298's timed segment (`timing`).
+    every_ack_rtt: Option<EveryAckRtt>,
     /// Proportional Rate Reduction (RFC 6937): Some when enabled (with SACK), the state of the
     /// current (or last) recovery.
     prr: Option<Prr>,
@@ -329,7 +340,12 @@ impl TcpSender {
             recover: 0,
             ecn_recover: 0,
             partial_ack_seen: false,
-            rtt: RttEstimator::new(Time(cfg.initial_rto_ns), Time(cfg.min_rto_ns), Time(cfg.max_rto_ns), Time(cfg.clock_granularity_ns)),
+            rtt: match cfg.rto_estimator {
+                RtoEstimator::Rfc6298 => {
+                    RttEstimator::new(Time(cfg.initial_rto_ns), Time(cfg.min_rto_ns), Time(cfg.max_rto_ns), Time(cfg.clock_granularity_ns))
+                }
+                RtoEstimator::Linux => RttEstimator::linux(Time(cfg.initial_rto_ns), Time(cfg.min_rto_ns), Time(cfg.max_rto_ns)),
+            },
             timing: None,
             latest_rtt_sample: None,
             rto_deadline: None,
@@ -343,6 +359,7 @@ impl TcpSender {
             frto_recover: None,
             limited_transmit: cfg.limited_transmit,
             rto_restart_on_head_retransmit: cfg.rto_restart_on_head_retransmit,
+            every_ack_rtt: cfg.rtt_sample_every_ack.then(|| EveryAckRtt::new(mss, ISS_DATA)),
             prr: (cfg.prr && cfg.sack).then(Prr::default),
             prr_ns3: cfg.prr_variant == PrrVariant::Ns3,
             pacer,
@@ -370,7 +387,8 @@ impl TcpSender {
             || sender.rate.is_some()
             || sender.rack.is_some()
             || sender.pacer.is_some()
-            || sender.prr.is_some();
+            || sender.prr.is_some()
+            || sender.every_ack_rtt.is_some();
         sender
     }
 
@@ -510,7 +528,7 @@ impl TcpSender {
     /// one segment (RFC 5681 section 3.1).
     pub fn on_handshake(&mut self, rtt: Option<Time>, syn_lost: bool) {
         if let Some(r) = rtt {
-            self.rtt.sample(r);
+            self.rtt.sample(r, self.snd_una, self.snd_max);
         }
         if syn_lost {
             self.cwnd = self.mss;
@@ -629,6 +647,9 @@ impl TcpSender {
         if let Some(p) = self.pacer.as_mut() {
             p.on_sent(now, self.mss);
         }
+        if let Some(r) = self.every_ack_rtt.as_mut() {
+            r.on_sent(seq, now, retransmission);
+        }
         if self.in_recovery {
             if let Some(p) = self.prr.as_mut() {
                 p.on_sent(self.mss); // RFC 6937: prr_out += (data sent)
@@ -653,6 +674,13 @@ impl TcpSender {
             return; // acknowledges data never sent: ignore (RFC 9293 section 3.10.7.4)
         }
         self.cc.on_ack_start(ece, now);
+        if let Some(r) = self.every_ack_rtt.as_mut() {
+            // Before the ACK's processing, which restarts the timer with the RTO this gives.
+            if let Some(sample) = r.on_ack(self.snd_una, ack, sack, self.snd_max, now) {
+                self.rtt.sample(sample, ack.max(self.snd_una), self.snd_max);
+                self.latest_rtt_sample = Some(sample);
+            }
+        }
         let frto = self.frto_before_ack(ack);
         let (una_before, cwnd_before, flight_before) = (self.snd_una, self.cwnd, self.flight_size());
         let tlp_outcome = if self.rack.is_some() {
@@ -927,9 +955,12 @@ impl TcpSender {
     }
 
     fn take_rtt_sample(&mut self, ack: u64, now: Time) {
+        if self.every_ack_rtt.is_some() {
+            return; // sampled in `on_ack_sack` instead
+        }
         if let Some((end, sent)) = self.timing {
             if ack >= end {
-                self.rtt.sample(now - sent);
+                self.rtt.sample(now - sent, ack, self.snd_max);
                 self.latest_rtt_sample = Some(now - sent);
                 self.timing = None;
             }

@@ -1,5 +1,7 @@
-//! Retransmission timer after RFC 6298 ("Computing TCP's Retransmission Timer").
+//! Retransmission timer after RFC 6298 ("Computing TCP's Retransmission Timer"), or from
+//! Linux's estimator ([`super::rto_linux`]) when the sender is built with it.
 
+use super::rto_linux::LinuxRto;
 use aqmlab_core::Time;
 
 #[derive(Clone, Debug)]
@@ -10,16 +12,32 @@ pub struct RttEstimator {
     min_rto: Time,
     max_rto: Time,
     granularity: Time,
+    /// Linux's RTO instead of section 2's (`TcpConfig::rto_estimator`).
+    linux: Option<LinuxRto>,
 }
 
 impl RttEstimator {
     pub fn new(initial_rto: Time, min_rto: Time, max_rto: Time, granularity: Time) -> RttEstimator {
-        RttEstimator { srtt: None, rttvar: 0.0, rto: initial_rto, min_rto, max_rto, granularity }
+        RttEstimator { srtt: None, rttvar: 0.0, rto: initial_rto, min_rto, max_rto, granularity, linux: None }
+    }
+
+    /// The same, with Linux's RTO ([`LinuxRto`]) in place of RFC 6298 section 2's.
+    pub fn linux(initial_rto: Time, min_rto: Time, max_rto: Time) -> RttEstimator {
+        let mut e = RttEstimator::new(initial_rto, min_rto, max_rto, Time::ZERO);
+        e.linux = Some(LinuxRto::new(min_rto));
+        e
     }
 
     /// Takes one RTT measurement R (RFC 6298 section 2.2 and 2.3) and recomputes the RTO,
-    /// which also clears any exponential backoff (section 5.7).
-    pub fn sample(&mut self, r: Time) {
+    /// which also clears any exponential backoff (section 5.7). `snd_una` (after the ACK) and
+    /// `snd_nxt` time Linux's round trips; RFC 6298 does not use them.
+    pub fn sample(&mut self, r: Time, snd_una: u64, snd_nxt: u64) {
+        if let Some(l) = self.linux.as_mut() {
+            let (srtt, rto) = l.sample(r, snd_una, snd_nxt);
+            self.srtt = Some(srtt);
+            self.rto = Time(rto.round() as u64).min(self.max_rto);
+            return;
+        }
         let r = r.as_nanos() as f64;
         match self.srtt {
             None => {
@@ -63,7 +81,7 @@ mod tests {
     #[test]
     fn first_sample_sets_srtt_and_half_variance() {
         let mut e = est();
-        e.sample(Time::from_millis(100));
+        e.sample(Time::from_millis(100), 0, 0);
         // RTO = 100 + 4 * 50 = 300 ms.
         assert_eq!(e.rto(), Time::from_millis(300));
         assert_eq!(e.srtt(), Some(Time::from_millis(100)));
@@ -73,7 +91,7 @@ mod tests {
     fn steady_samples_converge_to_the_minimum() {
         let mut e = est();
         for _ in 0..100 {
-            e.sample(Time::from_millis(50));
+            e.sample(Time::from_millis(50), 0, 0);
         }
         assert_eq!(e.rto(), Time::from_millis(200));
     }
@@ -81,14 +99,14 @@ mod tests {
     #[test]
     fn backoff_doubles_up_to_the_max_and_a_sample_resets_it() {
         let mut e = est();
-        e.sample(Time::from_millis(100));
+        e.sample(Time::from_millis(100), 0, 0);
         e.back_off();
         assert_eq!(e.rto(), Time::from_millis(600));
         for _ in 0..20 {
             e.back_off();
         }
         assert_eq!(e.rto(), Time::from_secs(60));
-        e.sample(Time::from_millis(100));
+        e.sample(Time::from_millis(100), 0, 0);
         assert!(e.rto() < Time::from_secs(1));
     }
 }

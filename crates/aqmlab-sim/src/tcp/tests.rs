@@ -2,7 +2,7 @@
 //! play the network by hand, so each RFC rule is checked in isolation.
 
 use super::*;
-use aqmlab_model::app::tcp_config::{CongestionControl, SsthreshBasis};
+use aqmlab_model::app::tcp_config::{CongestionControl, RtoEstimator, SsthreshBasis};
 
 /// The base configuration of the sender tests (NewReno, no option on, MSS 1000 B, IW 2, minimum
 /// RTO 200 ms); other modules' tests change what they test with `..cfg()`.
@@ -24,6 +24,8 @@ pub(crate) fn cfg() -> TcpConfig {
         limited_transmit: false,
         rack: false,
         rto_restart_on_head_retransmit: false,
+        rtt_sample_every_ack: false,
+        rto_estimator: Default::default(),
         hystart: false,
         cubic_hystart: false,
         rate_estimator: false,
@@ -1251,4 +1253,63 @@ fn the_handshake_seeds_the_rtt_estimator_and_a_lost_syn_leaves_one_segment() {
     let mut out = Vec::new();
     lost.send_available(ms(100), &mut out);
     assert_eq!(out.len(), 1, "RFC 5681 section 3.1: one segment");
+}
+
+/// RTT samples from every ACK (`rtt_sample_every_ack`, Linux's `tcp_ack_update_rtt` with
+/// timestamps): segment 1 and what follows are lost until its second retransmission, whose ACK
+/// arrives 100 ms after it left. Under Karn's rule that ACK gives no sample and the RTO keeps its
+/// two doublings (300 -> 1,200 ms); the echoed timestamp gives a 100 ms sample that clears them
+/// (RFC 6298 (2.3): SRTT 100 ms, RTTVAR 37.5 ms, RTO 250 ms).
+#[test]
+fn an_ack_of_a_retransmission_clears_the_rto_backoff_only_with_samples_from_every_ack() {
+    let mut rto_after = Vec::new();
+    for every_ack in [false, true] {
+        let c = TcpConfig { rtt_sample_every_ack: every_ack, ..cfg() };
+        let mut s = TcpSender::new(&c);
+        let mut out = Vec::new();
+        s.send_available(ms(0), &mut out);
+        assert_eq!(out.len(), 2);
+        out.clear();
+        s.on_ack(seg(1), false, ms(100), &mut out); // segment 0's RTT: 100 ms, RTO 300 ms
+        assert_eq!(s.rtt.rto(), ms(300), "every_ack={every_ack}");
+        out.clear();
+        // Everything in flight is lost: two timeouts, each resending segment 1.
+        s.on_timer(ms(400), &mut out);
+        assert_eq!(out[0].seq, seg(1));
+        out.clear();
+        s.on_timer(ms(1000), &mut out);
+        assert_eq!((out[0].seq, s.rtt.rto()), (seg(1), ms(1200)), "every_ack={every_ack}");
+        out.clear();
+        s.on_ack(seg(2), false, ms(1100), &mut out);
+        rto_after.push(s.rtt.rto());
+    }
+    assert_eq!(rto_after, vec![ms(1200), ms(250)], "RTO after the ACK of the retransmission: Karn, every ACK");
+}
+
+/// Linux's estimator (`rto_estimator = Linux`) in a sender: RTO = SRTT + max(deviation term,
+/// min_rto), so a steady 100 ms path gives 300 ms where RFC 6298 gives max(SRTT + 4 RTTVAR,
+/// 200 ms) = 200 ms.
+#[test]
+fn linux_rto_estimator_keeps_the_minimum_above_srtt_in_a_sender() {
+    let mut rtos = Vec::new();
+    for estimator in [RtoEstimator::Rfc6298, RtoEstimator::Linux] {
+        let c = TcpConfig { rtt_sample_every_ack: true, rto_estimator: estimator, ..cfg() };
+        let mut s = TcpSender::new(&c);
+        s.cwnd = 4 * MSS;
+        s.ssthresh = 4 * MSS; // congestion avoidance: a steady window of about 4 segments
+        let mut out = Vec::new();
+        s.send_available(ms(0), &mut out);
+        let mut t = 0;
+        for _ in 0..200 {
+            t += 100;
+            let acks: Vec<u64> = out.iter().map(|seg| seg.seq + seg.len as u64).collect();
+            out.clear();
+            for a in acks {
+                s.on_ack(a, false, ms(t), &mut out);
+            }
+        }
+        assert_eq!(s.rtt.srtt(), Some(ms(100)), "{estimator:?}");
+        rtos.push(s.rtt.rto());
+    }
+    assert_eq!(rtos, vec![ms(200), ms(300)], "RFC 6298, Linux");
 }
