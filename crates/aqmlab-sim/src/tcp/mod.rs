@@ -51,6 +51,10 @@
 //!   [`rtt_every_ack`]), each clearing the RTO's backoff. Off, RFC 6298's one timed segment a
 //!   round with Karn's rule.
 //!
+//! * optional RTO from Linux's estimator (`TcpConfig::rto_estimator`, `tcp_rtt_estimator`,
+//!   [`rto_linux`]): RTO = SRTT + max(the round trip's largest 4 x deviation, min_rto). Off, RFC
+//!   6298 section 2's max(SRTT + 4 RTTVAR, min_rto).
+//!
 //! * optional HyStart++ (`TcpConfig::hystart`, not with BBR): in the initial slow start,
 //!   [`hystart`] (RFC 9406) takes the place of the controller's slow-start rule, leaving it for
 //!   Conservative Slow Start when the RTT rises and for congestion avoidance (ssthresh = cwnd)
