@@ -13,6 +13,20 @@ import tomli_w
 REPO = Path(__file__).resolve().parent.parent
 
 
+def fidelity_bench() -> Any:
+    """benches/fidelity.py as a module (the suite's cases and their scenarios), loaded once."""
+    if "fidelity" not in sys.modules:
+        import importlib.util
+
+        path = Path(__file__).resolve().parents[1] / "benches" / "fidelity.py"
+        spec = importlib.util.spec_from_file_location("fidelity", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["fidelity"] = module  # dataclasses look their module up there
+        spec.loader.exec_module(module)
+    return sys.modules["fidelity"]
+
+
 def small_scenario(**over: Any) -> dict[str, Any]:
     """A 5-flow, 4-second dumbbell that runs in a fraction of a second."""
     s: dict[str, Any] = {

@@ -3,19 +3,13 @@ exactly the gaps beyond issue 27's targets. (Running the suite is a benchmark, n
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import pytest
 
-_BENCH = Path(__file__).resolve().parents[1] / "benches" / "fidelity.py"
-_spec = importlib.util.spec_from_file_location("fidelity", _BENCH)
-assert _spec is not None and _spec.loader is not None
-fid = importlib.util.module_from_spec(_spec)
-sys.modules["fidelity"] = fid  # dataclasses look their module up there
-_spec.loader.exec_module(fid)
+from conftest import fidelity_bench
+
+fid = fidelity_bench()
 
 
 @pytest.mark.parametrize("case", fid.CASES, ids=lambda c: c.name)

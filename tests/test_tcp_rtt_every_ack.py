@@ -14,8 +14,9 @@ import pytest
 
 from aqmlab.emu.run import NOT_EMULATED
 from aqmlab.run import simulate
-from aqmlab.scenario import apply_override, load, validate
+from aqmlab.scenario import load
 from aqmlab.scenario.applications import LINUX_PROFILE, Abr, Tcp
+from conftest import fidelity_bench
 
 FIELDS = ("rtt_sample_every_ack", "rto_estimator")
 #: The linux profile before these three (2026-11-28, morning).
@@ -90,21 +91,10 @@ def test_linux_estimator_keeps_the_rto_at_least_200_ms_above_srtt():
 def _bbr_min_share(overrides: list[str]) -> float:
     """The fidelity suite's 8f-10M-50ms-fifo with bbr (benches/fidelity.py), seed 1: eight BBR
     flows, 50 ms, a one-BDP FIFO, starts spread over 1 s; the smallest share of 10-30 s."""
-    data: dict[str, Any] = {
-        "name": "bbr8", "seed": 1, "duration": "30s",
-        "topology": {"bottleneck": {"rate": "10Mbps", "delay": "23ms", "qdisc": {"kind": "droptail", "limit": "42p"}},
-                     "reverse": {"rate": "10Mbps", "delay": "23ms", "qdisc": {"kind": "droptail", "limit": "1000p"}}},
-        "flows": [{"name": "tcp", "count": 8, "start_jitter": "1s", "access_rate": "1Gbps", "sender_delay": "1ms",
-                   "receiver_delay": "1ms",
-                   "app": {"kind": "bulk", "tcp": {"profile": "linux", "congestion_control": "bbr", "mss": "1460B"}}}],
-        "metrics": {"periods": [["10s", "30s"]]},
-    }
-    for assignment in overrides:
-        apply_override(data, assignment)
-    sc = validate(data, "bbr8")
-    fp = simulate(sc, progress=False).flow_periods
-    tput = fp.groupby("flow")["throughput_mbps"].sum()
-    return float((tput / tput.sum()).min())
+    fid = fidelity_bench()
+    case = next(c for c in fid.CASES if c.name == "8f-10M-50ms-fifo")
+    result = simulate(fid.scenario(case, "bbr", 1, overrides=overrides), progress=False)
+    return float(min(fid.measures(result, case)["shares"]))
 
 
 def test_eight_bbr_flows_no_longer_starve_one():
