@@ -1,7 +1,10 @@
 //! Runs one simulator config (the JSON `Scenario.to_sim_config()` produces) without Python,
 //! so that profilers (callgrind, perf) see only the simulator.
 //!
-//!     cargo run --release -p aqmlab-sim --example run_config -- config.json [--records]
+//!     cargo run --release -p aqmlab-sim --example run_config -- config.json [--records] [--event-per-step]
+//!
+//! `--event-per-step` gives links only one flow uses their events again
+//! (`Simulation::disable_exclusive_links`), the model before they were crossed by arithmetic.
 //!
 //! Prints simulated events (the model's, and those taken from the event list), bottleneck
 //! packets, wall time and their rates; `--records` also collects the records the config asks
@@ -27,6 +30,9 @@ fn main() {
     let (rate_bps, duration_ns) = (cfg.topology.bottleneck.rate_bps, cfg.duration_ns);
     let built = Instant::now();
     let mut sim = Simulation::new(cfg).expect("invalid config");
+    if args.iter().any(|a| a == "--event-per-step") {
+        sim.disable_exclusive_links();
+    }
     let build_s = built.elapsed().as_secs_f64();
     let started = Instant::now();
     let cpu_before = thread_cpu_ns();

@@ -17,6 +17,9 @@ pub struct SimConfig {
     pub topology: DumbbellConfig,
     pub flow_groups: Vec<FlowGroup>,
     pub records: RecordsConfig,
+    /// How the engine runs the model; absent: the defaults.
+    #[serde(default)]
+    pub engine: EngineConfig,
 }
 
 /// One direction of a point-to-point link (shared with the emulator).
@@ -114,6 +117,17 @@ pub struct RecordsConfig {
     pub flow_sample_ns: u64,
     /// Capture the bottleneck link's transmissions as a pcap (headers only).
     pub pcap: bool,
+}
+
+/// How the engine runs the model, without changing the model.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineConfig {
+    /// Give every step on an access link (which only its flow's packets use) its own events,
+    /// as before such links were crossed by arithmetic (`link/exclusive.rs`): the results of
+    /// the earlier version, byte for byte.
+    #[serde(default)]
+    pub access_link_events: bool,
 }
 
 pub use aqmlab_model::config_error::{ConfigError, ConfigErrorKind};

@@ -9,6 +9,10 @@
 //! packet is pulled from the discipline; a transmission with nothing queued behind it needs
 //! no event of its own (`end_needs_no_event`).
 //!
+//! An access link, which only its flow's packets use, has no events of its own: a packet's
+//! crossing is settled by arithmetic when it reaches the link, or when the link before it
+//! starts sending it (`exclusive.rs`, `transmit_to_exclusive`).
+//!
 //! A link driven by a delivery trace sends at the trace's opportunities instead of at a rate
 //! (`trace.rs`); only the way packets leave the discipline differs, the delay line is the same.
 //!
@@ -18,8 +22,11 @@
 //! nothing during an outage (`start_tx_if_idle` retries when it ends). Its transmissions all
 //! end with an event, as an impaired link's do.
 
+mod exclusive;
 mod impaired;
 mod trace;
+
+pub use exclusive::ExclusiveLink;
 
 use crate::sim::network::Network;
 use crate::sim::Event;
@@ -65,6 +72,9 @@ pub struct Link {
     /// The rate and delay schedule, when the link has one (then `rate` and `delay` are only
     /// its first step's, which the discipline was built for).
     pub schedule: Option<Box<Schedule>>,
+    /// The server state of a link only one flow's packets use, when it is crossed by
+    /// arithmetic instead of events (`exclusive.rs`); then `queue` only counts.
+    pub exclusive: Option<ExclusiveLink>,
 }
 
 /// The end of a transmission that was not scheduled: when it would have been handled, at
@@ -97,6 +107,7 @@ impl Link {
             wake_at: None,
             impairments: None,
             schedule: None,
+            exclusive: None,
         }
     }
 }
@@ -130,6 +141,9 @@ impl Network {
     pub(crate) fn send_on(&mut self, l: LinkId, p: Packet) {
         if self.any_varying_link && self.topo.links[l as usize].trace.is_some() {
             return self.send_on_trace(l, p);
+        }
+        if self.is_exclusive(l) {
+            return self.send_exclusive(l, p, self.now);
         }
         self.record(l, event::ARRIVE, &p, None, false);
         let p = match self.pass_through_if_idle(l, p) {
@@ -283,6 +297,11 @@ impl Network {
         } else {
             (now + link.rate.tx_time(p.size as u64), false)
         };
+        let exclusive_next = if impaired { None } else { self.exclusive_next_hop(l, &p) };
+        if let Some(next) = exclusive_next {
+            return self.transmit_to_exclusive(l, p, marked, done, next);
+        }
+        let link = &mut self.topo.links[l as usize];
         if self.lazy_tx_ends && !impaired && Self::end_needs_no_event(link, done) {
             link.pipe.push_back((done + link.delay, p));
             link.lazy_tx = Some(LazyTx { done, order: self.events.reserve_order(), scheduled: false });
@@ -299,6 +318,34 @@ impl Network {
                 w.write(now, &p, self.sack_blocks.get(&p.uid));
             }
         }
+    }
+
+    /// Starts sending `p` on plain link `l`, ending at `done`, when its next hop is exclusive
+    /// link `next`: the packet goes straight into `next` (`send_exclusive`), at the time it
+    /// reaches `next`'s router, so that `l`'s delay line and the arrival event there are
+    /// skipped. `l`'s end still needs its TxDone event when packets wait behind it (to dequeue
+    /// the next); when none do, it is a lazy end, as in `end_needs_no_event`, whose other
+    /// condition (the delay line) does not arise: nothing enters `l`'s line. Either way the
+    /// end is held in `lazy_tx`, which says the packet is placed already.
+    fn transmit_to_exclusive(&mut self, l: LinkId, p: Packet, marked: bool, done: Time, next: LinkId) {
+        let link = &mut self.topo.links[l as usize];
+        let at = done + link.delay;
+        let order = self.events.reserve_order();
+        let lazy = self.lazy_tx_ends && link.queue.is_empty() && link.queue.capabilities().empty_dequeue_is_noop;
+        link.lazy_tx = Some(LazyTx { done, order, scheduled: !lazy });
+        if !lazy {
+            self.events.schedule_reserved(done, order, Event::TxDone(l));
+        }
+        if done.as_nanos() <= self.cfg.duration_ns {
+            self.counters.events += 1; // as a lazy end's: `on_tx_done` takes it back when handled
+        }
+        self.record(l, event::DEQUEUE, &p, None, marked);
+        if l == self.bottleneck {
+            if let Some(w) = self.pcap.as_mut() {
+                w.write(self.now, &p, self.sack_blocks.get(&p.uid));
+            }
+        }
+        self.send_exclusive(next, p, at);
     }
 
     /// Whether the transmission link starts now, ending at `done`, may end without a TxDone

@@ -107,6 +107,12 @@ impl Simulation {
         self.net.pass_through = false;
     }
 
+    /// Gives every link its events again, links only one flow uses included (`link/exclusive.rs`):
+    /// the event-per-step model, whose results differ in the last digits. Call before `run`.
+    pub fn disable_exclusive_links(&mut self) {
+        self.net.exclusive_links = false;
+    }
+
     pub fn now(&self) -> Time {
         self.net.now
     }
@@ -222,6 +228,11 @@ impl Simulation {
             l.queue.check_invariants().map_err(|e| format!("{}: {e}", l.name))?;
         }
         Ok(())
+    }
+
+    /// The counters of the link called `name` (`"bottleneck"`, `"flow3/up"`...), if there is one.
+    pub fn link_stats(&self, name: &str) -> Option<&aqmlab_core::QdiscStats> {
+        self.net.topo.links.iter().find(|l| l.name == name).map(|l| l.queue.stats())
     }
 
     pub fn bottleneck_stats(&self) -> &aqmlab_core::QdiscStats {

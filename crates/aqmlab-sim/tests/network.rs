@@ -269,13 +269,21 @@ fn cubic_runs_are_deterministic() {
 
 // ---- transmissions that end without an event --------------------------------------------
 
-fn run_with_an_event_per_transmission_end(v: serde_json::Value) -> Simulation {
+/// A run of `v` with every link's events, those only one flow uses included
+/// (`Simulation::disable_exclusive_links`: the two tests below are about the other shortcuts,
+/// which an access link then takes), after `switch` turned off whatever else the test compares.
+fn run_event_per_step(v: serde_json::Value, switch: impl FnOnce(&mut Simulation)) -> Simulation {
     let cfg = config::parse(&v.to_string()).expect("valid config");
     let mut sim = Simulation::new(cfg).unwrap();
-    sim.disable_lazy_tx_ends();
+    sim.disable_exclusive_links();
+    switch(&mut sim);
     sim.run(&AtomicBool::new(false), &AtomicU64::new(0)).unwrap();
     sim.check_invariants().unwrap();
     sim
+}
+
+fn run_with_an_event_per_transmission_end(v: serde_json::Value) -> Simulation {
+    run_event_per_step(v, Simulation::disable_lazy_tx_ends)
 }
 
 /// An idle link's transmission that ends with nothing queued behind it gets no TxDone event
@@ -289,7 +297,7 @@ fn transmission_ends_without_events_change_no_result() {
     for jitter_ns in [1_000_000_000u64, 0] {
         let mut v = scenario(5, 5, 12, droptail(30), with_sack(tcp(true)));
         v["flow_groups"][0]["start_jitter_ns"] = json!(jitter_ns);
-        let mut lazy = run(v.clone());
+        let mut lazy = run_event_per_step(v.clone(), |_| ());
         let mut eager = run_with_an_event_per_transmission_end(v);
         assert!(lazy.bottleneck_stats().total_dropped_packets() > 0, "losses must exercise recovery");
         let (fewer, all) = (lazy.counters().dispatched, eager.counters().dispatched);
@@ -316,12 +324,8 @@ fn idle_links_passing_packets_through_change_no_result() {
             v["flow_groups"][0]["start_jitter_ns"] = json!(jitter_ns);
             v["records"]["packet_events"] = json!(packet_events);
             v["records"]["pcap"] = json!(!packet_events);
-            let mut fast = run(v.clone());
-            let cfg = config::parse(&v.to_string()).expect("valid config");
-            let mut slow = Simulation::new(cfg).unwrap();
-            slow.disable_pass_through();
-            slow.run(&AtomicBool::new(false), &AtomicU64::new(0)).unwrap();
-            slow.check_invariants().unwrap();
+            let mut fast = run_event_per_step(v.clone(), |_| ());
+            let mut slow = run_event_per_step(v, Simulation::disable_pass_through);
             let case = format!("jitter {jitter_ns}, packet records {packet_events}");
             assert!(fast.bottleneck_stats().total_dropped_packets() > 0, "losses must exercise recovery");
             let (passed, created) = (fast.counters().passed_through, fast.counters().packets_created);

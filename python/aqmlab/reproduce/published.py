@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: Top-level scenario fields that do not change what is simulated: labels, the seed (the paper's
-#: numbers are for its scenario, whatever the seed), what is recorded, the published values
-#: themselves, and the emulator's own settings.
-NEUTRAL_FIELDS = frozenset({"name", "description", "seed", "records", "reference", "emulation"})
+#: numbers are for its scenario, whatever the seed), what is recorded, how the engine runs the
+#: same model, the published values themselves, and the emulator's own settings.
+NEUTRAL_FIELDS = frozenset({"name", "description", "seed", "records", "engine", "reference", "emulation"})
 
 #: A column that holds the paper's values: "published ...", "published_...", "pub. ...".
 _PUBLISHED_COLUMN = re.compile(r"^(published|pub\.)($|[ _])", re.IGNORECASE)

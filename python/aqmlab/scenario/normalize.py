@@ -40,6 +40,7 @@ def sim_config(sc: Scenario) -> dict[str, Any]:
             "flow_sample_ns": sc.records.flow_sample,
             "pcap": sc.records.pcap,
         },
+        "engine": {"access_link_events": sc.engine.access_link_events},
     }
 
 

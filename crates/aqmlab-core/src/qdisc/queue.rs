@@ -129,6 +129,18 @@ impl Queue {
         Ok(pkt)
     }
 
+    /// Counts `pkt` as refused by a full FIFO (an overflow drop on arrival), as `enqueue` would:
+    /// for the engine's exclusive links, which decide admission by their own arithmetic on the
+    /// discipline's limit and hold no packet in it.
+    pub fn count_overflow_drop(&mut self, pkt: &Packet) {
+        let size = pkt.size as u64;
+        let reason = super::DropReason::Overflow as usize;
+        self.stats.received_packets += 1;
+        self.stats.received_bytes += size;
+        self.stats.dropped_packets[reason] += 1;
+        self.stats.dropped_bytes[reason] += size;
+    }
+
     /// The next packet to send, whether this dequeue marked it, and the packets the discipline
     /// dropped at the head on the way (also when no packet is returned).
     pub fn dequeue(&mut self, now: Time) -> DequeueOutcome<'_> {

@@ -6,7 +6,7 @@ use super::network::{Flow, Network, UidMap, TCP_PORT, UDP_PORT};
 use super::{Event, RunCounters, Simulation};
 use crate::config::{FlowGroup, LinkConfig, SimConfig};
 use crate::engine::EventList;
-use crate::link::Link;
+use crate::link::{ExclusiveLink, Link};
 use crate::pcap::PcapWriter;
 use crate::topology::{NodeId, Topology};
 use aqmlab_core::link::impairments::{ImpairmentStreams, Impairments};
@@ -75,7 +75,18 @@ impl Simulation {
         // The scenario records the bottleneck's packets; any other link could have a recorder.
         topo.links[bottleneck as usize].recorder = records.packet_events.then(PacketEvents::default);
         let any_recorder = topo.links.iter().any(|l| l.recorder.is_some());
+        // Each host is one flow's (`build_flow`), so its two links carry that flow's packets
+        // alone, coming from the host or from the one link its route reaches the router by.
+        let mut host = vec![false; topo.nodes.len()];
+        for f in &flows {
+            host[f.src as usize] = true;
+            host[f.dst as usize] = true;
+        }
+        for link in topo.links.iter_mut().filter(|l| host[l.from as usize] || host[l.to as usize]) {
+            link.exclusive = ExclusiveLink::for_link(link);
+        }
         let any_varying_link = topo.links.iter().any(|l| l.trace.is_some() || l.impairments.is_some() || l.schedule.is_some());
+        let exclusive_links = !cfg.engine.access_link_events;
         let mut net = Network {
             pcap: records.pcap.then(PcapWriter::new),
             cfg,
@@ -93,6 +104,7 @@ impl Simulation {
             counters: RunCounters::default(),
             lazy_tx_ends: true,
             pass_through: true,
+            exclusive_links,
             any_recorder,
             any_varying_link,
         };

@@ -102,6 +102,9 @@ pub(crate) struct Network {
     /// Whether idle links may send a packet without the round trip through their buffer
     /// (`pass_through_if_idle`); off only in the test that checks it changes no result.
     pub(crate) pass_through: bool,
+    /// Whether links only one flow uses are crossed by arithmetic (`link/exclusive.rs`); off
+    /// with the scenario's `engine.access_link_events` or `Simulation::disable_exclusive_links`.
+    pub(crate) exclusive_links: bool,
     /// Whether any link has a packet recorder: without one, the per-packet record checks stop
     /// at this flag instead of loading the link (most runs, and every benchmark, record none).
     pub(crate) any_recorder: bool,
