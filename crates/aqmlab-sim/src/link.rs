@@ -423,6 +423,8 @@ impl Network {
         let to = link.to;
         if let Some(&(next, _)) = link.pipe.front() {
             self.events.schedule(next, Event::PipeArrive(l));
+        } else if link.exclusive.is_some() {
+            ExclusiveLink::release_idle_line(&mut link.pipe);
         }
         self.on_arrive(to, p)
     }

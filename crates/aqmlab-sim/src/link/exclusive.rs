@@ -50,7 +50,22 @@ pub struct ExclusiveLink {
     waiting_bytes: u64,
 }
 
+/// Entries an exclusive link's empty delay line keeps room for (see `release_idle_line`).
+const IDLE_LINE_CAPACITY: usize = 16;
+
 impl ExclusiveLink {
+    /// Gives back the memory of exclusive link's delay line `line`, just emptied, beyond
+    /// `IDLE_LINE_CAPACITY` entries. Such a line holds one flow's packets from the start of
+    /// their transmission on the link before it until they reach the host (or the router), so
+    /// a burst in slow start fills it with tens of 96-byte entries at once; kept at that size,
+    /// thousands of lines hold the room of their largest burst ever, most of a large run's
+    /// memory. A line that has emptied grows again when needed.
+    pub(crate) fn release_idle_line<T>(line: &mut VecDeque<T>) {
+        if line.capacity() > IDLE_LINE_CAPACITY {
+            line.shrink_to(IDLE_LINE_CAPACITY);
+        }
+    }
+
     /// The state of `link` when it qualifies: a plain link (no trace, schedule, impairments or
     /// recorder) whose discipline is a FIFO that lets an idle link pass packets through
     /// (Drop-Tail, `QdiscCapabilities::pass_through_limit`). Whether only one flow uses it is
@@ -161,6 +176,20 @@ mod tests {
         assert_eq!(send(&mut x, us(11)), None);
         assert_eq!(send(&mut x, us(50)), Some(us(50)), "idle again");
         assert!(x.waiting.is_empty());
+    }
+
+    /// An emptied line keeps room for `IDLE_LINE_CAPACITY` entries, not for its largest burst;
+    /// a small line is left alone.
+    #[test]
+    fn an_emptied_line_gives_back_the_room_of_its_burst() {
+        let mut line: VecDeque<[u8; 96]> = (0..200).map(|_| [0; 96]).collect();
+        line.clear();
+        assert!(line.capacity() >= 200);
+        ExclusiveLink::release_idle_line(&mut line);
+        assert!(line.capacity() >= IDLE_LINE_CAPACITY && line.capacity() < 2 * IDLE_LINE_CAPACITY, "{}", line.capacity());
+        let mut small: VecDeque<u8> = VecDeque::with_capacity(4);
+        ExclusiveLink::release_idle_line(&mut small);
+        assert_eq!(small.capacity(), 4);
     }
 
     /// A byte limit counts the waiting packets' bytes, as `Limit::admits` does for Drop-Tail: a
