@@ -13,18 +13,22 @@ import tomli_w
 REPO = Path(__file__).resolve().parent.parent
 
 
-def fidelity_bench() -> Any:
-    """benches/fidelity.py as a module (the suite's cases and their scenarios), loaded once."""
-    if "fidelity" not in sys.modules:
+def bench_module(name: str) -> Any:
+    """benches/<name>.py as a module, loaded once (benches are scripts, not a package)."""
+    if name not in sys.modules:
         import importlib.util
 
-        path = Path(__file__).resolve().parents[1] / "benches" / "fidelity.py"
-        spec = importlib.util.spec_from_file_location("fidelity", path)
+        spec = importlib.util.spec_from_file_location(name, REPO / "benches" / f"{name}.py")
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
-        sys.modules["fidelity"] = module  # dataclasses look their module up there
+        sys.modules[name] = module  # dataclasses look their module up there
         spec.loader.exec_module(module)
-    return sys.modules["fidelity"]
+    return sys.modules[name]
+
+
+def fidelity_bench() -> Any:
+    """benches/fidelity.py as a module (the suite's cases and their scenarios), loaded once."""
+    return bench_module("fidelity")
 
 
 def small_scenario(**over: Any) -> dict[str, Any]:

@@ -5,27 +5,18 @@ nothing here needs ns-3.)"""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import bench_module
+
 _BENCHES = Path(__file__).resolve().parents[1] / "benches"
 sys.path.insert(0, str(_BENCHES))  # the bench imports bench_tcp_dumbbell by name
 
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, _BENCHES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-bench = _load("bench_aqm_fidelity")
-driver = _load("ns3_dumbbell")
+bench = bench_module("bench_aqm_fidelity")
+driver = bench_module("ns3_dumbbell")
 
 
 def qdisc_spec(kind: str, *overrides: str) -> dict:

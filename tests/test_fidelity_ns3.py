@@ -6,7 +6,6 @@ calls are recorded by a stand-in for the bindings."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import sys
 from pathlib import Path
@@ -16,21 +15,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import bench_module
+
 _BENCHES = Path(__file__).resolve().parents[1] / "benches"
 sys.path.insert(0, str(_BENCHES))  # the benches import each other by name
 
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, _BENCHES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
-
-
-fid = _load("fidelity")
-driver = _load("ns3_dumbbell")
+fid = bench_module("fidelity")
+driver = bench_module("ns3_dumbbell")
 
 NS3_CASES = [c for c in fid.CASES if c.qdisc in fid.NS3_DISCIPLINES]
 

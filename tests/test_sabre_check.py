@@ -4,20 +4,15 @@ Sabre's decisions segment by segment once the known differences are removed."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
-_BENCH = Path(__file__).resolve().parents[1] / "benches" / "sabre_check.py"
-_spec = importlib.util.spec_from_file_location("sabre_check", _BENCH)
-assert _spec is not None and _spec.loader is not None
-sc = importlib.util.module_from_spec(_spec)
-sys.modules["sabre_check"] = sc  # dataclasses look their module up there
-_spec.loader.exec_module(sc)
+from conftest import bench_module
+
+sc = bench_module("sabre_check")
 
 # Two rungs, 1 and 2 Mbit/s, 2 s segments, four segments of exactly nominal size (bits).
 MANIFEST = {"segment_duration_ms": 2000, "bitrates_kbps": [1000, 2000],
