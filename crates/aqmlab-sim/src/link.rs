@@ -192,8 +192,9 @@ impl Network {
         }
     }
 
-    /// A packet pushed out of link `l`'s buffer after it was accepted (evicted, or dropped at
-    /// the head by an AQM): its side state goes and the drop is recorded.
+    /// A packet link `l` drops besides an arrival its discipline refuses (pushed out of the
+    /// buffer after it was accepted, dropped at the head by an AQM, or refused by an exclusive
+    /// link's arithmetic): its side state goes and the drop is recorded.
     fn forget_dropped(&mut self, l: LinkId, p: &Packet, reason: aqmlab_core::DropReason) {
         self.take_sack_blocks(p);
         self.labels.remove(&p.uid);
@@ -312,10 +313,17 @@ impl Network {
             link.in_flight = Some(p);
             self.events.schedule(done, Event::TxDone(l));
         }
-        self.record(l, event::DEQUEUE, &p, None, marked);
+        self.record_departure(l, &p, marked);
+    }
+
+    /// Packet `p` starts on link `l` now: its dequeue is recorded, and on the bottleneck it
+    /// goes into the pcap. Before anything can drop it and take its SACK blocks.
+    #[inline]
+    fn record_departure(&mut self, l: LinkId, p: &Packet, marked: bool) {
+        self.record(l, event::DEQUEUE, p, None, marked);
         if l == self.bottleneck {
             if let Some(w) = self.pcap.as_mut() {
-                w.write(now, &p, self.sack_blocks.get(&p.uid));
+                w.write(self.now, p, self.sack_blocks.get(&p.uid));
             }
         }
     }
@@ -339,12 +347,7 @@ impl Network {
         if done.as_nanos() <= self.cfg.duration_ns {
             self.counters.events += 1; // as a lazy end's: `on_tx_done` takes it back when handled
         }
-        self.record(l, event::DEQUEUE, &p, None, marked);
-        if l == self.bottleneck {
-            if let Some(w) = self.pcap.as_mut() {
-                w.write(self.now, &p, self.sack_blocks.get(&p.uid));
-            }
-        }
+        self.record_departure(l, &p, marked);
         self.send_exclusive(next, p, at);
     }
 

@@ -34,7 +34,7 @@ use crate::link::Link;
 use crate::sim::network::Network;
 use crate::sim::Event;
 use crate::topology::LinkId;
-use aqmlab_core::{Limit, Packet, Time};
+use aqmlab_core::{DropReason, Limit, Packet, Time};
 use std::collections::VecDeque;
 
 /// An exclusive link's server state (see the module notes).
@@ -118,9 +118,7 @@ impl Network {
         let state = link.exclusive.as_mut().expect("an exclusive link");
         let Some(start) = state.place(at, p.size) else {
             link.queue.count_overflow_drop(&p);
-            self.take_sack_blocks(&p);
-            self.labels.remove(&p.uid);
-            return;
+            return self.forget_dropped(l, &p, DropReason::Overflow);
         };
         let done = start + link.rate.tx_time(p.size as u64);
         state.free_at = done;
