@@ -57,7 +57,9 @@ pub struct Link {
     /// When a pending shaper retry fires, if one is scheduled.
     pub retry_at: Option<Time>,
     /// The link's packet events (arrive, enqueue, drop, dequeue), when they are recorded.
-    pub recorder: Option<PacketEvents>,
+    /// Boxed: only the bottleneck may have one, and inline its columns took 288 of a link's
+    /// bytes, which every packet's visit to the link brought through the cache.
+    pub recorder: Option<Box<PacketEvents>>,
     pub name: String,
     /// Delivery opportunities from a trace, when the link follows one (then `rate` is only the
     /// trace's mean rate, which the discipline was built for, and `in_flight`, `lazy_tx` and

@@ -73,7 +73,7 @@ impl Simulation {
         topo.compute_routes();
         let records = &cfg.records;
         // The scenario records the bottleneck's packets; any other link could have a recorder.
-        topo.links[bottleneck as usize].recorder = records.packet_events.then(PacketEvents::default);
+        topo.links[bottleneck as usize].recorder = records.packet_events.then(Box::<PacketEvents>::default);
         let any_recorder = topo.links.iter().any(|l| l.recorder.is_some());
         // Each host is one flow's (`build_flow`), so its two links carry that flow's packets
         // alone, coming from the host or from the one link its route reaches the router by.
