@@ -13,6 +13,7 @@ pub mod config;
 pub mod link;
 pub mod parse;
 pub mod router;
+pub mod rt_budget;
 pub mod schedule;
 
 pub use config::RouterConfig;

@@ -11,6 +11,7 @@ use crate::classify::{Classifier, Direction};
 use crate::config::RouterConfig;
 use crate::link::{impaired, Link, LinkStats};
 use crate::parse::{parse_frame, Malformed, Parsed};
+use crate::rt_budget::{thread_cpu_ns, SpinBudget};
 use aqmlab_core::{QdiscStats, Time};
 use aqmlab_model::record::{QueueSamples, Table};
 use aqmlab_model::streams;
@@ -167,6 +168,13 @@ pub struct RouterStats {
     /// overshoot it saw, in ns.
     pub wake_margin_ns: u64,
     pub max_timer_overshoot_ns: u64,
+    /// Windows of `rt_budget` in which the loop stopped spinning to stay inside the kernel's
+    /// real-time budget.
+    pub spin_budget_exhausted_windows: u64,
+    /// The longest time between two turns of the loop from the epoch on, when the first did not
+    /// sleep, in ns: a stop of the thread itself (real-time throttling, a host that took the
+    /// CPU away).
+    pub longest_stall_ns: u64,
 }
 
 /// One direction's parts.
@@ -196,6 +204,8 @@ pub struct Router {
     wake_margin: Time,
     /// Recent worst timer overshoot, decaying by 1/64 per timed wake-up.
     recent_overshoot: Time,
+    /// The kernel's real-time budget, kept while the thread runs under SCHED_FIFO.
+    spin_budget: Option<SpinBudget>,
 }
 
 /// The wake-up margin never exceeds this: beyond it, spinning would cost more than lateness.
@@ -251,6 +261,7 @@ impl Router {
             out: Vec::new(),
             wake_margin: Time(cfg_spin),
             recent_overshoot: Time::ZERO,
+            spin_budget: None,
         })
     }
 
@@ -270,6 +281,8 @@ impl Router {
         let mut epoch = Time(NO_EPOCH);
         let mut next_sample = epoch;
         let mut end = None;
+        // When the previous turn of the loop ended without sleeping (see `longest_stall_ns`).
+        let mut busy_turn_ended: Option<Time> = None;
         loop {
             let set = Time(self.epoch.load(Ordering::Relaxed));
             if set != epoch {
@@ -282,6 +295,7 @@ impl Router {
                 // default 50 ms of every second), far worse than any wake-up latency.
                 if self.cfg.realtime && !self.cfg.busy_poll {
                     self.stats.realtime = set_realtime_priority();
+                    self.spin_budget = if self.stats.realtime { SpinBudget::from_kernel() } else { None };
                 }
                 next_sample = epoch;
                 end = (self.cfg.duration_ns > 0 && epoch.0 != NO_EPOCH).then(|| epoch + Time(self.cfg.duration_ns));
@@ -294,6 +308,10 @@ impl Router {
             }
             let mut now = self.now();
             let started = now >= epoch;
+            // Counted from the epoch on: before it the loop polls at normal priority.
+            if let Some(t) = busy_turn_ended.filter(|_| started) {
+                self.stats.longest_stall_ns = self.stats.longest_stall_ns.max((now - t).as_nanos());
+            }
             if cancel.load(Ordering::Relaxed) || end.is_some_and(|e| now >= e) {
                 return Ok(());
             }
@@ -307,6 +325,7 @@ impl Router {
                 next_sample = epoch + Time((since / sample_every + 1) * sample_every);
             }
             if received > 0 {
+                busy_turn_ended = Some(self.now());
                 continue; // more may be waiting: read again before sleeping
             }
             let mut due = self.sides[0].link.next_due(now).into_iter().chain(self.sides[1].link.next_due(now)).min();
@@ -316,9 +335,8 @@ impl Router {
             if let Some(e) = end {
                 due = Some(due.map_or(e, |d| d.min(e)));
             }
-            if epoch.0 != NO_EPOCH {
-                self.wait(now, due);
-            }
+            let slept = epoch.0 != NO_EPOCH && self.wait(now, due);
+            busy_turn_ended = (!slept).then(|| self.now());
         }
     }
 
@@ -327,15 +345,25 @@ impl Router {
     /// timer itself wakes the loop, its overshoot is measured and the margin follows twice the
     /// recent worst overshoot (between `spin_ns` and `MAX_WAKE_MARGIN`): on a host with slow
     /// wake-ups (virtual machines) the loop starts spinning earlier, elsewhere it stays asleep.
-    fn wait(&mut self, now: Time, due: Option<Time>) {
+    /// Returns whether it slept. Under SCHED_FIFO, once the thread has used its share of the
+    /// kernel's real-time budget (`rt_budget`), it sleeps right up to `due` instead of spinning.
+    fn wait(&mut self, now: Time, due: Option<Time>) -> bool {
         if self.cfg.busy_poll {
-            return;
+            return false;
         }
         // Without anything due, wake at least every 50 ms to notice cancellation.
         let limit = Time::from_millis(50);
-        let margin = self.wake_margin;
+        let may_spin = match self.spin_budget.as_mut() {
+            None => true,
+            Some(budget) => {
+                let may = budget.may_spin(now.as_nanos(), thread_cpu_ns());
+                self.stats.spin_budget_exhausted_windows = budget.exhausted_windows;
+                may
+            }
+        };
+        let margin = if may_spin { self.wake_margin } else { Time::ZERO };
         let (sleep, timed) = match due {
-            Some(d) if d <= now + margin => return,
+            Some(d) if d <= now + margin => return false,
             Some(d) if d - now - margin < limit => (d - now - margin, true),
             _ => (limit, false),
         };
@@ -353,6 +381,7 @@ impl Router {
         if ready == 0 && timed {
             self.note_timer_overshoot(self.now().saturating_sub(now + sleep));
         }
+        true
     }
 
     fn note_timer_overshoot(&mut self, over: Time) {
