@@ -68,5 +68,6 @@ def main() -> None:
                   f"| {statistics.median(b):.3f} ({min(b):.3f}-{max(b):.3f}) | {ratio:.2f} "
                   f"| {default.stat().st_size / 1e6:.2f} -> {ours.stat().st_size / 1e6:.2f} |")
 
+
 if __name__ == "__main__":
     main()

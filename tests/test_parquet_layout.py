@@ -1,5 +1,5 @@
 """The Parquet layout every results table is written with (aqmlab.run._write_table): chosen for
-the time writing takes (benches/README.md, "Writing Parquet"), and read back unchanged."""
+the time writing takes (benches/README.md, "2026-11-28: writing Parquet"), and read back unchanged."""
 
 from __future__ import annotations
 

@@ -264,10 +264,11 @@ def write_parquet(df: pd.DataFrame, path: Path) -> None:
 
 
 #: How every results table is laid out in Parquet, chosen for the time it takes to write
-#: (benches/README.md, "Writing Parquet"): with pyarrow's defaults, `packets.parquet` of a
-#: 600-flow run (2.9 M rows) took a quarter of the whole `aqmlab run`, most of it building
-#: dictionaries for columns with too many distinct values to profit and statistics nobody
-#: reads. Any Parquet reader reads the files as before.
+#: (benches/README.md, "2026-11-28: writing Parquet"): with pyarrow's defaults, `packets.parquet`
+#: of a 600-flow run (2.9 M rows) took a fifth of the whole `aqmlab run`, most of it building
+#: dictionaries for columns with too many distinct values to profit and statistics on every
+#: column. The tables read back the same; a reader needs Parquet's delta encoding (pyarrow,
+#: pandas, DuckDB have it; docs/tables.md).
 #: - Rising integer columns (the event time, the packet id) are delta-encoded: a few bits a row.
 _DELTA_COLUMNS = ("t_ns", "uid")
 #: - A column stays dictionary-encoded while its dictionary page fits 64 KiB (8,192 distinct
