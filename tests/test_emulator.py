@@ -217,6 +217,26 @@ def test_fq_codel_serves_a_sparse_udp_flow_at_once_and_codel_drops_the_tcp_backl
     assert utilization(r, 1.0, 6.0) > 9e6
 
 
+@needs_netns
+def test_no_dequeue_is_decided_after_an_arrival_that_came_later() -> None:
+    """The router releases what was due before it reads the frames that came since (stamped with
+    the turn's start), as the simulator orders a dequeue before a later arrival. It used to read
+    first: up to 4 % of the dequeues at 100 Mbit/s with 50 flows were decided with a later frame
+    already queued, which under FQ-CoDel can cost that frame's flow its new-flow turn
+    (benches/fidelity_fq_sojourn.py). Not a matter of timing: the order is the loop's, so the
+    count is zero however late the router wakes."""
+    fq = {"kind": "fq_codel", "limit": "400p"}
+    r = run("fq_codel100", scenario("100Mbps", "5ms", fq, [bulk("tcp", 8)], duration="4s"))
+    p = r.tables["packets"]
+    ev = p["event"].astype(str).to_numpy()
+    t = p["t_ns"].to_numpy().astype(np.int64)
+    after_arrival = np.isin(ev[:-1], ("arrive", "enqueue")) & (ev[1:] == "dequeue")
+    dequeues = int((ev == "dequeue").sum())
+    assert dequeues > 10_000, dequeues
+    reversed_ = int((after_arrival & (t[1:] < t[:-1])).sum())
+    assert reversed_ == 0, f"{reversed_} of {dequeues} dequeues logged before the arrival logged ahead of them"
+
+
 @pytest.mark.real_time
 @needs_netns
 def test_red_keeps_its_average_queue_between_the_thresholds() -> None:
