@@ -16,7 +16,8 @@ case (benches/fidelity.py's own scenario, measured over the same period) this pr
   their own flow (counted from the packet events: each flow's enqueues less its dequeues and
   drops, from t = 0), and the median delay of those packets and of the others;
 * `deq_before_arrival`: the share of dequeues the emulator's router decided after an arrival
-  that came later (`dequeues_before_an_arrival`); 0 in the simulator.
+  that came later (`dequeues_before_an_arrival`); 0 in the simulator, and in the emulator since
+  its loop serves before it reads (2026-11-28).
 * `acks/seg`: ACKs per data packet the senders sent over the run. The simulator's: packets
   created (summary.json's `packets_created`) less the data packets sent, over the TCP ones; the
   kernel's: the frames the emulator's router read from the receivers' side over those it read
@@ -44,7 +45,7 @@ def sojourn_mix(packets: pd.DataFrame, start_ns: int, end_ns: int) -> dict[str, 
     step = np.select([ev == "enqueue", ev == "dequeue", ev == "drop"], [1, -1, -1], 0)
     # A drop of a packet never enqueued (refused on arrival) must not count: FQ-CoDel drops at
     # the head or evicts from the fattest queue, both enqueued packets; a refusal on arrival
-    # would make a flow's count go below zero, which `check` below refuses.
+    # would make a flow's count go below zero, which the check below refuses.
     backlog_after = pd.Series(step).groupby(packets["flow"].to_numpy()).cumsum().to_numpy()
     if backlog_after.min() < 0:
         raise ValueError("a flow's backlog went below zero: a drop of a packet never enqueued")
@@ -63,9 +64,10 @@ def sojourn_mix(packets: pd.DataFrame, start_ns: int, end_ns: int) -> dict[str, 
 
 def dequeues_before_an_arrival(events: pd.DataFrame) -> float:
     """The share of dequeues logged right after an arrival (or enqueue) stamped later than the
-    dequeue: the emulator's router reads the frames that came during one turn of its loop before
-    it releases what was due in that turn, so a dequeue due before such a frame came is decided
-    with the frame already queued. The simulator orders events by time: always 0 there."""
+    dequeue. Until 2026-11-28 the emulator's router read the frames that came during a turn of its
+    loop before it released what was due in that turn, so a dequeue due before such a frame came
+    was decided with the frame already queued; it now serves first (0 since). The simulator
+    orders events by time: always 0 there."""
     ev = events["event"].to_numpy()
     t = events["t_ns"].to_numpy().astype(np.int64)
     after_arrival = np.isin(ev[:-1], ("arrive", "enqueue")) & (ev[1:] == "dequeue")
