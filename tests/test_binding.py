@@ -187,7 +187,7 @@ def test_the_stubs_return_types_hold_for_every_cheap_call():
         "replayed_frames_table": ([(3, 12, [0, 40_000_000], [0, 1], [1, 2], [1028, 528], [0])],),
         # One TCP sender row (LOGGED_SAMPLE_COLUMNS values) and one UDP flow with one delivery,
         # sampled at 0 and 1 s.
-        "replayed_flow_samples": ([0, 2, 1000, 14600, 0, 0, 0, 0, 12, 0, 0, 0], [(5, [500_000_000], [1028])],
+        "replayed_flow_samples": ([0, 2, 1000, 14600, 0, 0, 0, 0, 12, 0, 0, 0, 0, 0], [(5, [500_000_000], [1028])],
                                   1_000_000_000, 1_000_000_000),
         # A TCP flow whose fast retransmits and spurious timeouts were not measured.
         "replayed_flows_table": ([((0, 0, True, 0, 10, 1, 1, 4), (20, 1, None, 0, None, 14600))],),

@@ -153,6 +153,15 @@ def test_congestion_control_bbr_runs_the_kernels_bbr_which_keeps_the_fifo_short(
 
     assert utilization(bbr, 1.0, 5.0) > 0.9 * 10e6
     assert median_sojourn_ms(bbr) < 0.25 * median_sojourn_ms(reno), (median_sojourn_ms(bbr), median_sojourn_ms(reno))
+    # flow_samples.pacing_gain, from TCP_CC_INFO: after startup (gain 2/ln 2, 739/256 in the
+    # kernel) and drain, PROBE_BW's cycle of 1.25, 0.75 and six rounds of 1 (PROBE_RTT's gain
+    # is 1 too); the pacing rate, gain x bandwidth less 1 %, near the 10 Mbit/s link's.
+    s = bbr.tables["flow_samples"]
+    late = s[s["t_ns"] >= 2_000_000_000]
+    gains = late["pacing_gain"]
+    assert set(gains) <= {0.75, 1.0, 1.25} and (gains == 1.0).mean() > 0.5, gains.value_counts()
+    assert 7e6 < late["pacing_rate_bps"].median() < 12e6, late["pacing_rate_bps"].describe()
+    assert (reno.tables["flow_samples"]["pacing_gain"] == 0).all()
 
 
 @needs_netns
@@ -605,6 +614,27 @@ def _python_frames_table(sc, flows, schedules, received):
                        "size": "u4", "sent": "u1", "packets": "u4", "packets_received": "u4"})
 
 
+def test_a_sampling_loop_that_fails_fails_the_endpoint_naming_its_error() -> None:
+    """A sampler thread's exception is kept and raised once the endpoint's records are written,
+    not lost with the thread: a KeyError in the TCP sampler once left an emulated run's
+    flow_samples empty without a word."""
+    from aqmlab.emu import endpoints
+
+    def sample_tcp(rows: list[int]) -> None:
+        rows.append(1)
+        raise KeyError("pacing_rate")
+
+    rows: list[int] = []
+    failing, fine = endpoints.Sampler(sample_tcp, rows), endpoints.Sampler(lambda: None)
+    for t in (failing, fine):
+        t.start()
+        t.join()
+    assert rows == [1] and failing.error == "sample_tcp: KeyError: 'pacing_rate'" and fine.error is None
+    endpoints._raise_errors([fine])
+    with pytest.raises(OSError, match="sample_tcp: KeyError: 'pacing_rate'"):
+        endpoints._raise_errors([fine, failing])
+
+
 def _python_flow_samples(sc, tcp_rows, media, flows):
     """The emulator's flow_samples table as Python built it before aqmlab-model's replay builders."""
     import pandas as pd
@@ -612,8 +642,9 @@ def _python_flow_samples(sc, tcp_rows, media, flows):
     from aqmlab import _core
 
     cols = ["t_ns", "flow", "delivered_bytes", "cwnd_bytes", "ssthresh_bytes", "srtt_ns", "rto_ns", "app_level",
-            "packets_sent", "retransmissions", "delivery_rate_bps", "snd_wnd_bytes"]
+            "packets_sent", "retransmissions", "delivery_rate_bps", "snd_wnd_bytes", "pacing_rate_bps", "pacing_gain"]
     parts = [pd.DataFrame(tcp_rows, columns=cols)]
+    parts[0]["pacing_gain"] = parts[0]["pacing_gain"] / 256  # logged in Linux's units of 1/256
     grid = np.arange(0, sc.duration + 1, sc.records.flow_sample, dtype=np.int64)
     for f in flows:
         if f["proto"] != "udp":
@@ -625,12 +656,12 @@ def _python_flow_samples(sc, tcp_rows, media, flows):
         parts.append(pd.DataFrame({"t_ns": grid, "flow": f["flow"], "delivered_bytes": got, "cwnd_bytes": 0,
                                    "ssthresh_bytes": 0, "srtt_ns": 0, "rto_ns": 0, "app_level": 0,
                                    "packets_sent": 0, "retransmissions": 0, "delivery_rate_bps": 0,
-                                   "snd_wnd_bytes": 0}))
+                                   "snd_wnd_bytes": 0, "pacing_rate_bps": 0, "pacing_gain": 0.0}))
     out = pd.concat(parts, ignore_index=True).sort_values(["t_ns", "flow"], kind="stable").reset_index(drop=True)
     return out.astype({"t_ns": "u8", "flow": "u4", "delivered_bytes": "u8", "cwnd_bytes": "u8",
                        "ssthresh_bytes": "u8", "srtt_ns": "u8", "rto_ns": "u8", "app_level": "u4",
                        "packets_sent": "u8", "retransmissions": "u8", "delivery_rate_bps": "u8",
-                       "snd_wnd_bytes": "u8"})
+                       "snd_wnd_bytes": "u8", "pacing_rate_bps": "u8", "pacing_gain": "f8"})
 
 
 @needs_netns
@@ -672,7 +703,7 @@ def test_rust_builds_the_emulators_frames_and_flow_samples_as_python_did(monkeyp
     assert tcp["packets_sent"].is_monotonic_increasing and tcp["packets_sent"].iloc[-1] > 100
     assert tcp["retransmissions"].is_monotonic_increasing
     udp = samples["flow"] != 0
-    sender_only = ["packets_sent", "retransmissions", "delivery_rate_bps", "snd_wnd_bytes"]
+    sender_only = ["packets_sent", "retransmissions", "delivery_rate_bps", "snd_wnd_bytes", "pacing_rate_bps"]
     assert (samples.loc[udp, sender_only] == 0).all().all()
     # tcpi_delivery_rate, as bit/s: once data flows, a rate near the 4 Mbit/s link's (a sample
     # can read above it when ACKs bunch up, not by 10 % at the median).
@@ -683,3 +714,8 @@ def test_rust_builds_the_emulators_frames_and_flow_samples_as_python_did(monkeyp
     # at 100 ms here), then grows by autotuning (receive_window.rs's rules).
     wnd = tcp.loc[tcp["cwnd_bytes"] > 0, "snd_wnd_bytes"]
     assert 30_000 < wnd.iloc[0] <= 81_920 and wnd.max() > wnd.iloc[0], wnd.describe()
+    # tcpi_pacing_rate: the kernel computes one for every controller (tcp_update_pacing_rate,
+    # 120 % of cwnd / srtt in congestion avoidance) though without fq only BBR paces by it; a
+    # controller other than BBR has no pacing gain.
+    assert (tcp.loc[tcp["t_ns"] >= 1_000_000_000, "pacing_rate_bps"] > 1e6).all()
+    assert (samples["pacing_gain"] == 0).all()

@@ -243,6 +243,37 @@ def test_flow_samples_carry_bbrs_delivery_rate() -> None:
     assert (rates("cubic", "rfc") == 0).all()
 
 
+def test_flow_samples_carry_the_pacing_rate_and_bbrs_pacing_gain() -> None:
+    """`flow_samples.pacing_rate_bps` and `pacing_gain` (docs/tables.md), as the emulator reads
+    them from TCP_INFO and TCP_CC_INFO: one BBR flow alone on a 10 Mbit/s link starts at
+    2/ln 2, then cycles PROBE_BW's gains, each sample's rate its gain times its bandwidth
+    estimate less 1 %; CUBIC has no gain, and a rate only when `tcp.pacing` asks it to pace."""
+    from aqmlab.run import simulate
+    from aqmlab.scenario import validate
+    from conftest import one_tcp_flow_in_a_bdp_fifo
+
+    def samples(cc: str, **tcp: object) -> pd.DataFrame:
+        s = one_tcp_flow_in_a_bdp_fifo(cc, {"profile": "linux", "congestion_control": cc, **tcp}, duration="6s",
+                                       metrics={"periods": [["1s", "6s"]]})
+        s["records"] = {"flow_sample": "10ms"}
+        return simulate(validate(s), progress=False).tables["flow_samples"]
+
+    bbr = samples("bbr")
+    first = bbr[bbr["pacing_rate_bps"] > 0].iloc[0]
+    assert first["pacing_gain"] == pytest.approx(2.885)
+    late = bbr[bbr["t_ns"] >= 2_000_000_000]
+    assert set(late["pacing_gain"]) == {0.75, 1.0, 1.25}, late["pacing_gain"].value_counts()
+    # The estimate is the windowed maximum of payload rates near the link's 10 Mbit/s.
+    estimate = late["pacing_rate_bps"] / late["pacing_gain"] / 0.99
+    assert (estimate > 9.0e6).all() and (estimate < 10.5e6).all(), estimate.describe()
+    cubic, paced = samples("cubic"), samples("cubic", pacing=True)
+    assert (cubic["pacing_gain"] == 0).all() and (cubic["pacing_rate_bps"] == 0).all()
+    # 120 % of cwnd / srtt in congestion avoidance, cwnd / srtt being about the link's rate while
+    # the FIFO holds a queue (200 % in a slow start after a loss, cwnd below ssthresh / 2).
+    rate = paced.loc[paced["t_ns"] >= 2_000_000_000, "pacing_rate_bps"]
+    assert (rate > 7e6).all() and 11e6 < rate.median() < 13e6, rate.describe()
+
+
 @pytest.mark.parametrize("tcp", [{"profile": "linux"}, {"profile": "linux", "sack": False, "rack": False,
                                                         "congestion_control": "newreno"}],
                          ids=["linux-cubic-sack", "newreno-no-sack"])

@@ -223,6 +223,8 @@ pub struct FlowSamples {
     retransmissions: Vec<u64>,
     delivery_rate_bps: Vec<u64>,
     snd_wnd_bytes: Vec<u64>,
+    pacing_rate_bps: Vec<u64>,
+    pacing_gain: Vec<f64>,
 }
 
 /// One flow's row of [`FlowSamples`].
@@ -253,6 +255,14 @@ pub struct FlowSample {
     /// tcpi_snd_wnd): the simulator's fixed `rwnd`, or with `rwnd_autotuning` the window its
     /// receiver advertised (0 for UDP flows).
     pub snd_wnd_bytes: u64,
+    /// The TCP sender's pacing rate, payload bits/s (Linux's tcpi_pacing_rate x 8); 0 when the
+    /// sender does not pace (and for UDP flows).
+    pub pacing_rate_bps: u64,
+    /// BBR's pacing gain (Linux's TCP_CC_INFO `bbr_pacing_gain`, in units of 1/256 there): 1.25
+    /// while it probes for bandwidth, 1 while it cruises, and also 1 for the 48 rounds it holds
+    /// a policed rate (section "BBR's policer mode" of docs/fidelity.md); 0 for other
+    /// controllers and for UDP flows.
+    pub pacing_gain: f64,
 }
 
 impl FlowSamples {
@@ -269,6 +279,8 @@ impl FlowSamples {
         self.retransmissions.push(s.retransmissions);
         self.delivery_rate_bps.push(s.delivery_rate_bps);
         self.snd_wnd_bytes.push(s.snd_wnd_bytes);
+        self.pacing_rate_bps.push(s.pacing_rate_bps);
+        self.pacing_gain.push(s.pacing_gain);
     }
     pub fn into_table(self) -> Table {
         vec![
@@ -284,6 +296,8 @@ impl FlowSamples {
             ("retransmissions", Column::U64(self.retransmissions)),
             ("delivery_rate_bps", Column::U64(self.delivery_rate_bps)),
             ("snd_wnd_bytes", Column::U64(self.snd_wnd_bytes)),
+            ("pacing_rate_bps", Column::U64(self.pacing_rate_bps)),
+            ("pacing_gain", Column::F64(self.pacing_gain)),
         ]
     }
 }

@@ -70,12 +70,16 @@ pub struct Delivery {
 }
 
 /// A sender's TCP sample row as logged: t_ns, flow, delivered, cwnd, ssthresh, srtt_ns,
-/// rto_ns, app_level, packets_sent, retransmissions, delivery_rate_bps, snd_wnd_bytes (the
-/// `flow_samples` columns, as signed 64-bit integers).
+/// rto_ns, app_level, packets_sent, retransmissions, delivery_rate_bps, snd_wnd_bytes,
+/// pacing_rate_bps, and the pacing gain in Linux's units of 1/256 (the `flow_samples` columns,
+/// as signed 64-bit integers).
 pub type LoggedSample = [i64; LOGGED_SAMPLE_COLUMNS];
 
 /// Columns of a [`LoggedSample`].
-pub const LOGGED_SAMPLE_COLUMNS: usize = 12;
+pub const LOGGED_SAMPLE_COLUMNS: usize = 14;
+
+/// Linux's BBR_UNIT: TCP_CC_INFO reports BBR's gains in units of 1/256.
+const GAIN_UNIT: f64 = 256.0;
 
 /// The `flow_samples` table of an emulated run: the TCP senders' logged rows, and for each
 /// UDP flow one row per sample time (0, `sample_ns`, ... up to `duration_ns`) with the payload
@@ -96,7 +100,7 @@ pub fn flow_samples(tcp: &[LoggedSample], udp: &[(u32, Vec<Delivery>)], sample_n
                 delivered += log[next].size as i64 - UDP_IP_HEADER_BYTES as i64;
                 next += 1;
             }
-            rows.push([t as i64, *flow as i64, delivered, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+            rows.push([t as i64, *flow as i64, delivered, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         }
     }
     // Stable, on the logged (signed) values: the order the rows had in Python's pandas.
@@ -114,6 +118,8 @@ pub fn flow_samples(tcp: &[LoggedSample], udp: &[(u32, Vec<Delivery>)], sample_n
             retransmissions: r[9] as u64,
             delivery_rate_bps: r[10] as u64,
             snd_wnd_bytes: r[11] as u64,
+            pacing_rate_bps: r[12] as u64,
+            pacing_gain: r[13] as f64 / GAIN_UNIT,
         };
         out.push(Time(r[0] as u64), r[1] as u32, sample);
     }
@@ -167,7 +173,7 @@ mod tests {
         let d = |recv_ns, size| Delivery { recv_ns, size };
         // Out of order in the log; 128-byte packets carry 100 payload bytes.
         let udp = vec![(7, vec![d(25, 128), d(5, 128), d(10, 128)])];
-        let tcp = [[10, 9, 1, 2, 3, 4, 5, 0, 12, 1, 800_000, 65_160], [0, 9, 0, 2, 3, 4, 5, 0, 10, 0, 0, 64_240]];
+        let tcp = [[10, 9, 1, 2, 3, 4, 5, 0, 12, 1, 800_000, 65_160, 960_000, 320], [0, 9, 0, 2, 3, 4, 5, 0, 10, 0, 0, 64_240, 0, 739]];
         let t = flow_samples(&tcp, &udp, 10, 30).unwrap().into_table();
         assert_eq!(u64s(column(&t, "t_ns")), vec![0, 0, 10, 10, 20, 30]);
         assert_eq!(u32s(column(&t, "flow")), vec![7, 9, 7, 9, 7, 7]);
@@ -177,6 +183,10 @@ mod tests {
         assert_eq!(u64s(column(&t, "retransmissions")), vec![0, 0, 0, 1, 0, 0]);
         assert_eq!(u64s(column(&t, "delivery_rate_bps")), vec![0, 0, 0, 800_000, 0, 0]);
         assert_eq!(u64s(column(&t, "snd_wnd_bytes")), vec![0, 64_240, 0, 65_160, 0, 0]);
+        assert_eq!(u64s(column(&t, "pacing_rate_bps")), vec![0, 0, 0, 960_000, 0, 0]);
+        // The gain arrives in Linux's units of 1/256 (320: 1.25; 739: startup's 2.89).
+        let Column::F64(gain) = column(&t, "pacing_gain") else { panic!("not f64") };
+        assert_eq!(gain, &vec![0.0, 739.0 / 256.0, 0.0, 1.25, 0.0, 0.0]);
         assert!(flow_samples(&tcp, &udp, 0, 30).is_err());
     }
 }

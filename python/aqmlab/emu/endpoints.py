@@ -91,6 +91,20 @@ def sleep_until(epoch: int, t_ns: int) -> bool:
 # ---- TCP -----------------------------------------------------------------------------------
 
 
+#: tcpi_pacing_rate's "no rate" (~0ULL, Linux's sk_pacing_rate before a controller sets one).
+UNLIMITED_RATE = 2**64 - 1
+#: Linux's TCP_CC_INFO (include/uapi/linux/tcp.h), which Python's socket module does not name.
+TCP_CC_INFO = 26
+#: Linux's `struct tcp_bbr_info`: bbr_bw_lo, bbr_bw_hi, bbr_min_rtt, bbr_pacing_gain, bbr_cwnd_gain.
+TCP_BBR_INFO = struct.Struct("IIIII")
+
+
+def bbr_pacing_gain(sock: socket.socket) -> int:
+    """BBR's pacing gain, in Linux's units of 1/256 (BBR_UNIT), from TCP_CC_INFO."""
+    raw = sock.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, TCP_BBR_INFO.size)
+    return TCP_BBR_INFO.unpack_from(raw)[3] if len(raw) >= TCP_BBR_INFO.size else 0
+
+
 def tcp_info(sock: socket.socket) -> dict[str, int]:
     """Fields of Linux `struct tcp_info` (include/uapi/linux/tcp.h) the records use."""
     raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_LEN)
@@ -98,6 +112,8 @@ def tcp_info(sock: socket.socket) -> dict[str, int]:
     u64 = lambda off: struct.unpack_from("Q", raw, off)[0]  # noqa: E731
     return {"rto_us": u32(8), "snd_mss": u32(16), "rtt_us": u32(68), "snd_ssthresh": u32(76),
             "snd_cwnd": u32(80), "total_retrans": u32(100), "bytes_acked": u64(120),
+            # tcpi_pacing_rate: bytes per second; ~0 while the socket has none.
+            "pacing_rate": 0 if u64(104) == UNLIMITED_RATE else u64(104),
             "segs_out": u32(136), "min_rtt_us": u32(148) if len(raw) >= 152 else 0,
             # tcpi_delivery_rate (Linux >= 4.9): bytes per second of the sample the kernel keeps.
             "delivery_rate": u64(160) if len(raw) >= 168 else 0,
@@ -193,7 +209,8 @@ def _ssthresh_bytes(segments: int, mss: int) -> int:
 
 
 def sample_tcp(senders: list[Any], spec: dict[str, Any], rows: list[tuple]) -> None:
-    """Samples every connected sender's TCP_INFO on a grid of `flow_sample_ns`."""
+    """Samples every connected sender's TCP_INFO (and a BBR sender's pacing gain) on a grid of
+    `flow_sample_ns`."""
     epoch, every = wait_epoch(spec), spec["flow_sample_ns"]
     if epoch is None:
         return
@@ -205,12 +222,31 @@ def sample_tcp(senders: list[Any], spec: dict[str, Any], rows: list[tuple]) -> N
                 continue
             try:
                 i = tcp_info(s.sock)
+                gain = bbr_pacing_gain(s.sock) if s.flow.get("cc") == "bbr" else 0
             except OSError:
                 continue
             rows.append((t, s.flow["flow"], i["bytes_acked"], i["snd_cwnd"] * i["snd_mss"],
                          _ssthresh_bytes(i["snd_ssthresh"], i["snd_mss"]), i["rtt_us"] * 1000, i["rto_us"] * 1000, 0,
-                         i["segs_out"], i["total_retrans"], i["delivery_rate"] * 8, i["snd_wnd"]))
+                         i["segs_out"], i["total_retrans"], i["delivery_rate"] * 8, i["snd_wnd"],
+                         i["pacing_rate"] * 8, gain))
         k += 1
+
+
+class Sampler(threading.Thread):
+    """A sampling loop in a thread that keeps its failure. An exception would otherwise end the
+    thread silently and leave its table short or empty, which reads as "nothing sampled"; the
+    endpoint raises it once its records are written (`_raise_errors`)."""
+
+    def __init__(self, loop: Callable[..., None], *args: Any):
+        super().__init__(name=loop.__name__, daemon=True)
+        self.loop, self.args = loop, args
+        self.error: str | None = None
+
+    def run(self) -> None:
+        try:
+            self.loop(*self.args)
+        except Exception as e:  # noqa: BLE001 (raised by the endpoint after its records are written)
+            self.error = f"{self.name}: {type(e).__name__}: {e}"
 
 
 def sample_received(counts: dict[int, int], flows: list[int], spec: dict[str, Any], rows: list[tuple]) -> None:
@@ -688,8 +724,8 @@ def run_sender(spec: dict[str, Any], out: Path) -> None:
     sinks = tcp_sinks(flows, spec["sender_ip"], counts, r1_side=True)
     rows: list[tuple] = []
     received: list[tuple] = []
-    sampler = threading.Thread(target=sample_tcp, args=([*tcp, *servers], spec, rows), daemon=True)
-    counter = threading.Thread(target=sample_received, args=(counts, sorted(counts), spec, received), daemon=True)
+    sampler = Sampler(sample_tcp, [*tcp, *servers], spec, rows)
+    counter = Sampler(sample_received, counts, sorted(counts), spec, received)
     arrival_stamps.keep_arrival_stamps_on()  # ping replies and call feedback are timed by them
     print("ready", flush=True)
     for t in [*sinks, *tcp, *udp, *calls, *pings, sampler, counter]:
@@ -722,7 +758,7 @@ def run_sender(spec: dict[str, Any], out: Path) -> None:
     for c in calls:
         arrays.update(c.records())
     np.savez(out, **arrays)
-    _raise_tool_errors(pings)
+    _raise_errors([*pings, sampler, counter])
 
 
 def _join_pings(pings: list[Any]) -> None:
@@ -732,10 +768,11 @@ def _join_pings(pings: list[Any]) -> None:
         p.join((probe_tools.IRTT_WAIT_S + 10) if isinstance(p, ToolPing) else 2.0)
 
 
-def _raise_tool_errors(pings: list[Any]) -> None:
-    """A probe tool that failed fails the endpoint (after its records are written), naming the
-    tool and quoting its error: a series silently missing would read as total loss."""
-    errors = [p.error for p in pings if getattr(p, "error", None)]
+def _raise_errors(threads: list[Any]) -> None:
+    """A probe tool or a sampling loop that failed fails the endpoint (after its records are
+    written), naming it and quoting its error: a series silently missing would read as total
+    loss, or as nothing sampled."""
+    errors = [t.error for t in threads if getattr(t, "error", None)]
     if errors:
         raise OSError("; ".join(errors))
 
@@ -850,9 +887,8 @@ def run_receiver(spec: dict[str, Any], out: Path) -> None:
     uploads = [TcpSender(f, spec) for f in spec["flows"] if _bulk(f) and f.get("upload")]
     rows: list[tuple] = []
     received: list[tuple] = []
-    samplers = [threading.Thread(target=sample_tcp, args=(uploads, spec, rows), daemon=True),
-                threading.Thread(target=sample_received, args=(sink_counts, sorted(sink_counts), spec, received),
-                                 daemon=True)]
+    samplers = [Sampler(sample_tcp, uploads, spec, rows),
+                Sampler(sample_received, sink_counts, sorted(sink_counts), spec, received)]
     for t in [*threads, *uploads, *pings, *samplers]:
         t.start()
     threading.Thread(target=_stop_on_stdin, daemon=True).start()
@@ -876,7 +912,7 @@ def run_receiver(spec: dict[str, Any], out: Path) -> None:
                               **{f"call/{c.flow['flow']}/reports_sent": np.array(c.reports_sent) for c in calls},
                               "totals": np.array(totals, dtype=np.int64).reshape(-1, 5)}
     np.savez(out, **arrays)
-    _raise_tool_errors(pings)
+    _raise_errors([*pings, *samplers])
 
 
 def abr_records(clients: list[Any]) -> dict[str, np.ndarray]:

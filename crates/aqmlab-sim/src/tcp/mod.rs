@@ -1517,6 +1517,22 @@ impl TcpSender {
         self.rate.as_ref().map_or(0, DeliveryRate::reported_rate_bps)
     }
 
+    /// The pacing rate this sender reports, payload bits per second, as Linux's
+    /// tcpi_pacing_rate x 8; 0 without pacing (and before a paced sender's first rate).
+    pub fn pacing_rate_bps(&self) -> u64 {
+        self.pacer.as_ref().map_or(0, |p| if p.rate() == u64::MAX { 0 } else { p.rate().saturating_mul(8) })
+    }
+
+    /// BBR's pacing gain (either variant), as Linux's TCP_CC_INFO reports it; 0 for the other
+    /// controllers, which have none.
+    pub fn bbr_pacing_gain(&self) -> f64 {
+        match &self.cc {
+            Controller::Bbr(b) => b.pacing_gain(),
+            Controller::Bbr3(b) => b.pacing_gain(),
+            _ => 0.0,
+        }
+    }
+
     /// Linux's `tcp_packets_in_flight` in bytes: with SACK, RFC 6675's pipe (after a timeout,
     /// what go-back-N has resent and is not SACKed); without SACK, the outstanding data less
     /// what duplicate ACKs reported (Linux's Reno SACK emulation).

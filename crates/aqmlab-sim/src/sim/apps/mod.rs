@@ -133,5 +133,7 @@ fn sample_without_window(delivered_bytes: u64, app_level: u32) -> FlowSample {
         retransmissions: 0,
         delivery_rate_bps: 0,
         snd_wnd_bytes: 0,
+        pacing_rate_bps: 0,
+        pacing_gain: 0.0,
     }
 }

@@ -317,6 +317,8 @@ impl TcpConnection {
             retransmissions: totals.retransmissions,
             delivery_rate_bps: tx.delivery_rate_bps(),
             snd_wnd_bytes: tx.peer_window(),
+            pacing_rate_bps: tx.pacing_rate_bps(),
+            pacing_gain: tx.bbr_pacing_gain(),
         }
     }
 }

@@ -1,0 +1,120 @@
+"""How long BBR v1 holds a policed rate, in both engines, and what that does to the queue (issue 27).
+
+    python3 benches/fidelity_bbr_policer.py                          # simulator, 3 seeds
+    sudo python3 benches/fidelity_bbr_policer.py --kernel --runs 3   # and the kernel (root)
+    python3 benches/fidelity_bbr_policer.py --set 'flows.*.app.tcp.bbr_policer_detection=false'
+
+BBR v1 (Linux tcp_bbr.c, `bbr_lt_bw_sampling`) takes two lossy sampling intervals (loss >= 50/256
+of what was delivered) of about the same delivery rate for a token-bucket policer, and then paces
+at that rate with gain 1 for 48 rounds, skipping PROBE_BW's 1.25 probes. The kernel does not
+report that mode, but it shows in `flow_samples.pacing_gain` (TCP_CC_INFO): PROBE_BW cycles 1.25,
+0.75 and six rounds of 1, so a flow whose gain stays 1 for a second or more (more than PROBE_BW's
+eight rounds at this case's round trips of 40-120 ms; PROBE_RTT lasts 200 ms) holds a policed
+rate. The flows sample every 10 ms here (both engines). For each run of a fidelity case
+(benches/fidelity.py's scenario, measured over the same period) this prints:
+
+* `held`: the share of the flows' samples in runs of gain 1 that last at least `HELD_S`;
+* the queueing delay's mean and median (ms) and the retransmission rate of the period;
+* `crowded_s`: the seconds of the period in which at least a fifth of the flows' packets waited
+  40 ms or more on average (the kernel's flows built such queues together, every 4 s or so).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fidelity  # noqa: E402  (the suite's cases and scenarios)
+from aqmlab.run import simulate  # noqa: E402
+
+#: A run of gain 1 at least this long is a held (policed) rate; module docstring.
+HELD_S = 1.0
+#: The flow sampling interval both engines use here (PROBE_BW's 1.25 round lasts one round trip).
+SAMPLE = "10ms"
+#: A flow "waits long" in a second when its packets' mean queueing delay then is at least this...
+LONG_WAIT_MS = 40.0
+#: ... and a second is crowded when at least this share of the flows waits long.
+CROWDED_SHARE = 0.2
+
+
+def held_share(samples: pd.DataFrame, start_ns: int, end_ns: int, held_s: float = HELD_S) -> float:
+    """The share of BBR flows' samples in [start_ns, end_ns) that lie in a run of pacing gain 1
+    lasting at least `held_s` (a run measured from its first sample to its last, over the whole
+    series, so that a run crossing `start_ns` counts whole)."""
+    s = samples[samples["pacing_gain"] > 0].sort_values(["flow", "t_ns"], kind="stable")
+    flow = s["flow"].to_numpy()
+    t = s["t_ns"].to_numpy().astype(np.int64)
+    one = s["pacing_gain"].to_numpy() == 1.0
+    new_run = np.ones(len(s), dtype=bool)
+    new_run[1:] = (flow[1:] != flow[:-1]) | (one[1:] != one[:-1])
+    run = np.cumsum(new_run)
+    length = pd.Series(t).groupby(run).transform(lambda x: x.iloc[-1] - x.iloc[0]).to_numpy()
+    held = one & (length >= held_s * 1e9)
+    inside = (t >= start_ns) & (t < end_ns)
+    return float(held[inside].mean()) if inside.any() else float("nan")
+
+
+def crowded_seconds(packets: pd.DataFrame, start_ns: int, end_ns: int) -> int:
+    """Seconds in [start_ns, end_ns) in which at least `CROWDED_SHARE` of the flows that had
+    packets dequeued waited `LONG_WAIT_MS` or more on average."""
+    d = packets[packets["event"].astype(str) == "dequeue"]
+    d = d[(d["t_ns"] >= start_ns) & (d["t_ns"] < end_ns)]
+    second = d["t_ns"].to_numpy() // 1_000_000_000
+    wait_ms = d.groupby([second, d["flow"].to_numpy()])["sojourn_ns"].mean() / 1e6
+    long_share = (wait_ms >= LONG_WAIT_MS).groupby(level=0).mean()
+    return int((long_share >= CROWDED_SHARE).sum())
+
+
+def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str]) -> dict[str, Any]:
+    scenario = fidelity.scenario(case, "bbr", seed, overrides=[f"records.flow_sample={SAMPLE}", *overrides])
+    if kernel:
+        from aqmlab.emu.run import emulate
+
+        result = emulate(scenario)
+    else:
+        result = simulate(scenario, progress=False)
+    start, end = round(fidelity.WARMUP_S * 1e9), round(fidelity.DURATION_S * 1e9)
+    m = fidelity.measures(result, case)
+    delay = result.tables["packets"]
+    delay = delay[(delay["event"].astype(str) == "dequeue") & (delay["t_ns"] >= start) & (delay["t_ns"] < end)]
+    return {"engine": "kernel" if kernel else "sim", "seed": seed,
+            "held": held_share(result.tables["flow_samples"], start, end),
+            "mean_ms": float(delay["sojourn_ns"].mean() / 1e6), "p50_ms": m["qdelay_p50_ms"],
+            "retrans": m["retrans_rate_period"], "crowded_s": crowded_seconds(result.tables["packets"], start, end)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--case", default="50f-100M-40ms-fqcodel", help="a case of benches/fidelity.py")
+    ap.add_argument("--runs", type=int, default=3, help="seeds 1..N (kernel runs: one each)")
+    ap.add_argument("--kernel", action="store_true", help="also through the emulator (root)")
+    ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                    help="an override for the simulator's runs only")
+    args = ap.parse_args(argv)
+    cases = {c.name: c for c in fidelity.CASES}
+    if args.case not in cases:
+        print(f"error: --case: {args.case!r} is not a case; cases: {', '.join(cases)}", file=sys.stderr)
+        return 2
+    rows = []
+    for seed in range(1, args.runs + 1):
+        rows.append(run(cases[args.case], seed, False, args.overrides))
+        if args.kernel:
+            rows.append(run(cases[args.case], seed, True, []))
+    table = pd.DataFrame(rows)
+    with pd.option_context("display.width", 200, "display.float_format", "{:.3f}".format):
+        print(f"{args.case}, bbr, measured {fidelity.WARMUP_S}-{fidelity.DURATION_S} s"
+              + (f"; simulator with {' '.join(args.overrides)}" if args.overrides else ""))
+        print(table.to_string(index=False))
+        print("\nmedians over runs:")
+        print(table.drop(columns="seed").groupby("engine").median().to_string())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

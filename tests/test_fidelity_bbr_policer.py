@@ -1,0 +1,44 @@
+"""benches/fidelity_bbr_policer.py: the share of BBR's samples in a held gain of 1, and the
+crowded seconds, on tables built by hand."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from conftest import bench_module
+
+policer = bench_module("fidelity_bbr_policer")
+
+MS = 1_000_000
+
+
+def _samples(flow: int, gains: list[float], every_ms: int = 100) -> pd.DataFrame:
+    return pd.DataFrame({"t_ns": [k * every_ms * MS for k in range(len(gains))], "flow": flow, "pacing_gain": gains})
+
+
+def test_only_a_run_of_gain_one_as_long_as_the_threshold_counts_as_held():
+    # Flow 0: startup, then gain 1 for 1.0 s (samples 0.2-1.2 s: held), a probe, 0.5 s of 1.
+    # Flow 1: PROBE_BW's cycle, never 1 for long. Flow 2 is not BBR (gain 0): left out.
+    a = _samples(0, [2.885, 0.344] + [1.0] * 11 + [1.25, 0.75] + [1.0] * 6)
+    b = _samples(1, [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0] * 2 + [1.25, 0.75, 1.0, 1.0, 1.0])
+    c = _samples(2, [0.0] * 21)
+    table = pd.concat([c, b, a], ignore_index=True)  # order must not matter
+    assert policer.held_share(table, 0, 10**12) == pytest.approx(11 / 42)
+    # A run counts whole when it crosses the period's start: from 1.0 s, flow 0 has 3 held of 11.
+    assert policer.held_share(table, 1000 * MS, 10**12) == pytest.approx(3 / 22)
+    # One sample short of the threshold: nothing held.
+    assert policer.held_share(table, 0, 10**12, held_s=1.05) == 0.0
+
+
+def test_a_second_is_crowded_when_a_fifth_of_the_flows_wait_long():
+    def dequeues(second: int, waits_ms: list[float]) -> list[dict]:
+        return [{"t_ns": second * 10**9 + 1, "event": "dequeue", "flow": f, "sojourn_ns": w * MS}
+                for f, w in enumerate(waits_ms)]
+    rows = (dequeues(0, [50, 45, 1, 1, 1, 1, 1, 1, 1, 1])    # 2 of 10 wait long: crowded
+            + dequeues(1, [50, 1, 1, 1, 1, 1, 1, 1, 1, 1])   # 1 of 10: not
+            + dequeues(2, [39.9] * 10)                       # just under 40 ms: not
+            + [{"t_ns": 2 * 10**9 + 5, "event": "enqueue", "flow": 0, "sojourn_ns": 90 * MS}])
+    packets = pd.DataFrame(rows)
+    assert policer.crowded_seconds(packets, 0, 3 * 10**9) == 1
+    assert policer.crowded_seconds(packets, 10**9, 3 * 10**9) == 0
