@@ -3,6 +3,7 @@
     python3 benches/fidelity_bbr_policer.py                          # simulator, 3 seeds
     sudo python3 benches/fidelity_bbr_policer.py --kernel --runs 3   # and the kernel (root)
     python3 benches/fidelity_bbr_policer.py --set 'flows.*.app.tcp.bbr_policer_detection=false'
+    sudo python3 benches/fidelity_bbr_policer.py --kernel --kernel-set topology.bottleneck.qdisc.drop_batch=1
 
 BBR v1 (Linux tcp_bbr.c, `bbr_lt_bw_sampling`) takes two lossy sampling intervals (loss >= 50/256
 of what was delivered) of about the same delivery rate for a token-bucket policer, and then paces
@@ -16,7 +17,10 @@ rate. The flows sample every 10 ms here (both engines). For each run of a fideli
 * `held`: the share of the flows' samples in runs of gain 1 that last at least `HELD_S`;
 * the queueing delay's mean and median (ms) and the retransmission rate of the period;
 * `crowded_s`: the seconds of the period in which at least a fifth of the flows' packets waited
-  40 ms or more on average (the kernel's flows built such queues together, every 4 s or so).
+  40 ms or more on average (the kernel's flows built such queues together, every 4 s or so);
+* `overflow`: the share of the period's drops that FQ-CoDel's overflow made (Linux's batch drop
+  from the fattest queue, `drop_batch` packets at most: reasons `evicted`, and `overflow` for
+  an arrival among them), the rest being CoDel's own (`early`).
 """
 
 from __future__ import annotations
@@ -71,6 +75,13 @@ def crowded_seconds(packets: pd.DataFrame, start_ns: int, end_ns: int) -> int:
     return int((long_share >= CROWDED_SHARE).sum())
 
 
+def overflow_share(packets: pd.DataFrame, start_ns: int, end_ns: int) -> float:
+    """The share of drops in [start_ns, end_ns) that a full buffer made (reasons `evicted` and
+    `overflow`)."""
+    d = packets[(packets["event"].astype(str) == "drop") & (packets["t_ns"] >= start_ns) & (packets["t_ns"] < end_ns)]
+    return float(d["reason"].astype(str).isin(["evicted", "overflow"]).mean()) if len(d) else float("nan")
+
+
 def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str]) -> dict[str, Any]:
     scenario = fidelity.scenario(case, "bbr", seed, overrides=[f"records.flow_sample={SAMPLE}", *overrides])
     if kernel:
@@ -86,7 +97,8 @@ def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str]) -> d
     return {"engine": "kernel" if kernel else "sim", "seed": seed,
             "held": held_share(result.tables["flow_samples"], start, end),
             "mean_ms": float(delay["sojourn_ns"].mean() / 1e6), "p50_ms": m["qdelay_p50_ms"],
-            "retrans": m["retrans_rate_period"], "crowded_s": crowded_seconds(result.tables["packets"], start, end)}
+            "retrans": m["retrans_rate_period"], "crowded_s": crowded_seconds(result.tables["packets"], start, end),
+            "overflow": overflow_share(result.tables["packets"], start, end)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kernel", action="store_true", help="also through the emulator (root)")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                     help="an override for the simulator's runs only")
+    ap.add_argument("--kernel-set", dest="kernel_overrides", action="append", default=[], metavar="KEY=VALUE",
+                    help="an override for the emulated runs only")
     args = ap.parse_args(argv)
     cases = {c.name: c for c in fidelity.CASES}
     if args.case not in cases:
@@ -105,11 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     for seed in range(1, args.runs + 1):
         rows.append(run(cases[args.case], seed, False, args.overrides))
         if args.kernel:
-            rows.append(run(cases[args.case], seed, True, []))
+            rows.append(run(cases[args.case], seed, True, args.kernel_overrides))
     table = pd.DataFrame(rows)
     with pd.option_context("display.width", 200, "display.float_format", "{:.3f}".format):
         print(f"{args.case}, bbr, measured {fidelity.WARMUP_S}-{fidelity.DURATION_S} s"
-              + (f"; simulator with {' '.join(args.overrides)}" if args.overrides else ""))
+              + (f"; simulator with {' '.join(args.overrides)}" if args.overrides else "")
+              + (f"; kernel with {' '.join(args.kernel_overrides)}" if args.kernel_overrides else ""))
         print(table.to_string(index=False))
         print("\nmedians over runs:")
         print(table.drop(columns="seed").groupby("engine").median().to_string())

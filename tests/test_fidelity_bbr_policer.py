@@ -42,3 +42,12 @@ def test_a_second_is_crowded_when_a_fifth_of_the_flows_wait_long():
     packets = pd.DataFrame(rows)
     assert policer.crowded_seconds(packets, 0, 3 * 10**9) == 1
     assert policer.crowded_seconds(packets, 10**9, 3 * 10**9) == 0
+
+
+def test_the_overflow_share_counts_evictions_and_refused_arrivals_among_the_periods_drops():
+    rows = [(0, "drop", "evicted"), (1, "drop", "evicted"), (2, "drop", "overflow"), (3, "drop", "early"),
+            (4, "dequeue", None), (9, "drop", "evicted")]
+    packets = pd.DataFrame({"t_ns": [r[0] * MS for r in rows], "event": [r[1] for r in rows],
+                            "reason": pd.Categorical([r[2] for r in rows])})
+    assert policer.overflow_share(packets, 0, 5 * MS) == pytest.approx(3 / 4)
+    assert policer.overflow_share(packets, 3 * MS, 5 * MS) == 0.0
