@@ -36,6 +36,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fidelity  # noqa: E402  (the suite's cases and scenarios)
 from aqmlab.run import simulate  # noqa: E402
+from fidelity_cwnd import FIGURES, save_figure  # noqa: E402
 
 #: A run of gain 1 at least this long is a held (policed) rate; module docstring.
 HELD_S = 1.0
@@ -47,10 +48,9 @@ LONG_WAIT_MS = 40.0
 CROWDED_SHARE = 0.2
 
 
-def held_share(samples: pd.DataFrame, start_ns: int, end_ns: int, held_s: float = HELD_S) -> float:
-    """The share of BBR flows' samples in [start_ns, end_ns) that lie in a run of pacing gain 1
-    lasting at least `held_s` (a run measured from its first sample to its last, over the whole
-    series, so that a run crossing `start_ns` counts whole)."""
+def held_samples(samples: pd.DataFrame, held_s: float = HELD_S) -> pd.DataFrame:
+    """The BBR flows' samples (t_ns, flow) with `held`: whether each lies in a run of pacing gain
+    1 lasting at least `held_s` (a run measured from its first sample to its last)."""
     s = samples[samples["pacing_gain"] > 0].sort_values(["flow", "t_ns"], kind="stable")
     flow = s["flow"].to_numpy()
     t = s["t_ns"].to_numpy().astype(np.int64)
@@ -59,9 +59,15 @@ def held_share(samples: pd.DataFrame, start_ns: int, end_ns: int, held_s: float 
     new_run[1:] = (flow[1:] != flow[:-1]) | (one[1:] != one[:-1])
     run = np.cumsum(new_run)
     length = pd.Series(t).groupby(run).transform(lambda x: x.iloc[-1] - x.iloc[0]).to_numpy()
-    held = one & (length >= held_s * 1e9)
-    inside = (t >= start_ns) & (t < end_ns)
-    return float(held[inside].mean()) if inside.any() else float("nan")
+    return pd.DataFrame({"t_ns": t, "flow": flow, "held": one & (length >= held_s * 1e9)})
+
+
+def held_share(samples: pd.DataFrame, start_ns: int, end_ns: int, held_s: float = HELD_S) -> float:
+    """The share of BBR flows' samples in [start_ns, end_ns) that are held (`held_samples`; a
+    run crossing `start_ns` counts whole)."""
+    h = held_samples(samples, held_s)
+    inside = h[(h["t_ns"] >= start_ns) & (h["t_ns"] < end_ns)]
+    return float(inside["held"].mean()) if len(inside) else float("nan")
 
 
 def crowded_seconds(packets: pd.DataFrame, start_ns: int, end_ns: int) -> int:
@@ -82,7 +88,8 @@ def overflow_share(packets: pd.DataFrame, start_ns: int, end_ns: int) -> float:
     return float(d["reason"].astype(str).isin(["evicted", "overflow"]).mean()) if len(d) else float("nan")
 
 
-def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str]) -> dict[str, Any]:
+def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str]) -> tuple[dict[str, Any], Any]:
+    """One run's row of the table, and its result (for the figure)."""
     scenario = fidelity.scenario(case, "bbr", seed, overrides=[f"records.flow_sample={SAMPLE}", *overrides])
     if kernel:
         from aqmlab.emu.run import emulate
@@ -94,11 +101,39 @@ def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str]) -> d
     m = fidelity.measures(result, case)
     delay = result.tables["packets"]
     delay = delay[(delay["event"].astype(str) == "dequeue") & (delay["t_ns"] >= start) & (delay["t_ns"] < end)]
-    return {"engine": "kernel" if kernel else "sim", "seed": seed,
-            "held": held_share(result.tables["flow_samples"], start, end),
-            "mean_ms": float(delay["sojourn_ns"].mean() / 1e6), "p50_ms": m["qdelay_p50_ms"],
-            "retrans": m["retrans_rate_period"], "crowded_s": crowded_seconds(result.tables["packets"], start, end),
-            "overflow": overflow_share(result.tables["packets"], start, end)}
+    row = {"engine": "kernel" if kernel else "sim", "seed": seed,
+           "held": held_share(result.tables["flow_samples"], start, end),
+           "mean_ms": float(delay["sojourn_ns"].mean() / 1e6), "p50_ms": m["qdelay_p50_ms"],
+           "retrans": m["retrans_rate_period"], "crowded_s": crowded_seconds(result.tables["packets"], start, end),
+           "overflow": overflow_share(result.tables["packets"], start, end)}
+    return row, result
+
+
+def draw(results: dict[str, Any], out: Path, title: str) -> None:
+    """Per engine (a column): the flows holding a policed rate at each sample time, and the mean
+    queueing delay of the packets dequeued in each 100 ms."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, len(results), figsize=(5 * len(results), 5.5), sharex=True, sharey="row",
+                             squeeze=False)
+    for col, (engine, result) in enumerate(results.items()):
+        held = held_samples(result.tables["flow_samples"]).groupby("t_ns")["held"].sum()
+        axes[0, col].plot(held.index / 1e9, held.to_numpy(), lw=0.8)
+        axes[0, col].set_title(engine, fontsize=10)
+        p = result.tables["packets"]
+        d = p[p["event"].astype(str) == "dequeue"]
+        delay = d.groupby(d["t_ns"].to_numpy() // 100_000_000)["sojourn_ns"].mean()
+        axes[1, col].plot(delay.index / 10, delay.to_numpy() / 1e6, lw=0.8, color="tab:red")
+        axes[1, col].set_xlabel("time (s)")
+        for ax in axes[:, col]:
+            ax.grid(alpha=0.3)
+            ax.axvspan(0, fidelity.WARMUP_S, color="0.9", zorder=0)
+    axes[0, 0].set_ylabel(f"flows holding a policed rate\n(gain 1 for {HELD_S:g} s or more)")
+    axes[1, 0].set_ylabel("mean queueing delay\nper 100 ms (ms)")
+    save_figure(fig, out, title, fontsize=10)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,16 +145,20 @@ def main(argv: list[str] | None = None) -> int:
                     help="an override for the simulator's runs only")
     ap.add_argument("--kernel-set", dest="kernel_overrides", action="append", default=[], metavar="KEY=VALUE",
                     help="an override for the emulated runs only")
+    ap.add_argument("--figure", nargs="?", const="", default=None, metavar="PNG",
+                    help=f"draw seed 1's runs (default {FIGURES.name}/bbr-policer-CASE.png under docs/)")
     args = ap.parse_args(argv)
     cases = {c.name: c for c in fidelity.CASES}
     if args.case not in cases:
         print(f"error: --case: {args.case!r} is not a case; cases: {', '.join(cases)}", file=sys.stderr)
         return 2
-    rows = []
+    rows, drawn = [], {}
     for seed in range(1, args.runs + 1):
-        rows.append(run(cases[args.case], seed, False, args.overrides))
-        if args.kernel:
-            rows.append(run(cases[args.case], seed, True, args.kernel_overrides))
+        for kernel in (False, True) if args.kernel else (False,):
+            row, result = run(cases[args.case], seed, kernel, args.kernel_overrides if kernel else args.overrides)
+            rows.append(row)
+            if seed == 1:
+                drawn["kernel (emulator)" if kernel else "simulator"] = result
     table = pd.DataFrame(rows)
     with pd.option_context("display.width", 200, "display.float_format", "{:.3f}".format):
         print(f"{args.case}, bbr, measured {fidelity.WARMUP_S}-{fidelity.DURATION_S} s"
@@ -128,6 +167,9 @@ def main(argv: list[str] | None = None) -> int:
         print(table.to_string(index=False))
         print("\nmedians over runs:")
         print(table.drop(columns="seed").groupby("engine").median().to_string())
+    if args.figure is not None:
+        out = Path(args.figure) if args.figure else FIGURES / f"bbr-policer-{args.case}.png"
+        draw(drawn, out, f"BBR v1's policer mode: {args.case}, bbr, seed 1")
     return 0
 
 
