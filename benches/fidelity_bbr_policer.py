@@ -15,12 +15,16 @@ rate. The flows sample every 10 ms here (both engines). For each run of a fideli
 (benches/fidelity.py's scenario, measured over the same period) this prints:
 
 * `held`: the share of the flows' samples in runs of gain 1 that last at least `HELD_S`;
+* Jain's index of the flows' throughputs;
 * the queueing delay's mean and median (ms) and the retransmission rate of the period;
 * `crowded_s`: the seconds of the period in which at least a fifth of the flows' packets waited
   40 ms or more on average (the kernel's flows built such queues together, every 4 s or so);
 * `overflow`: the share of the period's drops that FQ-CoDel's overflow made (Linux's batch drop
   from the fattest queue, `drop_batch` packets at most: reasons `evicted`, and `overflow` for
   an arrival among them), the rest being CoDel's own (`early`).
+
+With `--per-flow`, each run's flows too: held share, bandwidth estimate and throughput (in the
+two-RTT cases it is the short-RTT flow's holding that decides the fairness; docs/fidelity.md).
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ from fidelity_cwnd import FIGURES, save_figure  # noqa: E402
 
 #: A run of gain 1 at least this long is a held (policed) rate; module docstring.
 HELD_S = 1.0
+#: Linux's pacing margin (tcp_bbr.c `bbr_pacing_margin_percent`): BBR paces 1 % below gain x bw.
+PACING_MARGIN = 0.01
 #: The flow sampling interval both engines use here (PROBE_BW's 1.25 round lasts one round trip).
 SAMPLE = "10ms"
 #: A flow "waits long" in a second when its packets' mean queueing delay then is at least this...
@@ -88,8 +94,10 @@ def overflow_share(packets: pd.DataFrame, start_ns: int, end_ns: int) -> float:
     return float(d["reason"].astype(str).isin(["evicted", "overflow"]).mean()) if len(d) else float("nan")
 
 
-def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str]) -> tuple[dict[str, Any], Any]:
-    """One run's row of the table, and its result (for the figure)."""
+def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str],
+        per_flow_table: bool = False) -> tuple[dict[str, Any], Any]:
+    """One run's row of the table, and its result (for the figure); with `per_flow_table`, prints
+    `per_flow` of the run."""
     scenario = fidelity.scenario(case, "bbr", seed, overrides=[f"records.flow_sample={SAMPLE}", *overrides])
     if kernel:
         from aqmlab.emu.run import emulate
@@ -103,10 +111,27 @@ def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str]) -> t
     delay = delay[(delay["event"].astype(str) == "dequeue") & (delay["t_ns"] >= start) & (delay["t_ns"] < end)]
     row = {"engine": "kernel" if kernel else "sim", "seed": seed,
            "held": held_share(result.tables["flow_samples"], start, end),
-           "mean_ms": float(delay["sojourn_ns"].mean() / 1e6), "p50_ms": m["qdelay_p50_ms"],
+           "jain": m["jain"], "mean_ms": float(delay["sojourn_ns"].mean() / 1e6), "p50_ms": m["qdelay_p50_ms"],
            "retrans": m["retrans_rate_period"], "crowded_s": crowded_seconds(result.tables["packets"], start, end),
            "overflow": overflow_share(result.tables["packets"], start, end)}
+    if per_flow_table:
+        print(f"{row['engine']} seed {seed}, per flow:\n{per_flow(result, start, end).round(3).to_string()}")
     return row, result
+
+
+def per_flow(result: Any, start_ns: int, end_ns: int) -> pd.DataFrame:
+    """Each BBR flow over [start_ns, end_ns): its held share, the median of its bandwidth
+    estimate (pacing rate / gain, less Linux's 1 % margin: Mbit/s of payload) and its
+    throughput (Mbit/s)."""
+    s = result.tables["flow_samples"]
+    s = s[(s["pacing_gain"] > 0) & (s["t_ns"] >= start_ns) & (s["t_ns"] < end_ns)]
+    estimate = s["pacing_rate_bps"] / s["pacing_gain"] / (1 - PACING_MARGIN) / 1e6
+    out = pd.DataFrame({"bw_mbps": estimate.groupby(s["flow"]).median()})
+    h = held_samples(result.tables["flow_samples"])
+    h = h[(h["t_ns"] >= start_ns) & (h["t_ns"] < end_ns)]
+    out["held"] = h.groupby("flow")["held"].mean()
+    out["throughput_mbps"] = result.flow_periods.groupby("flow")["throughput_mbps"].sum()
+    return out
 
 
 def draw(results: dict[str, Any], out: Path, title: str) -> None:
@@ -145,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="an override for the simulator's runs only")
     ap.add_argument("--kernel-set", dest="kernel_overrides", action="append", default=[], metavar="KEY=VALUE",
                     help="an override for the emulated runs only")
+    ap.add_argument("--per-flow", action="store_true",
+                    help="print each run's flows: held share, bandwidth estimate, throughput")
     ap.add_argument("--figure", nargs="?", const="", default=None, metavar="PNG",
                     help=f"draw seed 1's runs (default {FIGURES.name}/bbr-policer-CASE.png under docs/)")
     args = ap.parse_args(argv)
@@ -155,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     rows, drawn = [], {}
     for seed in range(1, args.runs + 1):
         for kernel in (False, True) if args.kernel else (False,):
-            row, result = run(cases[args.case], seed, kernel, args.kernel_overrides if kernel else args.overrides)
+            row, result = run(cases[args.case], seed, kernel, args.kernel_overrides if kernel else args.overrides,
+                              args.per_flow)
             rows.append(row)
             if seed == 1:
                 drawn["kernel (emulator)" if kernel else "simulator"] = result

@@ -51,3 +51,17 @@ def test_the_overflow_share_counts_evictions_and_refused_arrivals_among_the_peri
                             "reason": pd.Categorical([r[2] for r in rows])})
     assert policer.overflow_share(packets, 0, 5 * MS) == pytest.approx(3 / 4)
     assert policer.overflow_share(packets, 3 * MS, 5 * MS) == 0.0
+
+
+def test_per_flow_reads_the_estimate_from_the_pacing_rate_and_gain_and_leaves_other_flows_out():
+    from types import SimpleNamespace
+
+    # Flow 0: BBR at a 1.25 probe and at 1 (rate = gain x estimate x 0.99); flow 1: not BBR.
+    samples = pd.DataFrame({"t_ns": [0, 100 * MS, 0], "flow": [0, 0, 1], "pacing_gain": [1.25, 1.0, 0.0],
+                            "pacing_rate_bps": [1.25 * 0.99 * 4e6, 0.99 * 6e6, 5e6]})
+    result = SimpleNamespace(tables={"flow_samples": samples},
+                             flow_periods=pd.DataFrame({"flow": [0, 1], "throughput_mbps": [4.5, 3.0]}))
+    table = policer.per_flow(result, 0, 10**9)
+    assert list(table.index) == [0]
+    assert table.loc[0, "bw_mbps"] == pytest.approx(5.0) and table.loc[0, "throughput_mbps"] == 4.5
+    assert table.loc[0, "held"] == 0.0  # one sample of gain 1 is no run of a second
