@@ -3,13 +3,18 @@ tables of docs/emulation.md:
 
     sudo python3 benches/emulation_vs_simulation.py sqf      # SQF testbed, FIFO and SQF, 5 TCP
     sudo python3 benches/emulation_vs_simulation.py rb-rio   # unresponsive MPEG, Drop-Tail and Rb-RIO
+    sudo python3 benches/emulation_vs_simulation.py sqf --runs 5
 
 The SQF testbed scenarios (scenarios/sqf/testbed-*.toml) run shortened to 20 s (measured over
-5-20 s); the MPEG scenarios are scenarios/emu/rb-rio-mpeg-*.toml as they are.
+5-20 s); the MPEG scenarios are scenarios/emu/rb-rio-mpeg-*.toml as they are. Each scenario runs
+with seeds 1..N (`--runs`, default 3) in both engines: the simulator's runs differ by their seed,
+the emulator's also from run to run (the kernel's timing). Each figure is printed as the median
+and, in brackets, the range of its N runs.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 import pandas as pd
@@ -33,7 +38,7 @@ def sqf_rows(engine: str, r) -> dict:
     t = r.tables
     q = flow_quality(t["media"], start, end).set_index("flow")
     per = r.periods.iloc[0]
-    tcp = r.flow_periods[r.flow_periods["group"] == "tcp"]["throughput_mbps"].sum()
+    tcp = r.flow_periods[r.flow_periods["group_name"] == "tcp"]["throughput_mbps"].sum()
 
     # Against what was sent, not RFC 3550's received sequence range, which cannot see packets
     # lost after the last one received (a stream starved to the end of the period read as 0 %).
@@ -65,18 +70,34 @@ def mpeg_rows(engine: str, r) -> dict:
     return row
 
 
-def main(which: str) -> None:
+def summarize(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per (engine, qdisc), in the order first met; each other column as "median (min-max)"
+    over its runs ("median" alone when the runs agree)."""
+    def cell(values: pd.Series) -> str:
+        lo, mid, hi = values.min(), values.median(), values.max()
+        return f"{mid:g}" if lo == hi else f"{mid:g} ({lo:g}-{hi:g})"
+    return rows.groupby(["engine", "qdisc"], sort=False).agg(cell).reset_index()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("which", nargs="?", default="sqf", choices=["sqf", "rb-rio"])
+    ap.add_argument("--runs", type=int, default=3, help="seeds 1..N in each engine (default 3)")
+    args = ap.parse_args(argv)
+    if args.runs < 1:
+        print(f"error: --runs: must be at least 1, not {args.runs}", file=sys.stderr)
+        return 2
     rows = []
-    if which == "sqf":
-        for name in ("sqf/testbed-fifo", "sqf/testbed-sqf"):
-            sim, emu = both(name, SQF_SETS)
-            rows += [sqf_rows("sim", sim), sqf_rows("emu", emu)]
-    else:
-        for name in ("emu/rb-rio-mpeg-droptail", "emu/rb-rio-mpeg-rb-rio"):
-            sim, emu = both(name, [])
-            rows += [mpeg_rows("sim", sim), mpeg_rows("emu", emu)]
-    print(pd.DataFrame(rows).to_markdown(index=False))
+    names, sets, measure = ((("sqf/testbed-fifo", "sqf/testbed-sqf"), SQF_SETS, sqf_rows) if args.which == "sqf"
+                            else (("emu/rb-rio-mpeg-droptail", "emu/rb-rio-mpeg-rb-rio"), [], mpeg_rows))
+    for name in names:
+        for seed in range(1, args.runs + 1):
+            sim, emu = both(name, [*sets, f"seed={seed}"])
+            rows += [measure("sim", sim), measure("emu", emu)]
+    print(f"{args.runs} runs per engine and scenario (seeds 1-{args.runs}): median (range)")
+    print(summarize(pd.DataFrame(rows)).to_markdown(index=False))
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "sqf")
+    raise SystemExit(main())
