@@ -254,6 +254,25 @@ def _gap(s: float, k: float, kind: str) -> float:
     return abs(s - k)
 
 
+def case_or_error(name: str) -> Case | None:
+    """The case called `name`; None after printing the error line that names the cases there are
+    (the one-case benches' `--case`)."""
+    by_name = {c.name: c for c in CASES}
+    if name not in by_name:
+        print(f"error: --case: {name!r} is not a case; cases: {', '.join(by_name)}", file=sys.stderr)
+    return by_name.get(name)
+
+
+def run_once(sc: Any, kernel: bool) -> Any:
+    """`sc`'s result in the simulator or, with `kernel`, through the emulator (imported only then:
+    it needs root and network namespaces)."""
+    if not kernel:
+        return simulate(sc, progress=False)
+    from aqmlab.emu.run import emulate
+
+    return emulate(sc)
+
+
 def run_case(case: Case, cc: str, runs: int, kernel: bool, duration_s: float, sim_overrides: Sequence[str] = (),
              saved_kernel: dict[str, Any] | None = None) -> dict[str, Any]:
     seeds = range(1, runs + 1)
@@ -265,9 +284,7 @@ def run_case(case: Case, cc: str, runs: int, kernel: bool, duration_s: float, si
         out["kernel"] = saved_kernel["kernel"]
         out["targets"] = compare(out["sim"], out["kernel"])
     elif kernel:
-        from aqmlab.emu.run import emulate
-
-        kernels = [measures(emulate(scenario(case, cc, seed, duration_s)), case) for seed in seeds]
+        kernels = [measures(run_once(scenario(case, cc, seed, duration_s), kernel=True), case) for seed in seeds]
         out["kernel_runs"] = kernels
         out["kernel"] = _median(kernels)
         out["targets"] = compare(out["sim"], out["kernel"])

@@ -39,7 +39,6 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fidelity  # noqa: E402  (the suite's cases and scenarios)
-from aqmlab.run import simulate  # noqa: E402
 from fidelity_cwnd import FIGURES, save_figure  # noqa: E402
 
 #: A run of gain 1 at least this long is a held (policed) rate; module docstring.
@@ -99,12 +98,7 @@ def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str],
     """One run's row of the table, and its result (for the figure); with `per_flow_table`, prints
     `per_flow` of the run."""
     scenario = fidelity.scenario(case, "bbr", seed, overrides=[f"records.flow_sample={SAMPLE}", *overrides])
-    if kernel:
-        from aqmlab.emu.run import emulate
-
-        result = emulate(scenario)
-    else:
-        result = simulate(scenario, progress=False)
+    result = fidelity.run_once(scenario, kernel)
     start, end = round(fidelity.WARMUP_S * 1e9), round(fidelity.DURATION_S * 1e9)
     m = fidelity.measures(result, case)
     delay = result.tables["packets"]
@@ -175,14 +169,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--figure", nargs="?", const="", default=None, metavar="PNG",
                     help=f"draw seed 1's runs (default {FIGURES.name}/bbr-policer-CASE.png under docs/)")
     args = ap.parse_args(argv)
-    cases = {c.name: c for c in fidelity.CASES}
-    if args.case not in cases:
-        print(f"error: --case: {args.case!r} is not a case; cases: {', '.join(cases)}", file=sys.stderr)
+    case = fidelity.case_or_error(args.case)
+    if case is None:
         return 2
     rows, drawn = [], {}
     for seed in range(1, args.runs + 1):
         for kernel in (False, True) if args.kernel else (False,):
-            row, result = run(cases[args.case], seed, kernel, args.kernel_overrides if kernel else args.overrides,
+            row, result = run(case, seed, kernel, args.kernel_overrides if kernel else args.overrides,
                               args.per_flow)
             rows.append(row)
             if seed == 1:

@@ -36,7 +36,6 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fidelity  # noqa: E402  (the suite's cases and scenarios)
-from aqmlab.run import simulate  # noqa: E402
 
 
 def sojourn_mix(packets: pd.DataFrame, start_ns: int, end_ns: int) -> dict[str, float]:
@@ -88,12 +87,7 @@ def acks_per_segment(result: Any) -> float:
 
 def run(case: fidelity.Case, cc: str, seed: int, kernel: bool, overrides: list[str]) -> dict[str, Any]:
     scenario = fidelity.scenario(case, cc, seed, overrides=overrides)
-    if kernel:
-        from aqmlab.emu.run import emulate
-
-        result = emulate(scenario)
-    else:
-        result = simulate(scenario, progress=False)
+    result = fidelity.run_once(scenario, kernel)
     end_ns = round(fidelity.DURATION_S * 1e9)
     row = {"engine": "kernel" if kernel else "sim", "cc": cc, "seed": seed}
     row.update(sojourn_mix(result.tables["packets"], round(fidelity.WARMUP_S * 1e9), end_ns))
@@ -110,10 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                     help="an override for the simulator's runs only")
     args = ap.parse_args(argv)
-    cases = {c.name: c for c in fidelity.CASES}
+    case = fidelity.case_or_error(args.case)
     controllers = args.controllers.split(",")
-    if args.case not in cases:
-        print(f"error: --case: {args.case!r} is not a case; cases: {', '.join(cases)}", file=sys.stderr)
+    if case is None:
         return 2
     bad = [cc for cc in controllers if cc not in fidelity.CONTROLLERS]
     if bad:
@@ -122,9 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for cc in controllers:
         for seed in range(1, args.runs + 1):
-            rows.append(run(cases[args.case], cc, seed, False, args.overrides))
+            rows.append(run(case, cc, seed, False, args.overrides))
             if args.kernel:
-                rows.append(run(cases[args.case], cc, seed, True, []))
+                rows.append(run(case, cc, seed, True, []))
     table = pd.DataFrame(rows)
     with pd.option_context("display.width", 200, "display.float_format", "{:.3f}".format):
         print(f"{args.case}, measured {fidelity.WARMUP_S}-{fidelity.DURATION_S} s"
