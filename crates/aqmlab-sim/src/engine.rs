@@ -3,14 +3,26 @@
 //! reliance on the list's internals: (time, order) is a total order (orders are unique), so
 //! every correct priority queue pops the same sequence.
 //!
-//! Structure: a timing wheel (a calendar queue with a fixed year). Time is cut into buckets of
-//! 2^12 ns (4.1 us). The bucket being drained is a sorted vector (`current`); the next 2^14
-//! buckets (67 ms: propagation, serialization and sampling
-//! events) are unsorted vectors on a wheel, found through a bitmap of non-empty slots; events
-//! further ahead (RTO timers, flow stops) wait in an overflow heap and move to the wheel as
-//! it turns. A pop then costs a share of sorting the few events of one 4 us bucket instead of a
-//! heap operation on every pending event, which is what grows with the number of flows (callgrind on the
-//! 60-flow Rb-RIO dumbbell put a third of all instructions in `BinaryHeap::pop`).
+//! Structure: a hierarchical timing wheel (Varghese and Lauck's hashed wheels, two levels).
+//! Time is cut into buckets of 2^12 ns (4.1 us). The bucket being drained is a sorted vector
+//! (`current`); the rest of its millisecond (a "round", 2^8 buckets) is on the fine wheel, one
+//! unsorted vector per bucket; the next `ROUNDS` rounds (134 ms: propagation and sampling
+//! events) are on the coarse wheel, one unsorted vector per round, whose events move onto the
+//! fine wheel when their round begins; events further ahead (RTO timers, flow stops) wait in
+//! an overflow heap and move to the coarse wheel as it turns. Found through bitmaps of
+//! non-empty slots. A pop then costs a share of sorting the few events of one 4 us bucket
+//! instead of a heap operation on every pending event, which is what grows with the number of
+//! flows (callgrind on the 60-flow Rb-RIO dumbbell put a third of all instructions in
+//! `BinaryHeap::pop`).
+//!
+//! Why two levels: a scheduled event is written at the end of its slot's vector, and what
+//! that costs is whether the vector's last cache line is still cached. With one wheel of 2^14
+//! bucket-wide slots (the earlier design), a slot was last written a wheel's turn (67 ms)
+//! before, and at 10,000 flows that store was the costliest instruction of the run: a miss on
+//! nearly every event (benches/README.md, "Fifth round ...: the event list in two levels").
+//! The two wheels' 384 vectors, of which only the few dozen rounds ahead are busy, keep their
+//! ends in cache; an event more than its round ahead is written twice, both times to a cached
+//! line. Results are the same either way: only the cost of keeping the order changed.
 
 use aqmlab_core::Time;
 use std::cmp::Ordering;
@@ -18,10 +30,12 @@ use std::collections::BinaryHeap;
 
 /// log2 of a bucket's width in ns.
 const BUCKET_SHIFT: u32 = 12;
-/// Slots on the wheel (a power of two, a multiple of 64 for the bitmap).
-const SLOTS: u64 = 1 << 14;
-/// 64-bit words of the occupancy bitmap.
-const WORDS: usize = (SLOTS / 64) as usize;
+/// log2 of the buckets in a round (the fine wheel's slots): a round is 2^20 ns, 1.05 ms.
+const ROUND_SHIFT: u32 = 8;
+/// Slots of the fine wheel: one per bucket of a round.
+const FINE_SLOTS: usize = 1 << ROUND_SHIFT;
+/// Slots of the coarse wheel, one per round (a multiple of 64 for the bitmap): 134 ms ahead.
+const ROUNDS: u64 = 128;
 
 #[derive(Clone, Copy)]
 struct Scheduled<E> {
@@ -33,6 +47,9 @@ struct Scheduled<E> {
 impl<E> Scheduled<E> {
     fn bucket(&self) -> u64 {
         self.at.as_nanos() >> BUCKET_SHIFT
+    }
+    fn round(&self) -> u64 {
+        self.bucket() >> ROUND_SHIFT
     }
     fn key(&self) -> (Time, u64) {
         (self.at, self.order)
@@ -57,6 +74,65 @@ impl<E> Ord for Scheduled<E> {
     }
 }
 
+/// One level of the wheel: an unsorted vector of events per slot (`N` slots, a multiple of
+/// 64, a constant so that going round is a mask), and a bit per slot that is set when the slot
+/// holds any.
+struct Wheel<E, const N: usize> {
+    slots: Vec<Vec<Scheduled<E>>>,
+    occupied: Vec<u64>,
+    len: usize,
+}
+
+impl<E, const N: usize> Wheel<E, N> {
+    const WORDS: usize = N / 64;
+
+    fn new() -> Self {
+        const { assert!(N.is_power_of_two() && N >= 64) };
+        Wheel { slots: (0..N).map(|_| Vec::new()).collect(), occupied: vec![0; Self::WORDS], len: 0 }
+    }
+
+    #[inline]
+    fn push(&mut self, slot: usize, s: Scheduled<E>) {
+        self.slots[slot].push(s);
+        self.occupied[slot / 64] |= 1 << (slot % 64);
+        self.len += 1;
+    }
+
+    /// Moves slot `slot`'s events into `into`, which must be empty: the two vectors swap, so
+    /// the slot keeps `into`'s allocation for its next turn.
+    fn take(&mut self, slot: usize, into: &mut Vec<Scheduled<E>>) {
+        debug_assert!(into.is_empty());
+        self.occupied[slot / 64] &= !(1 << (slot % 64));
+        std::mem::swap(into, &mut self.slots[slot]);
+        self.len -= into.len();
+    }
+
+    /// Whether slot `slot` holds events.
+    fn is_occupied(&self, slot: usize) -> bool {
+        self.occupied[slot / 64] & (1 << (slot % 64)) != 0
+    }
+
+    /// The first occupied slot at or after `from` (taken modulo the slot count), going round
+    /// the wheel once.
+    fn first_occupied_from(&self, from: usize) -> Option<usize> {
+        if self.len == 0 {
+            return None;
+        }
+        let from = from % N;
+        for i in 0..=Self::WORDS {
+            let w = (from / 64 + i) % Self::WORDS;
+            let mut bits = self.occupied[w];
+            if i == 0 {
+                bits &= !0u64 << (from % 64); // slots before `from` in its word come last
+            }
+            if bits != 0 {
+                return Some(w * 64 + bits.trailing_zeros() as usize);
+            }
+        }
+        unreachable!("len > 0 but no occupied slot")
+    }
+}
+
 pub struct EventList<E> {
     /// Events of bucket `cur`, and any scheduled before it (never after it), sorted by
     /// (time, order); `current[head..]` are pending. A sorted vector rather than a heap: a
@@ -66,13 +142,16 @@ pub struct EventList<E> {
     head: usize,
     /// The bucket being drained; every event outside `current` is in a later bucket.
     cur: u64,
-    /// Slot `b % SLOTS` holds the events of bucket b, for cur < b < cur + SLOTS.
-    wheel: Vec<Vec<Scheduled<E>>>,
-    /// Bit s set when wheel slot s is non-empty.
-    occupied: Vec<u64>,
-    on_wheel: usize,
-    /// Events of buckets >= cur + SLOTS at the time they were scheduled.
+    /// Slot `b % FINE_SLOTS` holds the events of bucket b, for the buckets after `cur` in its
+    /// round.
+    fine: Wheel<E, FINE_SLOTS>,
+    /// Slot `r % ROUNDS` holds the events of round r, for cur's round < r < cur's round + ROUNDS.
+    coarse: Wheel<E, { ROUNDS as usize }>,
+    /// Events of rounds >= cur's round + ROUNDS at the time they were scheduled.
     overflow: BinaryHeap<Scheduled<E>>,
+    /// Empty between calls: the events of a round on their way from the coarse wheel to the
+    /// fine one.
+    cascade: Vec<Scheduled<E>>,
     next_order: u64,
     /// (time, order) of the event popped last: the one being handled.
     last_popped: (Time, u64),
@@ -84,10 +163,10 @@ impl<E> Default for EventList<E> {
             current: Vec::new(),
             head: 0,
             cur: 0,
-            wheel: (0..SLOTS).map(|_| Vec::new()).collect(),
-            occupied: vec![0; WORDS],
-            on_wheel: 0,
+            fine: Wheel::new(),
+            coarse: Wheel::new(),
             overflow: BinaryHeap::new(),
+            cascade: Vec::new(),
             next_order: 0,
             last_popped: (Time::ZERO, 0),
         }
@@ -114,11 +193,22 @@ impl<E: Copy> EventList<E> {
     #[inline]
     pub fn schedule_reserved(&mut self, at: Time, order: u64, event: E) {
         let s = Scheduled { at, order, event };
-        let b = s.bucket();
-        if b <= self.cur {
+        if s.bucket() <= self.cur {
             self.insert_current(s);
-        } else if b < self.cur + SLOTS {
-            self.put_on_wheel(s);
+        } else {
+            self.put_ahead(s);
+        }
+    }
+
+    /// Files an event of a bucket after `cur`: on the fine wheel if it is in cur's round, on
+    /// the coarse wheel if its round is close enough, in the overflow heap otherwise.
+    #[inline]
+    fn put_ahead(&mut self, s: Scheduled<E>) {
+        let (round, cur_round) = (s.round(), self.cur >> ROUND_SHIFT);
+        if round == cur_round {
+            self.fine.push(s.bucket() as usize % FINE_SLOTS, s);
+        } else if round < cur_round + ROUNDS {
+            self.coarse.push((round % ROUNDS) as usize, s);
         } else {
             self.overflow.push(s);
         }
@@ -155,7 +245,7 @@ impl<E: Copy> EventList<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.current.len() - self.head + self.on_wheel + self.overflow.len()
+        self.current.len() - self.head + self.fine.len + self.coarse.len + self.overflow.len()
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -169,68 +259,85 @@ impl<E: Copy> EventList<E> {
         self.current.insert(self.head + at, s);
     }
 
-    fn put_on_wheel(&mut self, s: Scheduled<E>) {
-        let slot = (s.bucket() % SLOTS) as usize;
-        self.wheel[slot].push(s);
-        self.occupied[slot / 64] |= 1 << (slot % 64);
-        self.on_wheel += 1;
-    }
-
     /// With `current` drained: moves `cur` to the earliest pending bucket and makes its events,
     /// sorted, the current ones. False when nothing is pending.
     fn advance(&mut self) -> bool {
-        let on_wheel = self.next_wheel_bucket();
-        let in_overflow = self.overflow.peek().map(|s| s.bucket());
-        self.cur = match (on_wheel, in_overflow) {
-            (Some(w), Some(o)) => w.min(o),
-            (Some(w), None) => w,
+        self.current.clear();
+        self.head = 0;
+        loop {
+            // The rest of cur's round: every event on the fine wheel is in a later bucket of
+            // it, so the first occupied slot after cur's is the earliest.
+            let cur_slot = self.cur as usize % FINE_SLOTS;
+            if let Some(slot) = self.fine.first_occupied_from(cur_slot + 1) {
+                debug_assert!(slot > cur_slot);
+                self.cur = (self.cur & !(FINE_SLOTS as u64 - 1)) | slot as u64;
+                // The emptied vector goes back on the wheel for the slot's next round.
+                self.fine.take(slot, &mut self.current);
+                if self.current.len() > 1 {
+                    self.current.sort_unstable_by_key(Scheduled::key);
+                }
+                return true;
+            }
+            if !self.enter_next_round() {
+                return false;
+            }
+            if !self.current.is_empty() {
+                // Events of the round's first bucket (`enter_next_round` put them here).
+                self.current.sort_unstable_by_key(Scheduled::key);
+                return true;
+            }
+        }
+    }
+
+    /// With the fine wheel empty: moves `cur` to the first bucket of the next round that has
+    /// events (on the coarse wheel or in the overflow heap), and files that round's events by
+    /// bucket: those of its first bucket in `current`, the others on the fine wheel. The
+    /// coarse wheel then reaches ROUNDS - 1 rounds further: the overflow events it now covers
+    /// move onto it. False when nothing is pending.
+    fn enter_next_round(&mut self) -> bool {
+        let cur_round = self.cur >> ROUND_SHIFT;
+        let on_coarse = self.coarse.first_occupied_from(((cur_round + 1) % ROUNDS) as usize).map(|slot| {
+            let ahead = (slot as u64 + ROUNDS - cur_round % ROUNDS) % ROUNDS; // 1 ..= ROUNDS - 1
+            cur_round + ahead
+        });
+        let in_overflow = self.overflow.peek().map(Scheduled::round);
+        let round = match (on_coarse, in_overflow) {
+            (Some(c), Some(o)) => c.min(o),
+            (Some(c), None) => c,
             (None, Some(o)) => o,
             (None, None) => return false,
         };
-        self.current.clear();
-        self.head = 0;
-        let slot = (self.cur % SLOTS) as usize;
-        if self.occupied[slot / 64] & (1 << (slot % 64)) != 0 {
-            self.occupied[slot / 64] &= !(1 << (slot % 64));
-            // The emptied vector goes back on the wheel for the slot's next year.
-            std::mem::swap(&mut self.current, &mut self.wheel[slot]);
-            self.on_wheel -= self.current.len();
-        }
-        // The wheel now reaches cur + SLOTS: bring the overflow events it covers onto it.
-        while self.overflow.peek().is_some_and(|s| s.bucket() < self.cur + SLOTS) {
-            let s = self.overflow.pop().expect("peeked");
-            if s.bucket() == self.cur {
-                self.current.push(s);
-            } else {
-                self.put_on_wheel(s);
+        self.cur = round << ROUND_SHIFT;
+        let slot = (round % ROUNDS) as usize;
+        if self.coarse.is_occupied(slot) {
+            let mut cascade = std::mem::take(&mut self.cascade);
+            self.coarse.take(slot, &mut cascade);
+            for s in cascade.drain(..) {
+                self.file_in_round(s);
             }
+            self.cascade = cascade;
         }
-        if self.current.len() > 1 {
-            self.current.sort_unstable_by_key(Scheduled::key);
+        while self.overflow.peek().is_some_and(|s| s.round() < round + ROUNDS) {
+            let s = self.overflow.pop().expect("peeked");
+            if s.round() == round {
+                self.file_in_round(s);
+            } else {
+                self.coarse.push((s.round() % ROUNDS) as usize, s);
+            }
         }
         true
     }
 
-    /// The earliest bucket on the wheel: the first occupied slot after `cur`'s, circularly.
-    fn next_wheel_bucket(&self) -> Option<u64> {
-        if self.on_wheel == 0 {
-            return None;
+    /// Files an event of the round just entered (`cur` is its first bucket): in `current`
+    /// (unsorted, `advance` sorts it) or on the fine wheel.
+    #[inline]
+    fn file_in_round(&mut self, s: Scheduled<E>) {
+        debug_assert_eq!(s.round(), self.cur >> ROUND_SHIFT);
+        if s.bucket() == self.cur {
+            self.current.push(s);
+        } else {
+            self.fine.push(s.bucket() as usize % FINE_SLOTS, s);
         }
-        let start = (self.cur + 1) % SLOTS;
-        let first_word = (start / 64) as usize;
-        for i in 0..=WORDS {
-            let w = (first_word + i) % WORDS; // a constant power of two: a mask, not a division
-            let mut bits = self.occupied[w];
-            if i == 0 {
-                bits &= !0u64 << (start % 64); // slots before `start` in its word come last
-            }
-            if bits != 0 {
-                let slot = (w * 64) as u64 + bits.trailing_zeros() as u64;
-                let ahead = (slot + SLOTS - self.cur % SLOTS) % SLOTS;
-                return Some(self.cur + ahead);
-            }
-        }
-        unreachable!("on_wheel > 0 but no occupied slot")
     }
 }
 
@@ -270,25 +377,42 @@ mod tests {
     }
 
     /// Against a sorted reference: interleaved schedules and pops with delays from ties (same
-    /// nanosecond) through one bucket, the wheel and the overflow heap (seconds), must come out
-    /// in (time, insertion order), as the binary heap this list replaced gave them.
+    /// nanosecond) through one bucket, both wheels and the overflow heap (seconds), must come out
+    /// in (time, insertion order), as the binary heap this list replaced gave them. Scheduling
+    /// 3 times in 5, the list fills up and every level stays busy.
     #[test]
     fn matches_sorted_order_at_every_horizon() {
+        check_against_sorted_order(12345, 3);
+    }
+
+    /// The same with one schedule in 5: the list holds a few events, most far apart, so rounds
+    /// and whole turns of the coarse wheel go by empty and the next event often comes from the
+    /// overflow heap.
+    #[test]
+    fn matches_sorted_order_when_events_are_sparse() {
+        check_against_sorted_order(678, 1);
+    }
+
+    /// 200,000 steps, each a schedule (`schedules_in_5` times in 5, or when the list is empty)
+    /// or a pop, compared with a `BTreeSet` of (time, order).
+    fn check_against_sorted_order(seed: u64, schedules_in_5: u64) {
         let mut l = EventList::default();
         let mut reference = std::collections::BTreeSet::new();
         let (mut popped, mut expected) = (Vec::new(), Vec::new());
-        let mut x: u64 = 12345;
+        let mut x: u64 = seed;
         let mut now = 0u64;
         for order in 0..200_000u64 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let r = x >> 16;
-            if r % 5 < 3 || l.is_empty() {
-                let delay = match r % 7 {
-                    0 | 1 => (r >> 8) % 8,                  // ties and the current bucket
-                    2 | 3 => (r >> 8) % 100_000,            // the next buckets
-                    4 => (r >> 8) % 60_000_000,             // the whole wheel
-                    5 => (r >> 8) % 3_000_000_000,          // the overflow heap
-                    _ => 70_000_000 + (r >> 8) % 1_000_000, // just past the wheel
+            if r % 5 < schedules_in_5 || l.is_empty() {
+                let delay = match r % 9 {
+                    0 | 1 => (r >> 8) % 8,                   // ties and the current bucket
+                    2 | 3 => (r >> 8) % 100_000,             // the next buckets
+                    4 => (r >> 8) % 2_200_000,               // this round, the next, the one after
+                    5 => (r >> 8) % 130_000_000,             // the whole coarse wheel
+                    6 => (r >> 8) % 3_000_000_000,           // the overflow heap
+                    7 => 133_000_000 + (r >> 8) % 3_000_000, // either side of the coarse wheel's end
+                    _ => 1_048_576 * ((r >> 8) % 200),       // whole rounds ahead
                 };
                 l.schedule(Time(now + delay), order);
                 reference.insert((now + delay, order));
