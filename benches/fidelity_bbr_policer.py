@@ -70,8 +70,12 @@ def held_samples(samples: pd.DataFrame, held_s: float = HELD_S) -> pd.DataFrame:
 def held_share(samples: pd.DataFrame, start_ns: int, end_ns: int, held_s: float = HELD_S) -> float:
     """The share of BBR flows' samples in [start_ns, end_ns) that are held (`held_samples`; a
     run crossing `start_ns` counts whole)."""
-    h = held_samples(samples, held_s)
-    inside = h[(h["t_ns"] >= start_ns) & (h["t_ns"] < end_ns)]
+    return share_held(held_samples(samples, held_s), start_ns, end_ns)
+
+
+def share_held(held: pd.DataFrame, start_ns: int, end_ns: int) -> float:
+    """`held_share` from `held_samples`' frame, computed once per run (`run`)."""
+    inside = held[(held["t_ns"] >= start_ns) & (held["t_ns"] < end_ns)]
     return float(inside["held"].mean()) if len(inside) else float("nan")
 
 
@@ -101,27 +105,28 @@ def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str],
     result = fidelity.run_once(scenario, kernel)
     start, end = round(fidelity.WARMUP_S * 1e9), round(fidelity.DURATION_S * 1e9)
     m = fidelity.measures(result, case)
+    held = held_samples(result.tables["flow_samples"])
     delay = result.tables["packets"]
     delay = delay[(delay["event"].astype(str) == "dequeue") & (delay["t_ns"] >= start) & (delay["t_ns"] < end)]
     row = {"engine": "kernel" if kernel else "sim", "seed": seed,
-           "held": held_share(result.tables["flow_samples"], start, end),
+           "held": share_held(held, start, end),
            "jain": m["jain"], "mean_ms": float(delay["sojourn_ns"].mean() / 1e6), "p50_ms": m["qdelay_p50_ms"],
            "retrans": m["retrans_rate_period"], "crowded_s": crowded_seconds(result.tables["packets"], start, end),
            "overflow": overflow_share(result.tables["packets"], start, end)}
     if per_flow_table:
-        print(f"{row['engine']} seed {seed}, per flow:\n{per_flow(result, start, end).round(3).to_string()}")
+        print(f"{row['engine']} seed {seed}, per flow:\n{per_flow(result, start, end, held).round(3).to_string()}")
     return row, result
 
 
-def per_flow(result: Any, start_ns: int, end_ns: int) -> pd.DataFrame:
+def per_flow(result: Any, start_ns: int, end_ns: int, held: pd.DataFrame | None = None) -> pd.DataFrame:
     """Each BBR flow over [start_ns, end_ns): its held share, the median of its bandwidth
     estimate (pacing rate / gain, less Linux's 1 % margin: Mbit/s of payload) and its
-    throughput (Mbit/s)."""
+    throughput (Mbit/s). `held`: the run's `held_samples`, when the caller has them already."""
     s = result.tables["flow_samples"]
     s = s[(s["pacing_gain"] > 0) & (s["t_ns"] >= start_ns) & (s["t_ns"] < end_ns)]
     estimate = s["pacing_rate_bps"] / s["pacing_gain"] / (1 - PACING_MARGIN) / 1e6
     out = pd.DataFrame({"bw_mbps": estimate.groupby(s["flow"]).median()})
-    h = held_samples(result.tables["flow_samples"])
+    h = held_samples(result.tables["flow_samples"]) if held is None else held
     h = h[(h["t_ns"] >= start_ns) & (h["t_ns"] < end_ns)]
     out["held"] = h.groupby("flow")["held"].mean()
     out["throughput_mbps"] = result.flow_periods.groupby("flow")["throughput_mbps"].sum()

@@ -65,3 +65,5 @@ def test_per_flow_reads_the_estimate_from_the_pacing_rate_and_gain_and_leaves_ot
     assert list(table.index) == [0]
     assert table.loc[0, "bw_mbps"] == pytest.approx(5.0) and table.loc[0, "throughput_mbps"] == 4.5
     assert table.loc[0, "held"] == 0.0  # one sample of gain 1 is no run of a second
+    # The run's held samples, computed once and handed in, give the same table.
+    pd.testing.assert_frame_equal(policer.per_flow(result, 0, 10**9, policer.held_samples(samples)), table)
