@@ -313,30 +313,27 @@ impl<E: Copy> EventList<E> {
             let mut cascade = std::mem::take(&mut self.cascade);
             self.coarse.take(slot, &mut cascade);
             for s in cascade.drain(..) {
-                self.file_in_round(s);
+                self.file_on_entry(s);
             }
             self.cascade = cascade;
         }
         while self.overflow.peek().is_some_and(|s| s.round() < round + ROUNDS) {
             let s = self.overflow.pop().expect("peeked");
-            if s.round() == round {
-                self.file_in_round(s);
-            } else {
-                self.coarse.push((s.round() % ROUNDS) as usize, s);
-            }
+            self.file_on_entry(s);
         }
         true
     }
 
-    /// Files an event of the round just entered (`cur` is its first bucket): in `current`
-    /// (unsorted, `advance` sorts it) or on the fine wheel.
+    /// Files an event moved from the coarse wheel or the overflow heap on entering a round
+    /// (`cur` is its first bucket): in `current` (unsorted, `advance` sorts it) if it is of
+    /// that bucket, else where `put_ahead` files a later one.
     #[inline]
-    fn file_in_round(&mut self, s: Scheduled<E>) {
-        debug_assert_eq!(s.round(), self.cur >> ROUND_SHIFT);
+    fn file_on_entry(&mut self, s: Scheduled<E>) {
+        debug_assert!(s.bucket() >= self.cur);
         if s.bucket() == self.cur {
             self.current.push(s);
         } else {
-            self.fine.push(s.bucket() as usize % FINE_SLOTS, s);
+            self.put_ahead(s);
         }
     }
 }
