@@ -70,14 +70,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from rich.console import Console
-from rich.table import Table
-
+from aqmlab.display import Cells, TablePrinter
 from aqmlab.run import simulate
 from aqmlab.scenario import load
 from bench_tcp_dumbbell import ns3_python, ns3_spec, rel, run_ns3
 
-console = Console()
 KINDS = ("codel", "fq_codel", "pie", "cobalt", "fq_pie", "cake")
 DEFAULT_KINDS = ("codel", "fq_codel", "pie")
 #: aqmlab's CAKE set up as ns-3's FqCobaltQueueDisc (module docstring); everything else default.
@@ -205,13 +202,11 @@ def main() -> None:
     ns3_set = dict(parse_setting(x) for x in args.ns3_set)
     python = ns3_python()
     seeds = "seed " + ", ".join(map(str, args.seeds))
-    t = Table(title=f"60 TCP flows, 25 Mbit/s, period {args.start}-{args.duration}, {seeds}: aqmlab vs ns-3 3.44",
-              header_style="bold")
+    title = f"60 TCP flows, 25 Mbit/s, period {args.start}-{args.duration}, {seeds}: aqmlab vs ns-3 3.44"
     cols = ["discipline", "metric", "aqmlab", "ns-3", "diff"]
     if len(args.seeds) > 1:
         cols.append("diff per seed")
-    for c in cols:
-        t.add_column(c, justify="right")
+    table, sections = Cells(cols, []), []
     dump = {}
     for kind in args.kinds:
         runs = {seed: compare(kind, args.duration, args.start, python, seed, tuple(args.extra), ns3_set)
@@ -224,10 +219,14 @@ def main() -> None:
             row = [name if i == 0 else "", label, format(a, fmt), format(b, fmt), rel(a, b)]
             if len(args.seeds) > 1:
                 row.append(" ".join(rel(r["aqmlab"][key], r["ns3"][key]) for r in runs.values()))
-            t.add_row(*row, end_section=i == len(METRICS) - 1)
+            table.rows.append(row)
+        sections.append(len(table.rows) - 1)
         for seed, r in runs.items():
-            console.print(f"{kind} seed {seed}: ns-3 drops by reason {r['ns3_drops_by_reason']}")
-    console.print(t)
+            print(f"{kind} seed {seed}: ns-3 drops by reason {r['ns3_drops_by_reason']}", flush=True)
+    # A terminal gets rich's layout; a pipe or a file a Markdown table with every column whole.
+    printer = TablePrinter()
+    printer.table("fidelity", title, table, sections=sections, left_columns=("discipline", "metric"))
+    printer.finish()
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dump, f, indent=2)

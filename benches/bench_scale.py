@@ -24,15 +24,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-
+from aqmlab._core import parse_time
+from aqmlab.display import Cells, TablePrinter
 from aqmlab.scenario import load
 
 ROOT = Path(__file__).resolve().parent.parent
 BINARY = ROOT / "target" / "release" / "examples" / "run_config"
 BUILD_COMMAND = ["cargo", "build", "--release", "-p", "aqmlab-sim", "--example", "run_config"]
-console = Console()
 
 
 def newest_source_mtime() -> float:
@@ -49,8 +47,8 @@ def ensure_binary() -> None:
     if BINARY.exists() and BINARY.stat().st_mtime >= newest_source_mtime():
         return
     why = "missing" if not BINARY.exists() else "older than the Rust sources"
-    console.print(f"{BINARY.relative_to(ROOT)} is {why}: running {' '.join(BUILD_COMMAND)} "
-                  f"(a first release build takes minutes)", highlight=False)
+    print(f"{BINARY.relative_to(ROOT)} is {why}: running {' '.join(BUILD_COMMAND)} "
+          f"(a first release build takes minutes)", flush=True)
     try:
         subprocess.run(BUILD_COMMAND, cwd=ROOT, check=True)
     except FileNotFoundError:
@@ -64,11 +62,14 @@ def ensure_binary() -> None:
 
 def config_for(flows: int, duration: str) -> dict:
     """The scale scenario at `flows` flows: rate 1 Mbit/s per flow, buffers scaled alike (8,000
-    and 20,000 packets at 10,000 flows, at least 100)."""
+    and 20,000 packets at 10,000 flows, at least 100). The measured period is the scenario's
+    (from 2 s, once every flow has started, to the end), cut to the run when it is shorter."""
     k = flows / 10_000
     rate = round(10e9 * k)
+    end_ns = parse_time(duration)
+    start = "2s" if end_ns > 2_000_000_000 else "0s"
     sc, _ = load("scale/newreno-10k", [
-        f"flows.bulk.count={flows}", f"duration={duration}",
+        f"flows.bulk.count={flows}", f"duration={duration}", f'metrics.periods=[["{start}", "{duration}"]]',
         f"topology.bottleneck.rate={rate}bps", f"topology.reverse.rate={rate}bps",
         f"topology.bottleneck.qdisc.limit={max(100, round(8000 * k))}p",
         f"topology.reverse.qdisc.limit={max(100, round(20000 * k))}p",
@@ -88,6 +89,11 @@ def run_size(flows: int, duration: str) -> dict:
     return r
 
 
+def per_cpu_s(count: float, cpu_s: float, unit: str, digits: int) -> str:
+    """`count` per CPU second as a cell; "-" for a run too short for the CPU clock to see."""
+    return f"{count / cpu_s:,.{digits}f} {unit}" if cpu_s > 0 else "-"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[60, 600, 2000, 5000, 10_000])
@@ -99,31 +105,34 @@ def main() -> None:
     args = ap.parse_args()
     ensure_binary()
     rows = []
-    t = Table(title=f"scale/newreno-10k, 1 Mbit/s per flow, {args.duration} simulated")
     # "events": the model's (summary.json's count); "dispatched": those taken from the event
     # list (transmissions that end with nothing queued behind them need none, see
     # Simulation::end_needs_no_event), which is what the rates below are per.
-    for col in ("flows", "bottleneck", "set-up s", "run wall s", "run CPU s", "events",
-                "dispatched", "dispatched/CPU s", "bottleneck pkts/CPU s", "CPU ns/bottleneck pkt",
-                "dispatched/pkt", "util %", "drop %", "peak RSS MB"):
-        t.add_column(col, justify="right")
+    table = Cells(["flows", "bottleneck", "set-up s", "run wall s", "run CPU s", "events",
+                   "dispatched", "dispatched/CPU s", "bottleneck pkts/CPU s", "CPU ns/bottleneck pkt",
+                   "dispatched/pkt", "util %", "drop %", "peak RSS MB"], [])
     for n in args.sizes:
         runs = sorted((run_size(n, args.duration) for _ in range(args.repeat)), key=lambda r: r["cpu_s"])
         r = runs[len(runs) // 2]
         r["cpu_s_all_runs"] = [x["cpu_s"] for x in runs]
         rows.append(r)
         pkts, cpu = r["bottleneck_packets"], r["cpu_s"]
-        console.print(f"{n} flows: run {r['wall_s']:.2f} s wall, {cpu:.2f} s CPU, {pkts:,.0f} bottleneck "
-                      f"packets, {cpu * 1e9 / pkts:,.0f} CPU ns/pkt, peak RSS {r['peak_rss_mb']:.0f} MB")
-        t.add_row(f"{n:,}", f"{r['rate_bps'] / 1e6:g} Mbit/s", f"{r['build_s']:.2f}", f"{r['wall_s']:.2f}",
-                  f"{cpu:.2f}", f"{r['events'] / 1e6:.1f} M", f"{r['dispatched_events'] / 1e6:.1f} M",
-                  f"{r['dispatched_events'] / cpu / 1e6:.2f} M", f"{pkts / cpu / 1e3:,.0f} k",
-                  f"{cpu * 1e9 / pkts:,.0f}", f"{r['dispatched_events'] / pkts:.1f}",
-                  f"{r['utilization_pct']:.1f}", f"{r['drop_rate_pct']:.2f}", f"{r['peak_rss_mb']:,.0f}")
-    console.print(t)
+        print(f"{n} flows: run {r['wall_s']:.2f} s wall, {cpu:.2f} s CPU, {pkts:,.0f} bottleneck "
+              f"packets, {cpu * 1e9 / pkts:,.0f} CPU ns/pkt, peak RSS {r['peak_rss_mb']:.0f} MB", flush=True)
+        table.rows.append([f"{n:,}", f"{r['rate_bps'] / 1e6:g} Mbit/s", f"{r['build_s']:.2f}", f"{r['wall_s']:.3f}",
+                           f"{cpu:.3f}", f"{r['events'] / 1e6:.1f} M", f"{r['dispatched_events'] / 1e6:.1f} M",
+                           per_cpu_s(r["dispatched_events"] / 1e6, cpu, "M", 2), per_cpu_s(pkts / 1e3, cpu, "k", 0),
+                           f"{cpu * 1e9 / pkts:,.0f}", f"{r['dispatched_events'] / pkts:.1f}",
+                           f"{r['utilization_pct']:.1f}", f"{r['drop_rate_pct']:.2f}", f"{r['peak_rss_mb']:,.0f}"])
+    # A terminal gets rich's layout; a pipe or a file a Markdown table with every column whole.
+    printer = TablePrinter()
+    printer.table("scale", f"scale/newreno-10k, 1 Mbit/s per flow, {args.duration} simulated", table,
+                  left_columns=())
     per_pkt = [r["cpu_s"] / r["bottleneck_packets"] for r in rows]
-    console.print(f"CPU time per bottleneck packet, largest / smallest over the sizes: "
-                  f"{max(per_pkt) / min(per_pkt):.2f}x (target: within 2x)")
+    if min(per_pkt) > 0:
+        printer.note(f"CPU time per bottleneck packet, largest / smallest over the sizes: "
+                     f"{max(per_pkt) / min(per_pkt):.2f}x (target: within 2x)")
+    printer.finish()
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
 

@@ -24,15 +24,12 @@ import subprocess
 import time
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-
 from aqmlab import _core
+from aqmlab.display import Cells, TablePrinter
 from aqmlab.run import simulate
 from aqmlab.scenario import load
 
 HERE = Path(__file__).resolve().parent
-console = Console()
 
 
 def scenario_for(qdisc: str, flows: int, duration: str | None, sack: bool = True):
@@ -130,34 +127,36 @@ def rel(a: float, b: float) -> str:
 
 
 def report(name: str, ours: dict, ns3: dict | None) -> None:
+    """Prints the speed and the per-period results: rich's layout on a terminal, Markdown
+    tables with every column whole in a pipe or a file."""
+    printer = TablePrinter()
     pk = ours["bottleneck_packets"]
-    t = Table(title=f"{name}: speed", header_style="bold")
     # CPU time beside wall time: on a shared machine a process's wall time depends on what else
     # runs; its CPU time much less so.
-    for c in ("engine", "wall (s)", "CPU (s)", "events/s", "bottleneck pkts/s", "ns per bottleneck pkt"):
-        t.add_column(c, justify="right")
-    t.add_row("aqmlab", f"{ours['wall_run_s']:.3f}", f"{ours['cpu_run_s']:.3f}",
-              f"{ours['events'] / ours['wall_run_s']:,.0f}",
-              f"{pk / ours['wall_run_s']:,.0f}", f"{1e9 * ours['wall_run_s'] / pk:,.0f}")
-    t.add_row("aqmlab + records", f"{ours['wall_with_records_s']:.3f}", "", "", "", "")
+    speed = Cells(["engine", "wall (s)", "CPU (s)", "events/s", "bottleneck pkts/s", "ns per bottleneck pkt"], [
+        ["aqmlab", f"{ours['wall_run_s']:.3f}", f"{ours['cpu_run_s']:.3f}",
+         f"{ours['events'] / ours['wall_run_s']:,.0f}",
+         f"{pk / ours['wall_run_s']:,.0f}", f"{1e9 * ours['wall_run_s'] / pk:,.0f}"],
+        ["aqmlab + records", f"{ours['wall_with_records_s']:.3f}", "", "", "", ""],
+    ])
     if ns3:
         npk = ns3["total"]["dequeued_packets"]
-        t.add_row("ns-3 3.44", f"{ns3['wall_run_s']:.3f}", f"{ns3['cpu_run_s']:.3f}", "",
-                  f"{npk / ns3['wall_run_s']:,.0f}", f"{1e9 * ns3['wall_run_s'] / npk:,.0f}")
-        t.caption = (f"ns-3 / aqmlab ratio: wall time {ns3['wall_run_s'] / ours['wall_run_s']:.1f}x, "
+        speed.rows.append(["ns-3 3.44", f"{ns3['wall_run_s']:.3f}", f"{ns3['cpu_run_s']:.3f}", "",
+                           f"{npk / ns3['wall_run_s']:,.0f}", f"{1e9 * ns3['wall_run_s'] / npk:,.0f}"])
+    printer.table(f"{name}-speed", f"{name}: speed", speed, left_columns=("engine",))
+    if ns3:
+        printer.note(f"ns-3 / aqmlab ratio: wall time {ns3['wall_run_s'] / ours['wall_run_s']:.1f}x, "
                      f"CPU time {ns3['cpu_run_s'] / ours['cpu_run_s']:.1f}x")
-    console.print(t)
-    m = Table(title=f"{name}: results per period", header_style="bold")
-    for c in ("period (s)", "util aqmlab", "util ns-3", "diff", "drop % aqmlab", "drop % ns-3", "diff"):
-        m.add_column(c, justify="right")
+    periods = Cells(["period (s)", "util aqmlab", "util ns-3", "diff", "drop % aqmlab", "drop % ns-3", "diff"], [])
     for i, p in enumerate(ours["periods"]):
         n = ns3["periods"][i] if ns3 else None
-        m.add_row(f"{p['start_s']:g}-{p['end_s']:g}", f"{p['utilization_mbps']:.3f}",
-                  f"{n['utilization_mbps']:.3f}" if n else "-",
-                  rel(p["utilization_mbps"], n["utilization_mbps"]) if n else "-",
-                  f"{p['drop_rate_pct']:.2f}", f"{n['drop_rate_pct']:.2f}" if n else "-",
-                  rel(p["drop_rate_pct"], n["drop_rate_pct"]) if n else "-")
-    console.print(m)
+        periods.rows.append([f"{p['start_s']:g}-{p['end_s']:g}", f"{p['utilization_mbps']:.3f}",
+                             f"{n['utilization_mbps']:.3f}" if n else "-",
+                             rel(p["utilization_mbps"], n["utilization_mbps"]) if n else "-",
+                             f"{p['drop_rate_pct']:.2f}", f"{n['drop_rate_pct']:.2f}" if n else "-",
+                             rel(p["drop_rate_pct"], n["drop_rate_pct"]) if n else "-"])
+    printer.table(f"{name}-periods", f"{name}: results per period", periods, left_columns=())
+    printer.finish()
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import pytest
 
-from aqmlab.display import TablePrinter, markdown
+from aqmlab.display import Cells, TablePrinter, markdown
 from conftest import aqmlab, small_scenario
 
 
@@ -27,6 +27,16 @@ def test_markdown_keeps_every_cell_whole():
     text = markdown(wide_table())
     assert ("Drop-Tail " * 8).strip() in text and "24.123456789" in text and "…" not in text
     assert text.splitlines()[1].count("|") == 4  # a pipe table: header, rule, rows
+
+
+def test_numbers_align_right_with_separators_units_and_blank_cells():
+    """A column of numbers is right-aligned in Markdown even when its cells carry thousands
+    separators, a unit or nothing at all (the benches' tables); a text column stays left."""
+    cells = Cells(["flows", "rate", "CPU (s)", "engine"],
+                  [["10,000", "4,156 k", "0.044", "aqmlab"], ["60", "52 k", "", "ns-3 3.44"]])
+    rule = [c.strip() for c in markdown(cells).splitlines()[1].strip("|").split("|")]
+    assert ["right" if c.endswith(":") and not c.startswith(":") else "left" for c in rule] == \
+        ["right", "right", "right", "left"], rule
 
 
 def test_the_printer_chooses_by_where_stdout_goes():

@@ -49,11 +49,12 @@ def markdown(df: pd.DataFrame | Cells) -> str:
 
 
 def _numeric(cell: str) -> bool:
-    """Whether a cell reads as a number (or as the missing-value marks), for alignment."""
-    if cell in ("-", "nan", "None", "<NA>"):
+    """Whether a cell reads as a number (or as the missing-value marks), for alignment; a number
+    may have thousands separators and a unit after a space ("1,174", "4,156 k")."""
+    if cell in ("", "-", "nan", "None", "<NA>"):
         return True
     try:
-        float(cell.split(" ")[0])
+        float(cell.split(" ")[0].replace(",", ""))
     except ValueError:
         return False
     return True

@@ -40,7 +40,7 @@ fn main() {
     let wall = started.elapsed().as_secs_f64();
     if let (Some(a), Some(b)) = (cpu_before, thread_cpu_ns()) {
         // CPU time of this thread: on a shared machine the wall time depends on the load.
-        println!("cpu_s {:.3}", (b - a) as f64 / 1e9);
+        println!("cpu_s {:.6}", (b - a) as f64 / 1e9);
     }
     if let Some(kb) = peak_rss_kb() {
         println!("peak_rss_mb {:.1}", kb as f64 / 1024.0);
@@ -55,7 +55,7 @@ fn main() {
     println!("drop_rate_pct {drop_rate:.3}");
     println!("pending_events_at_end {}", sim.pending_events());
     println!("build_s {build_s:.3}");
-    println!("wall_s {wall:.3}");
+    println!("wall_s {wall:.6}");
     // The model's events (summary.json's count) and those that went through the event list:
     // fewer, as transmissions that end with nothing queued behind them need no event.
     println!("events {events}");
