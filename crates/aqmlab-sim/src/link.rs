@@ -24,9 +24,11 @@
 
 mod exclusive;
 mod impaired;
+mod packet_store;
 mod trace;
 
 pub use exclusive::ExclusiveLink;
+pub use packet_store::PacketStore;
 
 use crate::sim::network::Network;
 use crate::sim::Event;
@@ -49,7 +51,8 @@ pub struct Link {
     pub rng: SimRng,
     /// Packet being serialized, if any.
     pub in_flight: Option<Packet>,
-    /// Packets propagating, with their arrival times at the far node (a FIFO).
+    /// Packets propagating, with their arrival times at the far node (a FIFO). Empty on an
+    /// exclusive link crossed by arithmetic: its packets wait in `ExclusiveLink::line`.
     pub pipe: VecDeque<(Time, Packet)>,
     /// A transmission whose end needs no event unless a packet queues behind it (see
     /// `Network::start_tx_if_idle`); its packet is already in `pipe`.
@@ -420,6 +423,10 @@ impl Network {
     /// it is the packet's destination (see `Network::on_arrive`).
     #[inline] // likewise
     pub(crate) fn on_pipe_arrive(&mut self, l: LinkId) -> Option<Packet> {
+        if self.is_exclusive(l) {
+            let (to, p) = self.exclusive_arrive(l);
+            return self.on_arrive(to, p);
+        }
         let link = &mut self.topo.links[l as usize];
         if self.any_varying_link && link.impairments.is_some() && link.pipe.front().is_none_or(|&(due, _)| due > self.now) {
             return None; // an impaired line's event for a head that another packet overtook
@@ -428,8 +435,6 @@ impl Network {
         let to = link.to;
         if let Some(&(next, _)) = link.pipe.front() {
             self.events.schedule(next, Event::PipeArrive(l));
-        } else if link.exclusive.is_some() {
-            ExclusiveLink::release_idle_line(&mut link.pipe);
         }
         self.on_arrive(to, p)
     }

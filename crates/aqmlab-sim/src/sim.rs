@@ -170,11 +170,14 @@ impl Simulation {
             if let Some(head) = net.topo.links[l as usize].pipe.front() {
                 prefetch(head);
                 prefetch(&head.1.sent_at);
+            } else if let Some(p) = net.exclusive_head(l) {
+                prefetch(p);
+                prefetch(&p.sent_at);
             }
         }
         if let Some(Event::PipeArrive(l)) = net.events.peek_ahead(0) {
             let link = &net.topo.links[l as usize];
-            if let Some((_, p)) = link.pipe.front() {
+            if let Some(p) = link.pipe.front().map(|(_, p)| p).or_else(|| net.exclusive_head(l)) {
                 if link.to == p.dst {
                     prefetch(&net.flows[p.flow as usize]);
                     prefetch(&*self.apps[p.flow as usize]);
@@ -190,6 +193,7 @@ impl Simulation {
     fn prefetch_link(&self, l: LinkId) {
         let link = &self.net.topo.links[l as usize];
         prefetch(&link.pipe);
+        prefetch(&link.exclusive);
         prefetch(&link.to);
         prefetch(&link.lazy_tx);
         prefetch(link.queue.stats());

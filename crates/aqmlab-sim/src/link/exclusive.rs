@@ -18,10 +18,12 @@
 //! starts sending, whose next hop is such a link, is placed when that transmission starts,
 //! at the time it will reach the link's router (`Network::transmit`): that link's delay line and
 //! the arrival event at the router are skipped. The packet then waits in the exclusive link's
-//! own delay line, whose arrivals are in time order as ever (each flow's packets reach it in
-//! the order they leave the one link before it, whose delay is constant), and arrives with one
-//! `PipeArrive` event. Per packet of a dumbbell, the link's `TxDone` events and one of the two
-//! arrivals on each side go: 8.0 events per bottleneck packet become about 5.
+//! own delay line (`ExclusiveLink::line`: its arrival time, and its slot in the store that all
+//! exclusive links share, `packet_store.rs`), whose arrivals are in time order as ever (each
+//! flow's packets reach it in the order they leave the one link before it, whose delay is
+//! constant), and arrives with one `PipeArrive` event. Per packet of a dumbbell, the link's
+//! `TxDone` events and one of the two arrivals on each side go: 8.0 events per bottleneck packet
+//! become about 5.
 //!
 //! The physics is the same; what changes is the order of events at equal times (the arrival
 //! event is scheduled earlier, so it takes an earlier place among events of the same
@@ -33,7 +35,7 @@
 use crate::link::Link;
 use crate::sim::network::Network;
 use crate::sim::Event;
-use crate::topology::LinkId;
+use crate::topology::{LinkId, NodeId};
 use aqmlab_core::{DropReason, Limit, Packet, Time};
 use std::collections::VecDeque;
 
@@ -48,6 +50,10 @@ pub struct ExclusiveLink {
     /// time and size, in order.
     waiting: VecDeque<(Time, u32)>,
     waiting_bytes: u64,
+    /// The delay line: accepted packets not yet at the far node, in order, as their arrival
+    /// time there and their slot in `Network::exclusive_packets` (the link's `pipe` stays
+    /// empty; `packet_store.rs` says why).
+    pub(crate) line: VecDeque<(Time, u32)>,
 }
 
 /// Entries an exclusive link's empty delay line keeps room for (see `release_idle_line`).
@@ -57,9 +63,9 @@ impl ExclusiveLink {
     /// Gives back the memory of exclusive link's delay line `line`, just emptied, beyond
     /// `IDLE_LINE_CAPACITY` entries. Such a line holds one flow's packets from the start of
     /// their transmission on the link before it until they reach the host (or the router), so
-    /// a burst in slow start fills it with tens of 96-byte entries at once; kept at that size,
-    /// thousands of lines hold the room of their largest burst ever, most of a large run's
-    /// memory. A line that has emptied grows again when needed.
+    /// a burst in slow start fills it with tens of entries at once; kept at that size,
+    /// thousands of lines hold the room of their largest burst ever. A line that has emptied
+    /// grows again when needed.
     pub(crate) fn release_idle_line<T>(line: &mut VecDeque<T>) {
         if line.capacity() > IDLE_LINE_CAPACITY {
             line.shrink_to(IDLE_LINE_CAPACITY);
@@ -74,7 +80,7 @@ impl ExclusiveLink {
         let plain = link.trace.is_none() && link.schedule.is_none() && link.impairments.is_none() && link.recorder.is_none();
         let caps = link.queue.capabilities();
         let limit = caps.pass_through_limit.filter(|_| plain && caps.empty_dequeue_is_noop)?;
-        Some(ExclusiveLink { limit, free_at: Time::ZERO, waiting: VecDeque::new(), waiting_bytes: 0 })
+        Some(ExclusiveLink { limit, free_at: Time::ZERO, waiting: VecDeque::new(), waiting_bytes: 0, line: VecDeque::new() })
     }
 
     /// Places a packet of `size` bytes reaching the link at `at` (never earlier than the last
@@ -112,7 +118,7 @@ impl Network {
     /// Packet `p` reaches exclusive link `l` at `at` (now, or when a transmission that starts
     /// now brings it to the link's router): counted by the link's queue as Drop-Tail would
     /// count it, then dropped or put in the link's delay line with its arrival time at the
-    /// far node.
+    /// far node (the packet itself in the shared store).
     pub(crate) fn send_exclusive(&mut self, l: LinkId, mut p: Packet, at: Time) {
         let link = &mut self.topo.links[l as usize];
         let state = link.exclusive.as_mut().expect("an exclusive link");
@@ -124,11 +130,33 @@ impl Network {
         state.free_at = done;
         p = link.queue.pass_through(p, at).expect("an exclusive link's queue is always empty");
         let arrive = done + link.delay;
-        link.pipe.push_back((arrive, p));
-        if link.pipe.len() == 1 {
+        state.line.push_back((arrive, self.exclusive_packets.put(p)));
+        if state.line.len() == 1 {
             self.events.schedule(arrive, Event::PipeArrive(l));
         }
         self.stamp_label(l, &p);
+    }
+
+    /// The head of exclusive link `l`'s delay line reaches the far node (`on_pipe_arrive` for
+    /// such a link): its packet, taken from the store, and the far node.
+    #[inline]
+    pub(crate) fn exclusive_arrive(&mut self, l: LinkId) -> (NodeId, Packet) {
+        let link = &mut self.topo.links[l as usize];
+        let state = link.exclusive.as_mut().expect("an exclusive link");
+        let (_, slot) = state.line.pop_front().expect("PipeArrive on an empty delay line");
+        if let Some(&(next, _)) = state.line.front() {
+            self.events.schedule(next, Event::PipeArrive(l));
+        } else {
+            ExclusiveLink::release_idle_line(&mut state.line);
+        }
+        (link.to, self.exclusive_packets.take(slot))
+    }
+
+    /// The packet at the head of exclusive link `l`'s delay line, if any: for looking ahead.
+    #[inline]
+    pub(crate) fn exclusive_head(&self, l: LinkId) -> Option<&Packet> {
+        let state = self.topo.links[l as usize].exclusive.as_ref()?;
+        state.line.front().map(|&(_, slot)| self.exclusive_packets.peek(slot))
     }
 
     /// The exclusive link packet `p`, starting on link `l` now, takes next, if any: then it
@@ -151,7 +179,7 @@ mod tests {
     use super::*;
 
     fn link(limit: Limit) -> ExclusiveLink {
-        ExclusiveLink { limit, free_at: Time::ZERO, waiting: VecDeque::new(), waiting_bytes: 0 }
+        ExclusiveLink { limit, free_at: Time::ZERO, waiting: VecDeque::new(), waiting_bytes: 0, line: VecDeque::new() }
     }
 
     /// Placing packets as a Drop-Tail FIFO serves them: an idle link starts one at once, a busy
@@ -180,7 +208,7 @@ mod tests {
     /// a small line is left alone.
     #[test]
     fn an_emptied_line_gives_back_the_room_of_its_burst() {
-        let mut line: VecDeque<[u8; 96]> = (0..200).map(|_| [0; 96]).collect();
+        let mut line: VecDeque<(Time, u32)> = (0..200).map(|i| (Time(i), i as u32)).collect();
         line.clear();
         assert!(line.capacity() >= 200);
         ExclusiveLink::release_idle_line(&mut line);

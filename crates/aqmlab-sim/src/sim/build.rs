@@ -6,7 +6,7 @@ use super::network::{Flow, Network, UidMap, TCP_PORT, UDP_PORT};
 use super::{Event, RunCounters, Simulation};
 use crate::config::{FlowGroup, LinkConfig, SimConfig};
 use crate::engine::EventList;
-use crate::link::{ExclusiveLink, Link};
+use crate::link::{ExclusiveLink, Link, PacketStore};
 use crate::pcap::PcapWriter;
 use crate::topology::{NodeId, Topology};
 use aqmlab_core::link::impairments::{ImpairmentStreams, Impairments};
@@ -105,6 +105,7 @@ impl Simulation {
             lazy_tx_ends: true,
             pass_through: true,
             exclusive_links,
+            exclusive_packets: PacketStore::default(),
             any_recorder,
             any_varying_link,
         };

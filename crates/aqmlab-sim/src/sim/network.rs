@@ -6,6 +6,7 @@
 use super::{Event, RunCounters};
 use crate::config::SimConfig;
 use crate::engine::EventList;
+use crate::link::PacketStore;
 use crate::pcap::PcapWriter;
 use crate::tcp::Segment;
 use crate::topology::{LinkId, NodeId, Topology};
@@ -105,6 +106,9 @@ pub(crate) struct Network {
     /// Whether links only one flow uses are crossed by arithmetic (`link/exclusive.rs`); off
     /// with the scenario's `engine.access_link_events` or `Simulation::disable_exclusive_links`.
     pub(crate) exclusive_links: bool,
+    /// The packets on exclusive links' wires, which their delay lines refer to by slot
+    /// (`link/packet_store.rs`).
+    pub(crate) exclusive_packets: PacketStore,
     /// Whether any link has a packet recorder: without one, the per-packet record checks stop
     /// at this flag instead of loading the link (most runs, and every benchmark, record none).
     pub(crate) any_recorder: bool,
