@@ -19,6 +19,8 @@ rate. The flows sample every 10 ms here (both engines). For each run of a fideli
 * the queueing delay's mean and median (ms) and the retransmission rate of the period;
 * `crowded_s`: the seconds of the period in which at least a fifth of the flows' packets waited
   40 ms or more on average (the kernel's flows built such queues together, every 4 s or so);
+* `probe_p50_ms`, `probe_p90_ms`: the median and 90th percentile of how long PROBE_BW's 1.25
+  probes lasted, over every flow's probes that began in the period (to the sampling interval);
 * `overflow`: the share of the period's drops that FQ-CoDel's overflow made (Linux's batch drop
   from the fattest queue, `drop_batch` packets at most: reasons `evicted`, and `overflow` for
   an arrival among them), the rest being CoDel's own (`early`).
@@ -47,6 +49,7 @@ HELD_S = 1.0
 PACING_MARGIN = 0.01
 #: The flow sampling interval both engines use here (PROBE_BW's 1.25 round lasts one round trip).
 SAMPLE = "10ms"
+SAMPLE_MS = 10.0
 #: A flow "waits long" in a second when its packets' mean queueing delay then is at least this...
 LONG_WAIT_MS = 40.0
 #: ... and a second is crowded when at least this share of the flows waits long.
@@ -77,6 +80,28 @@ def share_held(held: pd.DataFrame, start_ns: int, end_ns: int) -> float:
     """`held_share` from `held_samples`' frame, computed once per run (`run`)."""
     inside = held[(held["t_ns"] >= start_ns) & (held["t_ns"] < end_ns)]
     return float(inside["held"].mean()) if len(inside) else float("nan")
+
+
+def probe_lengths_ms(samples: pd.DataFrame, start_ns: int, end_ns: int, every_ms: float) -> np.ndarray:
+    """How long each of PROBE_BW's probes lasted (ms): the runs of a BBR flow's samples at a
+    pacing gain above 1 and below STARTUP's (the 1.25 phase; a policed rate has gain 1), from
+    the first sample to the last plus one sampling interval (`every_ms`), for the runs that
+    start in [start_ns, end_ns). PROBE_BW ends its probe at a loss or once the data in flight
+    reaches 1.25 BDP, after one min_rtt at least (tcp_bbr.c `bbr_is_next_cycle_phase`), so a
+    probe much longer than a round trip is one that reached neither."""
+    s = samples[samples["pacing_gain"] > 0].sort_values(["flow", "t_ns"], kind="stable")
+    flow = s["flow"].to_numpy()
+    t = s["t_ns"].to_numpy().astype(np.int64)
+    gain = s["pacing_gain"].to_numpy()
+    probing = (gain > 1.0) & (gain < 2.0)
+    new_run = np.ones(len(s), dtype=bool)
+    new_run[1:] = (flow[1:] != flow[:-1]) | (probing[1:] != probing[:-1])
+    run_id = np.cumsum(new_run)[probing]
+    if not len(run_id):
+        return np.array([], dtype=float)
+    starts = pd.Series(t[probing]).groupby(run_id).agg(["first", "last"])
+    starts = starts[(starts["first"] >= start_ns) & (starts["first"] < end_ns)]
+    return ((starts["last"] - starts["first"]).to_numpy() / 1e6 + every_ms).astype(float)
 
 
 def crowded_seconds(packets: pd.DataFrame, start_ns: int, end_ns: int) -> int:
@@ -112,10 +137,20 @@ def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str],
            "held": share_held(held, start, end),
            "jain": m["jain"], "mean_ms": float(delay["sojourn_ns"].mean() / 1e6), "p50_ms": m["qdelay_p50_ms"],
            "retrans": m["retrans_rate_period"], "crowded_s": crowded_seconds(result.tables["packets"], start, end),
+           "probe_p50_ms": _median(probe_lengths_ms(result.tables["flow_samples"], start, end, SAMPLE_MS)),
+           "probe_p90_ms": _quantile(probe_lengths_ms(result.tables["flow_samples"], start, end, SAMPLE_MS), 0.9),
            "overflow": overflow_share(result.tables["packets"], start, end)}
     if per_flow_table:
         print(f"{row['engine']} seed {seed}, per flow:\n{per_flow(result, start, end, held).round(3).to_string()}")
     return row, result
+
+
+def _median(values: np.ndarray) -> float:
+    return float(np.median(values)) if len(values) else float("nan")
+
+
+def _quantile(values: np.ndarray, q: float) -> float:
+    return float(np.quantile(values, q)) if len(values) else float("nan")
 
 
 def per_flow(result: Any, start_ns: int, end_ns: int, held: pd.DataFrame | None = None) -> pd.DataFrame:

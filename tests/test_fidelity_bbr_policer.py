@@ -31,6 +31,24 @@ def test_only_a_run_of_gain_one_as_long_as_the_threshold_counts_as_held():
     assert policer.held_share(table, 0, 10**12, held_s=1.05) == 0.0
 
 
+def test_a_probe_lasts_from_its_first_sample_at_gain_1_25_to_its_last_plus_one_interval():
+    # Flow 0: startup (2.885, not a probe), a probe of 2 samples, 1s, a probe of 3 samples.
+    # Flow 1: a probe of 1 sample at the start, then one still running at the end.
+    # Flow 2 is not BBR. Samples every 100 ms.
+    a = _samples(0, [2.885, 2.885, 0.344, 1.0, 1.25, 1.25, 0.75, 1.0, 1.0, 1.25, 1.25, 1.25, 1.0])
+    b = _samples(1, [1.25, 0.75, 1.0, 1.0, 1.0, 1.25, 1.25])
+    c = _samples(2, [0.0] * 13)
+    table = pd.concat([c, b, a], ignore_index=True)  # order must not matter
+    lengths = sorted(policer.probe_lengths_ms(table, 0, 10**12, every_ms=100))
+    assert lengths == pytest.approx([100, 200, 200, 300])
+    # Only probes that begin in the period: flow 0's second (from 900 ms) and flow 1's last (500 ms).
+    assert sorted(policer.probe_lengths_ms(table, 500 * MS, 10**12, every_ms=100)) == pytest.approx([200, 300])
+    # Two flows' probes back to back are two probes, not one.
+    d = pd.concat([_samples(3, [1.0, 1.25]), _samples(4, [1.25, 1.0])], ignore_index=True)
+    assert sorted(policer.probe_lengths_ms(d, 0, 10**12, every_ms=100)) == pytest.approx([100, 100])
+    assert len(policer.probe_lengths_ms(_samples(5, [1.0, 0.75]), 0, 10**12, every_ms=100)) == 0
+
+
 def test_a_second_is_crowded_when_a_fifth_of_the_flows_wait_long():
     def dequeues(second: int, waits_ms: list[float]) -> list[dict]:
         return [{"t_ns": second * 10**9 + 1, "event": "dequeue", "flow": f, "sojourn_ns": w * MS}
