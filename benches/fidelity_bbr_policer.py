@@ -21,6 +21,8 @@ rate. The flows sample every 10 ms here (both engines). For each run of a fideli
   40 ms or more on average (the kernel's flows built such queues together, every 4 s or so);
 * `probe_p50_ms`, `probe_p90_ms`: the median and 90th percentile of how long PROBE_BW's 1.25
   probes lasted, over every flow's probes that began in the period (to the sampling interval);
+* `jump_p50`: over the held spells that ended in the period, the median of the flow's bandwidth
+  estimate 0.3-0.6 s after the spell over the policed rate it held;
 * `overflow`: the share of the period's drops that FQ-CoDel's overflow made (Linux's batch drop
   from the fattest queue, `drop_batch` packets at most: reasons `evicted`, and `overflow` for
   an arrival among them), the rest being CoDel's own (`early`).
@@ -50,6 +52,9 @@ PACING_MARGIN = 0.01
 #: The flow sampling interval both engines use here (PROBE_BW's 1.25 round lasts one round trip).
 SAMPLE = "10ms"
 SAMPLE_MS = 10.0
+#: Where `estimate_jumps` reads the estimate after a held spell: from 0.3 to 0.6 s after it
+#: (a few rounds at this case's 40-120 ms, past the first probe).
+JUMP_AFTER_S = (0.3, 0.6)
 #: A flow "waits long" in a second when its packets' mean queueing delay then is at least this...
 LONG_WAIT_MS = 40.0
 #: ... and a second is crowded when at least this share of the flows waits long.
@@ -104,6 +109,28 @@ def probe_lengths_ms(samples: pd.DataFrame, start_ns: int, end_ns: int, every_ms
     return ((starts["last"] - starts["first"]).to_numpy() / 1e6 + every_ms).astype(float)
 
 
+def estimate_jumps(samples: pd.DataFrame, start_ns: int, end_ns: int, held_s: float = HELD_S,
+                   after_s: tuple[float, float] = JUMP_AFTER_S) -> np.ndarray:
+    """For each held spell (`held_samples`) that ends in [start_ns, end_ns): the flow's
+    bandwidth estimate (pacing rate / gain) a little after the spell, the median of its samples
+    `after_s` seconds after the spell's last sample, over the estimate at that last sample (the
+    policed rate). Linux's BBR then goes back to its max filter of the last 10 rounds' delivery
+    rates (`bbr_reset_lt_bw_sampling`) and probes from there."""
+    s = samples[samples["pacing_gain"] > 0].sort_values(["flow", "t_ns"], kind="stable")
+    held = held_samples(samples, held_s)["held"].to_numpy()
+    flow = s["flow"].to_numpy()
+    t = s["t_ns"].to_numpy().astype(np.int64)
+    estimate = (s["pacing_rate_bps"] / s["pacing_gain"]).to_numpy()
+    ratios = []
+    for k in np.flatnonzero(held[:-1] & ~held[1:] & (flow[:-1] == flow[1:])):
+        if not start_ns <= t[k] < end_ns:
+            continue
+        later = (flow == flow[k]) & (t > t[k] + after_s[0] * 1e9) & (t <= t[k] + after_s[1] * 1e9)
+        if later.any() and estimate[k] > 0:
+            ratios.append(float(np.median(estimate[later])) / estimate[k])
+    return np.array(ratios, dtype=float)
+
+
 def crowded_seconds(packets: pd.DataFrame, start_ns: int, end_ns: int) -> int:
     """Seconds in [start_ns, end_ns) in which at least `CROWDED_SHARE` of the flows that had
     packets dequeued waited `LONG_WAIT_MS` or more on average."""
@@ -139,6 +166,7 @@ def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str],
            "retrans": m["retrans_rate_period"], "crowded_s": crowded_seconds(result.tables["packets"], start, end),
            "probe_p50_ms": _median(probe_lengths_ms(result.tables["flow_samples"], start, end, SAMPLE_MS)),
            "probe_p90_ms": _quantile(probe_lengths_ms(result.tables["flow_samples"], start, end, SAMPLE_MS), 0.9),
+           "jump_p50": _median(estimate_jumps(result.tables["flow_samples"], start, end)),
            "overflow": overflow_share(result.tables["packets"], start, end)}
     if per_flow_table:
         print(f"{row['engine']} seed {seed}, per flow:\n{per_flow(result, start, end, held).round(3).to_string()}")

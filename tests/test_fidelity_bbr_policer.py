@@ -49,6 +49,21 @@ def test_a_probe_lasts_from_its_first_sample_at_gain_1_25_to_its_last_plus_one_i
     assert len(policer.probe_lengths_ms(_samples(5, [1.0, 0.75]), 0, 10**12, every_ms=100)) == 0
 
 
+def test_an_estimate_jump_compares_the_estimate_after_a_held_spell_with_the_held_rate():
+    # Samples every 100 ms. Flow 0 holds gain 1 at 10 Mbit/s for 1.2 s (samples 0-1.2 s), then
+    # probes: estimate 12 Mbit/s at 1.3 s, 15 at 1.5-1.8 s. The estimate 0.3-0.6 s after the
+    # spell's last sample (1.2 s) is 15, 15, 15: a jump of 1.5. Flow 1 never holds.
+    gains0 = [1.0] * 13 + [1.25, 0.75, 1.0, 1.0, 1.0, 1.0]
+    rates0 = [10.0] * 13 + [12 * 1.25, 12 * 0.75, 15.0, 15.0, 15.0, 15.0]
+    a = _samples(0, gains0).assign(pacing_rate_bps=[r * 1e6 for r in rates0])
+    b = _samples(1, [1.25, 0.75, 1.0, 1.0]).assign(pacing_rate_bps=5e6)
+    table = pd.concat([b, a], ignore_index=True)
+    assert policer.estimate_jumps(table, 0, 10**12).tolist() == pytest.approx([1.5])
+    # A spell ending outside the period is left out; a flow without a spell gives nothing.
+    assert len(policer.estimate_jumps(table, 1300 * MS, 10**12)) == 0
+    assert len(policer.estimate_jumps(b, 0, 10**12)) == 0
+
+
 def test_a_second_is_crowded_when_a_fifth_of_the_flows_wait_long():
     def dequeues(second: int, waits_ms: list[float]) -> list[dict]:
         return [{"t_ns": second * 10**9 + 1, "event": "dequeue", "flow": f, "sojourn_ns": w * MS}
