@@ -28,7 +28,7 @@ mod packet_store;
 mod trace;
 
 pub use exclusive::ExclusiveLink;
-pub use packet_store::PacketStore;
+pub(crate) use packet_store::PacketStore;
 
 use crate::sim::network::Network;
 use crate::sim::Event;

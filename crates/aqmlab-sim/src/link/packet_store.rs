@@ -20,7 +20,7 @@ use aqmlab_core::Packet;
 
 /// Packets by slot; the free slots on a stack, the last freed on top.
 #[derive(Debug, Default)]
-pub struct PacketStore {
+pub(crate) struct PacketStore {
     packets: Vec<Packet>,
     free: Vec<u32>,
 }
@@ -28,7 +28,7 @@ pub struct PacketStore {
 impl PacketStore {
     /// Stores `p` and returns its slot: the last slot freed, or a new one.
     #[inline]
-    pub fn put(&mut self, p: Packet) -> u32 {
+    pub(crate) fn put(&mut self, p: Packet) -> u32 {
         match self.free.pop() {
             Some(slot) => {
                 self.packets[slot as usize] = p;
@@ -43,24 +43,21 @@ impl PacketStore {
 
     /// Takes the packet out of `slot`, which becomes the next one `put` hands out.
     #[inline]
-    pub fn take(&mut self, slot: u32) -> Packet {
+    pub(crate) fn take(&mut self, slot: u32) -> Packet {
         self.free.push(slot);
         self.packets[slot as usize]
     }
 
     /// The packet in `slot`, for looking ahead (prefetching) only.
     #[inline]
-    pub fn peek(&self, slot: u32) -> &Packet {
+    pub(crate) fn peek(&self, slot: u32) -> &Packet {
         &self.packets[slot as usize]
     }
 
     /// Packets stored and not yet taken.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.packets.len() - self.free.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
@@ -82,7 +79,7 @@ mod tests {
         assert_eq!(store.take(b).uid, 2);
         let d = store.put(packet(4));
         assert_eq!((store.take(a).uid, store.take(d).uid, store.take(c).uid), (1, 4, 3));
-        assert!(store.is_empty());
+        assert_eq!(store.len(), 0);
     }
 
     /// The slot freed last is handed out first (it is the one in cache), and the store grows
