@@ -61,16 +61,29 @@ LONG_WAIT_MS = 40.0
 CROWDED_SHARE = 0.2
 
 
+def bbr_samples(samples: pd.DataFrame) -> pd.DataFrame:
+    """The BBR flows' samples (pacing gain above 0), by flow and then time: the order every
+    measure below walks them in."""
+    return samples[samples["pacing_gain"] > 0].sort_values(["flow", "t_ns"], kind="stable")
+
+
+def run_ids(flow: np.ndarray, inside: np.ndarray) -> np.ndarray:
+    """A number for each sample of `bbr_samples`' order, the same within a run: a run begins
+    at each flow's first sample and wherever `inside` changes."""
+    new_run = np.ones(len(flow), dtype=bool)
+    new_run[1:] = (flow[1:] != flow[:-1]) | (inside[1:] != inside[:-1])
+    return np.cumsum(new_run)
+
+
 def held_samples(samples: pd.DataFrame, held_s: float = HELD_S) -> pd.DataFrame:
     """The BBR flows' samples (t_ns, flow) with `held`: whether each lies in a run of pacing gain
-    1 lasting at least `held_s` (a run measured from its first sample to its last)."""
-    s = samples[samples["pacing_gain"] > 0].sort_values(["flow", "t_ns"], kind="stable")
+    1 lasting at least `held_s` (a run measured from its first sample to its last), in
+    `bbr_samples`' order."""
+    s = bbr_samples(samples)
     flow = s["flow"].to_numpy()
     t = s["t_ns"].to_numpy().astype(np.int64)
     one = s["pacing_gain"].to_numpy() == 1.0
-    new_run = np.ones(len(s), dtype=bool)
-    new_run[1:] = (flow[1:] != flow[:-1]) | (one[1:] != one[:-1])
-    run = np.cumsum(new_run)
+    run = run_ids(flow, one)
     length = pd.Series(t).groupby(run).transform(lambda x: x.iloc[-1] - x.iloc[0]).to_numpy()
     return pd.DataFrame({"t_ns": t, "flow": flow, "held": one & (length >= held_s * 1e9)})
 
@@ -94,14 +107,12 @@ def probe_lengths_ms(samples: pd.DataFrame, start_ns: int, end_ns: int, every_ms
     start in [start_ns, end_ns). PROBE_BW ends its probe at a loss or once the data in flight
     reaches 1.25 BDP, after one min_rtt at least (tcp_bbr.c `bbr_is_next_cycle_phase`), so a
     probe much longer than a round trip is one that reached neither."""
-    s = samples[samples["pacing_gain"] > 0].sort_values(["flow", "t_ns"], kind="stable")
+    s = bbr_samples(samples)
     flow = s["flow"].to_numpy()
     t = s["t_ns"].to_numpy().astype(np.int64)
     gain = s["pacing_gain"].to_numpy()
     probing = (gain > 1.0) & (gain < 2.0)
-    new_run = np.ones(len(s), dtype=bool)
-    new_run[1:] = (flow[1:] != flow[:-1]) | (probing[1:] != probing[:-1])
-    run_id = np.cumsum(new_run)[probing]
+    run_id = run_ids(flow, probing)[probing]
     if not len(run_id):
         return np.array([], dtype=float)
     starts = pd.Series(t[probing]).groupby(run_id).agg(["first", "last"])
@@ -109,20 +120,21 @@ def probe_lengths_ms(samples: pd.DataFrame, start_ns: int, end_ns: int, every_ms
     return ((starts["last"] - starts["first"]).to_numpy() / 1e6 + every_ms).astype(float)
 
 
-def estimate_jumps(samples: pd.DataFrame, start_ns: int, end_ns: int, held_s: float = HELD_S,
+def estimate_jumps(samples: pd.DataFrame, start_ns: int, end_ns: int, held: pd.DataFrame | None = None,
                    after_s: tuple[float, float] = JUMP_AFTER_S) -> np.ndarray:
     """For each held spell (`held_samples`) that ends in [start_ns, end_ns): the flow's
     bandwidth estimate (pacing rate / gain) a little after the spell, the median of its samples
     `after_s` seconds after the spell's last sample, over the estimate at that last sample (the
     policed rate). Linux's BBR then goes back to its max filter of the last 10 rounds' delivery
-    rates (`bbr_reset_lt_bw_sampling`) and probes from there."""
-    s = samples[samples["pacing_gain"] > 0].sort_values(["flow", "t_ns"], kind="stable")
-    held = held_samples(samples, held_s)["held"].to_numpy()
+    rates (`bbr_reset_lt_bw_sampling`) and probes from there. `held`: the run's `held_samples`,
+    when the caller has them already."""
+    s = bbr_samples(samples)
+    is_held = (held_samples(samples) if held is None else held)["held"].to_numpy()
     flow = s["flow"].to_numpy()
     t = s["t_ns"].to_numpy().astype(np.int64)
     estimate = (s["pacing_rate_bps"] / s["pacing_gain"]).to_numpy()
     ratios = []
-    for k in np.flatnonzero(held[:-1] & ~held[1:] & (flow[:-1] == flow[1:])):
+    for k in np.flatnonzero(is_held[:-1] & ~is_held[1:] & (flow[:-1] == flow[1:])):
         if not start_ns <= t[k] < end_ns:
             continue
         later = (flow == flow[k]) & (t > t[k] + after_s[0] * 1e9) & (t <= t[k] + after_s[1] * 1e9)
@@ -158,23 +170,19 @@ def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str],
     start, end = round(fidelity.WARMUP_S * 1e9), round(fidelity.DURATION_S * 1e9)
     m = fidelity.measures(result, case)
     held = held_samples(result.tables["flow_samples"])
+    probes = probe_lengths_ms(result.tables["flow_samples"], start, end, SAMPLE_MS)
     delay = result.tables["packets"]
     delay = delay[(delay["event"].astype(str) == "dequeue") & (delay["t_ns"] >= start) & (delay["t_ns"] < end)]
     row = {"engine": "kernel" if kernel else "sim", "seed": seed,
            "held": share_held(held, start, end),
            "jain": m["jain"], "mean_ms": float(delay["sojourn_ns"].mean() / 1e6), "p50_ms": m["qdelay_p50_ms"],
            "retrans": m["retrans_rate_period"], "crowded_s": crowded_seconds(result.tables["packets"], start, end),
-           "probe_p50_ms": _median(probe_lengths_ms(result.tables["flow_samples"], start, end, SAMPLE_MS)),
-           "probe_p90_ms": _quantile(probe_lengths_ms(result.tables["flow_samples"], start, end, SAMPLE_MS), 0.9),
-           "jump_p50": _median(estimate_jumps(result.tables["flow_samples"], start, end)),
+           "probe_p50_ms": _quantile(probes, 0.5), "probe_p90_ms": _quantile(probes, 0.9),
+           "jump_p50": _quantile(estimate_jumps(result.tables["flow_samples"], start, end, held), 0.5),
            "overflow": overflow_share(result.tables["packets"], start, end)}
     if per_flow_table:
         print(f"{row['engine']} seed {seed}, per flow:\n{per_flow(result, start, end, held).round(3).to_string()}")
     return row, result
-
-
-def _median(values: np.ndarray) -> float:
-    return float(np.median(values)) if len(values) else float("nan")
 
 
 def _quantile(values: np.ndarray, q: float) -> float:

@@ -59,6 +59,8 @@ def test_an_estimate_jump_compares_the_estimate_after_a_held_spell_with_the_held
     b = _samples(1, [1.25, 0.75, 1.0, 1.0]).assign(pacing_rate_bps=5e6)
     table = pd.concat([b, a], ignore_index=True)
     assert policer.estimate_jumps(table, 0, 10**12).tolist() == pytest.approx([1.5])
+    # The held samples a caller already has give the same (`run` passes its own).
+    assert policer.estimate_jumps(table, 0, 10**12, policer.held_samples(table)).tolist() == pytest.approx([1.5])
     # A spell ending outside the period is left out; a flow without a spell gives nothing.
     assert len(policer.estimate_jumps(table, 1300 * MS, 10**12)) == 0
     assert len(policer.estimate_jumps(b, 0, 10**12)) == 0
