@@ -23,6 +23,15 @@ rate. The flows sample every 10 ms here (both engines). For each run of a fideli
   probes lasted, over every flow's probes that began in the period (to the sampling interval);
 * `jump_p50`: over the held spells that ended in the period, the median of the flow's bandwidth
   estimate 0.3-0.6 s after the spell over the policed rate it held;
+* `est_sum_p90`: the BBR flows' bandwidth estimates summed at each sampling instant (Mbit/s), the
+  90th percentile over the period's instants; `rate_sum_p90`: the same for their last
+  delivery-rate samples. No set of flows can deliver more than the link at once, so estimates
+  summing well above it are max filters keeping rates the flows could not all deliver at once;
+* `est_over_seen_p90`: each BBR sample's bandwidth estimate over the largest delivery-rate
+  sample the flow's own snapshots showed in the 10 round trips before it (BBR's filter window,
+  at the flow's median smoothed RTT), 90th percentile. A flow acknowledged about once per
+  sampling interval shows most of its samples, so an estimate far above every one it showed
+  comes from samples the snapshots missed;
 * `overflow`: the share of the period's drops that FQ-CoDel's overflow made (Linux's batch drop
   from the fattest queue, `drop_batch` packets at most: reasons `evicted`, and `overflow` for
   an arrival among them), the rest being CoDel's own (`early`).
@@ -59,6 +68,11 @@ JUMP_AFTER_S = (0.3, 0.6)
 LONG_WAIT_MS = 40.0
 #: ... and a second is crowded when at least this share of the flows waits long.
 CROWDED_SHARE = 0.2
+#: BBR v1's max filter window, in rounds (tcp_bbr.c `bbr_bw_rtts`).
+FILTER_ROUNDS = 10
+#: `summed_at_instants` sums an instant's samples only when at least this share of the BBR flows
+#: has one in it (the emulator's sender reads the flows one after another, not at one instant).
+INSTANT_COVERAGE = 0.9
 
 
 def bbr_samples(samples: pd.DataFrame) -> pd.DataFrame:
@@ -143,6 +157,42 @@ def estimate_jumps(samples: pd.DataFrame, start_ns: int, end_ns: int, held: pd.D
     return np.array(ratios, dtype=float)
 
 
+def summed_at_instants(samples: pd.DataFrame, start_ns: int, end_ns: int, column: str,
+                       every_ms: float) -> np.ndarray:
+    """The BBR flows' `column` summed over each sampling instant in [start_ns, end_ns), in Mbit/s
+    (`column` in bit/s, or "estimate": pacing rate over gain, Linux's 1 % pacing margin left
+    in). An instant is a sampling interval (`every_ms`) of the clock; it counts only when at
+    least `INSTANT_COVERAGE` of the flows have a sample in it, each flow's last."""
+    s = bbr_samples(samples)
+    s = s[(s["t_ns"] >= start_ns) & (s["t_ns"] < end_ns)]
+    values = s["pacing_rate_bps"] / s["pacing_gain"] if column == "estimate" else s[column]
+    frame = pd.DataFrame({"instant": s["t_ns"].to_numpy() // round(every_ms * 1e6), "flow": s["flow"].to_numpy(),
+                          "value": values.to_numpy(dtype=float)})
+    last = frame.groupby(["instant", "flow"])["value"].last().reset_index()
+    per_instant = last.groupby("instant")["value"].agg(["sum", "size"])
+    flows = bbr_samples(samples)["flow"].nunique()
+    return (per_instant.loc[per_instant["size"] >= INSTANT_COVERAGE * flows, "sum"] / 1e6).to_numpy()
+
+
+def estimate_over_seen(samples: pd.DataFrame, start_ns: int, end_ns: int,
+                       rounds: int = FILTER_ROUNDS) -> np.ndarray:
+    """For each BBR sample in [start_ns, end_ns): the flow's bandwidth estimate (pacing rate
+    over gain, less Linux's 1 % pacing margin) over the largest `delivery_rate_bps` among the
+    flow's samples in the `rounds` median smoothed RTTs up to and including it."""
+    ratios = []
+    for _, f in bbr_samples(samples).groupby("flow", sort=False):
+        window_ns = rounds * float(f["srtt_ns"].median())
+        t = f["t_ns"].to_numpy().astype(np.int64)
+        rate = f["delivery_rate_bps"].to_numpy(dtype=float)
+        estimate = (f["pacing_rate_bps"] / f["pacing_gain"]).to_numpy() / (1 - PACING_MARGIN)
+        first = np.searchsorted(t, t - window_ns, side="left")
+        for k in np.flatnonzero((t >= start_ns) & (t < end_ns)):
+            seen = rate[first[k]:k + 1].max()
+            if seen > 0:
+                ratios.append(estimate[k] / seen)
+    return np.array(ratios, dtype=float)
+
+
 def crowded_seconds(packets: pd.DataFrame, start_ns: int, end_ns: int) -> int:
     """Seconds in [start_ns, end_ns) in which at least `CROWDED_SHARE` of the flows that had
     packets dequeued waited `LONG_WAIT_MS` or more on average."""
@@ -179,6 +229,11 @@ def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str],
            "retrans": m["retrans_rate_period"], "crowded_s": crowded_seconds(result.tables["packets"], start, end),
            "probe_p50_ms": _quantile(probes, 0.5), "probe_p90_ms": _quantile(probes, 0.9),
            "jump_p50": _quantile(estimate_jumps(result.tables["flow_samples"], start, end, held), 0.5),
+           "est_sum_p90": _quantile(summed_at_instants(result.tables["flow_samples"], start, end, "estimate",
+                                                       SAMPLE_MS), 0.9),
+           "rate_sum_p90": _quantile(summed_at_instants(result.tables["flow_samples"], start, end,
+                                                        "delivery_rate_bps", SAMPLE_MS), 0.9),
+           "est_over_seen_p90": _quantile(estimate_over_seen(result.tables["flow_samples"], start, end), 0.9),
            "overflow": overflow_share(result.tables["packets"], start, end)}
     if per_flow_table:
         print(f"{row['engine']} seed {seed}, per flow:\n{per_flow(result, start, end, held).round(3).to_string()}")

@@ -66,6 +66,43 @@ def test_an_estimate_jump_compares_the_estimate_after_a_held_spell_with_the_held
     assert len(policer.estimate_jumps(b, 0, 10**12)) == 0
 
 
+def test_summed_estimates_add_each_flows_last_sample_of_an_instant_where_nearly_all_flows_have_one():
+    # Ten BBR flows sampled every 10 ms, each at gain 1.25 with a pacing rate of 2.5 Mbit/s
+    # (estimate 2) and a delivery rate of 1 Mbit/s; flow 0 samples twice in the first instant
+    # (its last counts: 5 Mbit/s, estimate 4). In the third instant only eight flows have a
+    # sample: it is left out. A flow at gain 0 (not BBR) never counts.
+    rows = []
+    for flow in range(10):
+        for k in range(3):
+            if k == 2 and flow >= 8:
+                continue
+            rows.append({"t_ns": k * 10 * MS + flow * 1000, "flow": flow, "pacing_gain": 1.25,
+                         "pacing_rate_bps": 2.5e6, "delivery_rate_bps": 1e6})
+    rows.append({"t_ns": 9 * MS, "flow": 0, "pacing_gain": 1.25, "pacing_rate_bps": 5e6, "delivery_rate_bps": 1e6})
+    rows.append({"t_ns": 0, "flow": 99, "pacing_gain": 0.0, "pacing_rate_bps": 0.0, "delivery_rate_bps": 50e6})
+    table = pd.DataFrame(rows)
+    sums = policer.summed_at_instants(table, 0, 10**12, "estimate", every_ms=10)
+    assert sums.tolist() == pytest.approx([22.0, 20.0])
+    assert policer.summed_at_instants(table, 0, 10**12, "delivery_rate_bps", every_ms=10).tolist() == pytest.approx(
+        [10.0, 10.0])
+    # Only instants inside the period.
+    assert policer.summed_at_instants(table, 10 * MS, 10**12, "estimate", every_ms=10).tolist() == pytest.approx([20.0])
+
+
+def test_an_estimate_is_compared_with_the_largest_rate_its_flow_showed_over_the_filter_window():
+    # One flow sampled every 100 ms, smoothed RTT 50 ms: the window is 10 x 50 = 500 ms. Its
+    # delivery-rate samples are 1 Mbit/s but 2 at 0.1 s; its estimate is 2 Mbit/s (less the
+    # 1 % margin) throughout. Up to 0.6 s the 2 is in the window (ratio 1); from 0.7 s it has
+    # left it (ratio 2). A sample of rate 0 alone in its window gives nothing.
+    rates = [1e6, 2e6] + [1e6] * 8
+    f = _samples(0, [1.0] * 10).assign(pacing_rate_bps=2e6 * 0.99, delivery_rate_bps=rates, srtt_ns=50 * MS)
+    ratios = policer.estimate_over_seen(f, 0, 10**12)
+    assert ratios.tolist() == pytest.approx([2.0] + [1.0] * 6 + [2.0] * 3)
+    assert policer.estimate_over_seen(f, 700 * MS, 10**12).tolist() == pytest.approx([2.0] * 3)
+    zero = _samples(1, [1.0]).assign(pacing_rate_bps=1e6, delivery_rate_bps=0.0, srtt_ns=50 * MS)
+    assert len(policer.estimate_over_seen(zero, 0, 10**12)) == 0
+
+
 def test_a_second_is_crowded_when_a_fifth_of_the_flows_wait_long():
     def dequeues(second: int, waits_ms: list[float]) -> list[dict]:
         return [{"t_ns": second * 10**9 + 1, "event": "dequeue", "flow": f, "sojourn_ns": w * MS}
