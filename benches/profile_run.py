@@ -12,6 +12,8 @@ The whole process, interpreter start included, is measured from outside instead:
 
     python3 benches/profile_run.py                       # rb-rio/tcp-droptail
     python3 benches/profile_run.py sqf/testbed-fifo      # any scenario name or file
+    python3 benches/profile_run.py rb-rio/tcp-droptail --set flows.long.count=400   # with overrides
+    python3 benches/profile_run.py --scaled 10           # bench_run_process.py's 600-flow case
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ def phase(name: str) -> None:
     _last = now
 
 
-def main(scenario: str) -> None:
+def main(scenario: str, overrides: list[str]) -> None:
     import numpy  # noqa: F401
 
     phase("import numpy")
@@ -56,7 +58,7 @@ def main(scenario: str) -> None:
     phase("import aqmlab.run (rest)")
     from aqmlab.scenario import load
 
-    sc, raw = load(scenario, [], None)
+    sc, raw = load(scenario, overrides, None)
     phase("load and validate the scenario")
     # aqmlab.run.simulate_to_directory's steps, one by one (keep in step with it).
     import json
@@ -95,4 +97,24 @@ def main(scenario: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "rb-rio/tcp-droptail")
+    import argparse
+
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("scenario", nargs="?", default="rb-rio/tcp-droptail", help="a scenario name or file")
+    ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                    help="an override, as `aqmlab run --set` takes it")
+    ap.add_argument("--scaled", type=int, default=1, metavar="K",
+                    help="rb-rio/tcp-droptail scaled by K as bench_run_process.py scales it (10: 600 flows)")
+    args = ap.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_run_process import scaled
+
+    try:
+        main(args.scenario, [*scaled(args.scaled), *args.overrides])
+    except Exception as e:
+        # Imported here, not above: the phases time the imports in the command's order.
+        from aqmlab.scenario.errors import ScenarioError
+
+        if isinstance(e, ScenarioError):
+            raise SystemExit(f"profile_run.py: {e}") from None
+        raise

@@ -50,6 +50,13 @@ def test_driver_refuses_a_spec_without_a_parameter():
         driver.validate_spec(full_spec(q))
 
 
+def test_driver_takes_the_end_system_model_as_a_boolean_only():
+    spec = full_spec(qdisc_spec("fq_pie"))
+    driver.validate_spec({**spec, "ns3_weak_es": True})
+    with pytest.raises(SystemExit, match="ns3_weak_es must be true or false; got 'yes'"):
+        driver.validate_spec({**spec, "ns3_weak_es": "yes"})
+
+
 # (kind, aqmlab override, spec key, expected value): each aqmlab parameter reaches ns-3.
 PARAMETERS = [
     ("cobalt", "limit=\"300p\"", "limit_packets", 300),
