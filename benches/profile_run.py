@@ -76,7 +76,7 @@ def main(scenario: str, overrides: list[str]) -> None:
     phase("records out of Rust, building the Arrow tables")
     rows = []
     if "packets" in columns:
-        packets = {**columns["packets"], "event": arrow_records.event_names(columns["packets"])}
+        packets = columns["packets"]
         rows = period_rows(packets, columns["flows"], sc.periods())
         flow_period_values(packets, columns["flow_samples"], columns["flows"], sc.periods())
     phase("metrics")

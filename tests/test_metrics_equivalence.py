@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from aqmlab import metrics
+from aqmlab import _core, metrics
 from aqmlab.run import simulate
 from aqmlab.scenario.load import load
 
@@ -85,6 +85,24 @@ def test_per_flow_metrics_are_the_pandas_definitions_bit_for_bit(tables):
         assert rows["throughput_mbps"].tolist() == (_throughput(packets, flows, start, end) / 1e6).tolist()
         assert rows["goodput_mbps"].tolist() == (_goodput(samples, flows, start, end) / 1e6).tolist()
     assert per["goodput_mbps"].gt(0).any() and per["throughput_mbps"].gt(0).any()
+
+
+def test_the_bindings_event_codes_give_the_metrics_of_the_named_events(tables):
+    # `aqmlab run` hands the metrics the binding's event codes (a code is its name's position in
+    # PACKET_EVENT_NAMES) where the pandas road names them; the rows must be the same.
+    packets, flows, samples = tables["packets"], tables["flows"], tables["flow_samples"]
+    columns = {c: packets[c].to_numpy() for c in packets.columns if c != "event"}
+    coded = {**columns, "event": packets["event"].cat.codes.to_numpy().astype(np.uint8)}
+    assert list(packets["event"].cat.categories) == list(_core.PACKET_EVENT_NAMES)
+    named = pd.DataFrame(metrics.period_rows(packets, flows, PERIODS))  # a frame: NaN equals NaN
+    pd.testing.assert_frame_equal(pd.DataFrame(metrics.period_rows(coded, flows, PERIODS)), named, check_exact=True)
+    for (t1, g1), (t2, g2) in zip(metrics.flow_period_values(coded, samples, flows, PERIODS),
+                                  metrics.flow_period_values(packets, samples, flows, PERIODS), strict=True):
+        assert t1.tolist() == t2.tolist() and g1.tolist() == g2.tolist()
+    # A wrong code would show: dequeues counted as drops give another drop rate.
+    wrong = {**coded, "event": np.where(coded["event"] == list(_core.PACKET_EVENT_NAMES).index("drop"),
+                                        list(_core.PACKET_EVENT_NAMES).index("dequeue"), coded["event"])}
+    assert not pd.DataFrame(metrics.period_rows(wrong, flows, PERIODS)).equals(named)
 
 
 def test_flow_positions_are_pandas_get_indexer():

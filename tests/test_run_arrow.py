@@ -119,4 +119,4 @@ def test_masked_and_nan_cells_become_nulls_as_from_pandas_makes_them():
 
 def test_a_packet_event_code_without_a_name_is_refused():
     with pytest.raises(ValueError, match="packets.event: code 200 has no name"):
-        arrow_records.event_names({"event": np.array([0, 200], dtype=np.uint8)})
+        arrow_records.table("packets", {"event": np.array([0, 200], dtype=np.uint8)})

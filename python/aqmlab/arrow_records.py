@@ -72,12 +72,6 @@ def unmeasured_parts(buf: bytes) -> tuple[np.ndarray, np.ndarray]:
     return values, np.frombuffer(buf, dtype="u1", offset=8 * rows).astype(bool)
 
 
-def event_names(packets: Mapping[str, np.ndarray]) -> np.ndarray:
-    """``packets``' event codes as their names (what `aqmlab.metrics` compares against), with
-    the same check as the pandas path: a code without a name is refused."""
-    return np.asarray(EVENT_NAMES)[checked_codes(packets["event"], EVENT_NAMES, "event")]
-
-
 def checked_codes(codes: np.ndarray, names: list[str], column: str) -> np.ndarray:
     """`codes` of ``packets.<column>``, refused if one has no name in `names`."""
     if codes.size and int(codes.max()) >= len(names):
