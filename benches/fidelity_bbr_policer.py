@@ -27,11 +27,9 @@ rate. The flows sample every 10 ms here (both engines). For each run of a fideli
   90th percentile over the period's instants; `rate_sum_p90`: the same for their last
   delivery-rate samples. No set of flows can deliver more than the link at once, so estimates
   summing well above it are max filters keeping rates the flows could not all deliver at once;
-* `est_over_seen_p90`: each BBR sample's bandwidth estimate over the largest delivery-rate
-  sample the flow's own snapshots showed in the 10 round trips before it (BBR's filter window,
-  at the flow's median smoothed RTT), 90th percentile. A flow acknowledged about once per
-  sampling interval shows most of its samples, so an estimate far above every one it showed
-  comes from samples the snapshots missed;
+* `rate_over_est_p50`: outside held spells, each BBR sample's last delivery-rate sample over its
+  bandwidth estimate (pacing rate over gain, less Linux's 1 % margin), median: how far below its
+  max filter a flow's samples run;
 * `overflow`: the share of the period's drops that FQ-CoDel's overflow made (Linux's batch drop
   from the fattest queue, `drop_batch` packets at most: reasons `evicted`, and `overflow` for
   an arrival among them), the rest being CoDel's own (`early`).
@@ -68,8 +66,6 @@ JUMP_AFTER_S = (0.3, 0.6)
 LONG_WAIT_MS = 40.0
 #: ... and a second is crowded when at least this share of the flows waits long.
 CROWDED_SHARE = 0.2
-#: BBR v1's max filter window, in rounds (tcp_bbr.c `bbr_bw_rtts`).
-FILTER_ROUNDS = 10
 #: `summed_at_instants` sums an instant's samples only when at least this share of the BBR flows
 #: has one in it (the emulator's sender reads the flows one after another, not at one instant).
 INSTANT_COVERAGE = 0.9
@@ -174,23 +170,18 @@ def summed_at_instants(samples: pd.DataFrame, start_ns: int, end_ns: int, column
     return (per_instant.loc[per_instant["size"] >= INSTANT_COVERAGE * flows, "sum"] / 1e6).to_numpy()
 
 
-def estimate_over_seen(samples: pd.DataFrame, start_ns: int, end_ns: int,
-                       rounds: int = FILTER_ROUNDS) -> np.ndarray:
-    """For each BBR sample in [start_ns, end_ns): the flow's bandwidth estimate (pacing rate
-    over gain, less Linux's 1 % pacing margin) over the largest `delivery_rate_bps` among the
-    flow's samples in the `rounds` median smoothed RTTs up to and including it."""
-    ratios = []
-    for _, f in bbr_samples(samples).groupby("flow", sort=False):
-        window_ns = rounds * float(f["srtt_ns"].median())
-        t = f["t_ns"].to_numpy().astype(np.int64)
-        rate = f["delivery_rate_bps"].to_numpy(dtype=float)
-        estimate = (f["pacing_rate_bps"] / f["pacing_gain"]).to_numpy() / (1 - PACING_MARGIN)
-        first = np.searchsorted(t, t - window_ns, side="left")
-        for k in np.flatnonzero((t >= start_ns) & (t < end_ns)):
-            seen = rate[first[k]:k + 1].max()
-            if seen > 0:
-                ratios.append(estimate[k] / seen)
-    return np.array(ratios, dtype=float)
+def rates_over_estimates(samples: pd.DataFrame, start_ns: int, end_ns: int,
+                         held: pd.DataFrame | None = None) -> np.ndarray:
+    """For each BBR sample in [start_ns, end_ns) outside a held spell (`held_samples`) with a
+    delivery rate: that rate over the flow's bandwidth estimate (pacing rate over gain, less
+    Linux's 1 % pacing margin). `held`: the run's `held_samples`, when the caller has them."""
+    s = bbr_samples(samples)
+    is_held = (held_samples(samples) if held is None else held)["held"].to_numpy()
+    estimate = (s["pacing_rate_bps"] / s["pacing_gain"]).to_numpy() / (1 - PACING_MARGIN)
+    rate = s["delivery_rate_bps"].to_numpy(dtype=float)
+    t = s["t_ns"].to_numpy()
+    keep = (t >= start_ns) & (t < end_ns) & ~is_held & (rate > 0) & (estimate > 0)
+    return rate[keep] / estimate[keep]
 
 
 def crowded_seconds(packets: pd.DataFrame, start_ns: int, end_ns: int) -> int:
@@ -233,7 +224,7 @@ def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str],
                                                        SAMPLE_MS), 0.9),
            "rate_sum_p90": _quantile(summed_at_instants(result.tables["flow_samples"], start, end,
                                                         "delivery_rate_bps", SAMPLE_MS), 0.9),
-           "est_over_seen_p90": _quantile(estimate_over_seen(result.tables["flow_samples"], start, end), 0.9),
+           "rate_over_est_p50": _quantile(rates_over_estimates(result.tables["flow_samples"], start, end, held), 0.5),
            "overflow": overflow_share(result.tables["packets"], start, end)}
     if per_flow_table:
         print(f"{row['engine']} seed {seed}, per flow:\n{per_flow(result, start, end, held).round(3).to_string()}")

@@ -89,18 +89,16 @@ def test_summed_estimates_add_each_flows_last_sample_of_an_instant_where_nearly_
     assert policer.summed_at_instants(table, 10 * MS, 10**12, "estimate", every_ms=10).tolist() == pytest.approx([20.0])
 
 
-def test_an_estimate_is_compared_with_the_largest_rate_its_flow_showed_over_the_filter_window():
-    # One flow sampled every 100 ms, smoothed RTT 50 ms: the window is 10 x 50 = 500 ms. Its
-    # delivery-rate samples are 1 Mbit/s but 2 at 0.1 s; its estimate is 2 Mbit/s (less the
-    # 1 % margin) throughout. Up to 0.6 s the 2 is in the window (ratio 1); from 0.7 s it has
-    # left it (ratio 2). A sample of rate 0 alone in its window gives nothing.
-    rates = [1e6, 2e6] + [1e6] * 8
-    f = _samples(0, [1.0] * 10).assign(pacing_rate_bps=2e6 * 0.99, delivery_rate_bps=rates, srtt_ns=50 * MS)
-    ratios = policer.estimate_over_seen(f, 0, 10**12)
-    assert ratios.tolist() == pytest.approx([2.0] + [1.0] * 6 + [2.0] * 3)
-    assert policer.estimate_over_seen(f, 700 * MS, 10**12).tolist() == pytest.approx([2.0] * 3)
-    zero = _samples(1, [1.0]).assign(pacing_rate_bps=1e6, delivery_rate_bps=0.0, srtt_ns=50 * MS)
-    assert len(policer.estimate_over_seen(zero, 0, 10**12)) == 0
+def test_rates_are_compared_with_their_estimate_outside_held_spells_only():
+    # Flow 0 holds gain 1 for 1.2 s (13 samples, rate = estimate), then cycles with rates at half
+    # its estimate; one sample without a rate (0) is left out. Flow 1 is not BBR.
+    gains = [1.0] * 13 + [1.25, 0.75, 1.0, 1.0]
+    f = _samples(0, gains).assign(pacing_rate_bps=[2e6 * 0.99 * g for g in gains],
+                                  delivery_rate_bps=[2e6] * 13 + [1e6, 1e6, 1e6, 0.0])
+    other = _samples(1, [0.0] * 3).assign(pacing_rate_bps=0.0, delivery_rate_bps=5e6)
+    table = pd.concat([other, f], ignore_index=True)
+    assert policer.rates_over_estimates(table, 0, 10**12).tolist() == pytest.approx([0.5, 0.5, 0.5])
+    assert policer.rates_over_estimates(table, 1400 * MS, 10**12).tolist() == pytest.approx([0.5, 0.5])
 
 
 def test_a_second_is_crowded_when_a_fifth_of_the_flows_wait_long():
