@@ -13,9 +13,9 @@ deterministic).
 ns-3 is either the PyPI `ns3` wheel, in its own virtual environment made by
 benches/ns3_setup.sh (the default), or a build of ns-3 3.44 from source given by `--ns3-build
 DIR` (its CMake build directory, configured with Python bindings). The wheel is not ns-3's
-fastest configuration: it is built with NS_ASSERT and logging compiled in. ns-3's own
-"optimized" profile (-O3, -march=native, no asserts, no logging) is, and so is the baseline the
-speed targets are set against (benches/README.md says how to build it).
+fastest build: it has NS_ASSERT and logging compiled in. ns-3's "optimized" profile (-O3,
+-march=native, no asserts, no logging) is, and issue 22's speed targets are measured against it
+(benches/README.md says how to build it).
 
 The timed aqmlab run records no per-packet events (ns-3 is timed without tracing too); the
 period metrics come from a second, identical run with recording on. Recording only observes:

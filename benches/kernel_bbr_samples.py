@@ -11,9 +11,10 @@ processed) and prints, for each pure ACK, the state the previous ACK left: the l
 divides), and from tcp_bbr.c's private `struct bbr` the max filter's bandwidth (`bw.s[0].v`,
 segments per microsecond << 24), the round count `rtt_cnt`, `lt_use_bw`, `lt_bw` and the pacing
 gain. The fields' offsets come from the kernel's BTF through `pahole`, so the script follows the
-running kernel's layout (needs root, tracefs, bpftrace and pahole; Debian: `apt install bpftrace
-pahole`). Per flow a new sample is one whose (segments, interval, delivered) differ from the
-previous ACK's. It prints, over the measured period:
+running kernel's layout (needs root, bpftrace and pahole, Debian: `apt install bpftrace
+pahole`; it mounts tracefs at /sys/kernel/tracing when the tracepoint is not there). Per flow
+a new sample is one whose (segments, interval, delivered) differ from the previous ACK's. It
+prints, over the measured period:
 
 * each new sample over the estimate before it (can a sample alone lift the estimate far?);
 * the estimate's rises of more than 10 %: how many, how large, the sample behind each (its
