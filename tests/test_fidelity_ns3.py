@@ -189,7 +189,14 @@ def test_a_spec_without_the_tcp_key_sets_up_tcp_as_before():
         "ns3::TcpSocketBase::Sack": ("BooleanValue", True),
         "ns3::TcpSocketBase::Timestamp": ("BooleanValue", False),
         "ns3::TcpSocketBase::MinRto": ("TimeValue", ("Seconds", 0.2)),
+        "ns3::Ipv4::StrongEndSystemModel": ("BooleanValue", True),
     }
+
+
+def test_the_strong_end_system_model_unless_the_spec_keeps_ns3s_weak_one():
+    # The strong model changes no result here and saves ns-3 time (benches/README.md).
+    assert _configured(_spec())["ns3::Ipv4::StrongEndSystemModel"] == ("BooleanValue", True)
+    assert "ns3::Ipv4::StrongEndSystemModel" not in _configured(_spec(ns3_weak_es=True))
 
 
 def test_ns3_defaults_choose_the_controller_alone():
@@ -197,15 +204,17 @@ def test_ns3_defaults_choose_the_controller_alone():
                 "rwnd_bytes": 131072, "sack": True}
     for cc, type_name in (("newreno", "ns3::TcpNewReno"), ("cubic", "ns3::TcpCubic"), ("bbr", "ns3::TcpBbr")):
         calls = _configured(_spec(**ns3_like, tcp={"congestion_control": cc, "ns3_defaults": True}))
-        assert calls == {"ns3::TcpL4Protocol::SocketType": ("TypeIdValue", type_name)}
+        # TCP: the controller alone; beside it only the end-system model (not TCP, no result changes).
+        assert calls == {"ns3::TcpL4Protocol::SocketType": ("TypeIdValue", type_name),
+                         "ns3::Ipv4::StrongEndSystemModel": ("BooleanValue", True)}
     # A cause test's switch comes last, as a string ns-3 parses.
     calls = _configured(_spec(**ns3_like, tcp={"congestion_control": "cubic", "ns3_defaults": True,
                                                "attributes": {"ns3::TcpCubic::HyStart": False}}))
-    assert calls["ns3::TcpCubic::HyStart"] == ("StringValue", "false") and len(calls) == 2
+    assert calls["ns3::TcpCubic::HyStart"] == ("StringValue", "false") and len(calls) == 3
     # Without ns3_defaults a named controller keeps the spec's own settings.
     calls = _configured(_spec(tcp={"congestion_control": "cubic"}))
     assert calls["ns3::TcpL4Protocol::SocketType"] == ("TypeIdValue", "ns3::TcpCubic")
-    assert calls["ns3::TcpSocket::SegmentSize"] == ("UintegerValue", 1460) and len(calls) == 10
+    assert calls["ns3::TcpSocket::SegmentSize"] == ("UintegerValue", 1460) and len(calls) == 11
 
 
 @pytest.mark.parametrize(("tcp", "extra", "words"), [
