@@ -72,7 +72,9 @@ def scenario_for(qdisc: str, flows: int, duration: str | None, sack: bool = True
     return sc
 
 
-def time_aqmlab(sc) -> dict:
+def time_aqmlab(sc, with_records: bool = True) -> dict:
+    """The timed run (no packet records) and, `with_records`, an identical run with records for
+    the metrics and the flows' start times (the same for every run of a scenario: deterministic)."""
     cfg = sc.to_sim_config()
     cfg["records"]["packet_events"] = False
     sim = _core.Simulation(json.dumps(cfg))
@@ -80,16 +82,17 @@ def time_aqmlab(sc) -> dict:
     sim.run()
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     summary = json.loads(sim.summary_json())
-    full = simulate(sc, progress=False)  # identical run with records, for the metrics
-    return {
+    timed = {
         "wall_run_s": wall,
         "cpu_run_s": cpu,
-        "wall_with_records_s": full.wall_s,
         "events": summary["events"],
         "bottleneck_packets": summary["bottleneck"]["stats"]["dequeued_packets"],
-        "periods": full.periods.to_dict(orient="records"),
-        "flows": full.tables["flows"],
     }
+    if not with_records:
+        return timed
+    full = simulate(sc, progress=False)
+    return {**timed, "wall_with_records_s": full.wall_s, "periods": full.periods.to_dict(orient="records"),
+            "flows": full.tables["flows"]}
 
 
 def ns3_spec(sc, flows) -> dict:
@@ -231,10 +234,12 @@ def main() -> None:
             raise SystemExit("--sizes must be multiples of 60")
         for q in args.qdiscs:
             sc = scenario_for(q, size, args.duration, sack=args.tcp == "sack")
-            runs = []
-            for _ in range(args.runs):
-                ours = time_aqmlab(sc)
-                ns3 = run_ns3(python, ns3_spec(sc, ours["flows"]), env) if python else None
+            runs, spec = [], None
+            for k in range(args.runs):
+                # The metrics and ns-3's spec come from the first run; the others are timed only.
+                ours = time_aqmlab(sc, with_records=k == 0)
+                spec = spec or ns3_spec(sc, ours["flows"])
+                ns3 = run_ns3(python, spec, env) if python else None
                 runs.append((ours, ns3))
             name = f"{size} flows, {q}, {args.tcp}"
             report(name, runs, label, size)

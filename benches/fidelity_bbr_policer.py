@@ -77,6 +77,12 @@ def bbr_samples(samples: pd.DataFrame) -> pd.DataFrame:
     return samples[samples["pacing_gain"] > 0].sort_values(["flow", "t_ns"], kind="stable")
 
 
+def estimate_bps(s: pd.DataFrame) -> pd.Series:
+    """Each sample's bandwidth estimate (bit/s): its pacing rate over its pacing gain, Linux's 1 %
+    pacing margin still in (divide by 1 - `PACING_MARGIN` for the max filter's own value)."""
+    return s["pacing_rate_bps"] / s["pacing_gain"]
+
+
 def run_ids(flow: np.ndarray, inside: np.ndarray) -> np.ndarray:
     """A number for each sample of `bbr_samples`' order, the same within a run: a run begins
     at each flow's first sample and wherever `inside` changes."""
@@ -142,7 +148,7 @@ def estimate_jumps(samples: pd.DataFrame, start_ns: int, end_ns: int, held: pd.D
     is_held = (held_samples(samples) if held is None else held)["held"].to_numpy()
     flow = s["flow"].to_numpy()
     t = s["t_ns"].to_numpy().astype(np.int64)
-    estimate = (s["pacing_rate_bps"] / s["pacing_gain"]).to_numpy()
+    estimate = estimate_bps(s).to_numpy()
     ratios = []
     for k in np.flatnonzero(is_held[:-1] & ~is_held[1:] & (flow[:-1] == flow[1:])):
         if not start_ns <= t[k] < end_ns:
@@ -159,14 +165,14 @@ def summed_at_instants(samples: pd.DataFrame, start_ns: int, end_ns: int, column
     (`column` in bit/s, or "estimate": pacing rate over gain, Linux's 1 % pacing margin left
     in). An instant is a sampling interval (`every_ms`) of the clock; it counts only when at
     least `INSTANT_COVERAGE` of the flows have a sample in it, each flow's last."""
-    s = bbr_samples(samples)
-    s = s[(s["t_ns"] >= start_ns) & (s["t_ns"] < end_ns)]
-    values = s["pacing_rate_bps"] / s["pacing_gain"] if column == "estimate" else s[column]
+    every = bbr_samples(samples)
+    flows = every["flow"].nunique()
+    s = every[(every["t_ns"] >= start_ns) & (every["t_ns"] < end_ns)]
+    values = estimate_bps(s) if column == "estimate" else s[column]
     frame = pd.DataFrame({"instant": s["t_ns"].to_numpy() // round(every_ms * 1e6), "flow": s["flow"].to_numpy(),
                           "value": values.to_numpy(dtype=float)})
     last = frame.groupby(["instant", "flow"])["value"].last().reset_index()
     per_instant = last.groupby("instant")["value"].agg(["sum", "size"])
-    flows = bbr_samples(samples)["flow"].nunique()
     return (per_instant.loc[per_instant["size"] >= INSTANT_COVERAGE * flows, "sum"] / 1e6).to_numpy()
 
 
@@ -177,7 +183,7 @@ def rates_over_estimates(samples: pd.DataFrame, start_ns: int, end_ns: int,
     Linux's 1 % pacing margin). `held`: the run's `held_samples`, when the caller has them."""
     s = bbr_samples(samples)
     is_held = (held_samples(samples) if held is None else held)["held"].to_numpy()
-    estimate = (s["pacing_rate_bps"] / s["pacing_gain"]).to_numpy() / (1 - PACING_MARGIN)
+    estimate = estimate_bps(s).to_numpy() / (1 - PACING_MARGIN)
     rate = s["delivery_rate_bps"].to_numpy(dtype=float)
     t = s["t_ns"].to_numpy()
     keep = (t >= start_ns) & (t < end_ns) & ~is_held & (rate > 0) & (estimate > 0)
@@ -241,7 +247,7 @@ def per_flow(result: Any, start_ns: int, end_ns: int, held: pd.DataFrame | None 
     throughput (Mbit/s). `held`: the run's `held_samples`, when the caller has them already."""
     s = result.tables["flow_samples"]
     s = s[(s["pacing_gain"] > 0) & (s["t_ns"] >= start_ns) & (s["t_ns"] < end_ns)]
-    estimate = s["pacing_rate_bps"] / s["pacing_gain"] / (1 - PACING_MARGIN) / 1e6
+    estimate = estimate_bps(s) / (1 - PACING_MARGIN) / 1e6
     out = pd.DataFrame({"bw_mbps": estimate.groupby(s["flow"]).median()})
     h = held_samples(result.tables["flow_samples"]) if held is None else held
     h = h[(h["t_ns"] >= start_ns) & (h["t_ns"] < end_ns)]
