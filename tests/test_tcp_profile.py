@@ -24,7 +24,7 @@ def test_rfc_profile_is_the_default_and_normalizes_exactly_as_before():
     assert unset == explicit
     # The new engine options are left out when off: the engine config is what it was.
     assert "prr" not in unset and "limited_transmit" not in unset
-    assert "ssthresh_basis" not in unset
+    assert "ssthresh_basis" not in unset and "tso_autosize" not in unset
     assert Tcp().profile == "rfc" and not Tcp().prr and not Tcp().limited_transmit
 
 
@@ -44,6 +44,8 @@ def test_linux_profile_sets_the_kernel_defaults():
     assert engine["rack"] is True and engine["cubic_hystart"] is True and engine["byte_counting"] is True
     assert engine["cubic_alpha_to_one"] is False and engine["rwnd_autotuning"] is True
     assert engine["rto_restart_on_head_retransmit"] is True
+    # Linux's skb-sized bursts: set, though they shape only paced senders (bbr; not this cubic).
+    assert t.tso_autosize is True and engine["tso_autosize"] is True and "pacing" not in engine
     assert "quickack" not in engine
     assert engine["congestion_control"] == "cubic" and engine["initial_cwnd_segments"] == 10
     assert engine["min_rto_ns"] == 200_000_000
@@ -128,6 +130,7 @@ def test_ns3_profile_sets_ns3_344_defaults():
     assert engine["delayed_ack"] is True and engine["delayed_ack_timeout_ns"] == 200_000_000
     assert engine["min_rto_ns"] == 1_000_000_000 and engine["initial_rto_ns"] == 1_000_000_000
     assert "rack" not in engine and "hystart" not in engine and "pacing" not in engine
+    assert "tso_autosize" not in engine  # ns-3 has no segmentation offload
     # sqf/testbed-fifo writes mss, initial_cwnd, min_rto and rwnd itself: those win.
     own = _engine_tcp(["flows.tcp.app.tcp.profile=ns3"])
     assert (own["mss"], own["rwnd"], own["min_rto_ns"]) == (1460, 4_000_000, 200_000_000)

@@ -50,6 +50,9 @@ KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic", "bbr": "bbr"}
 #: docs/fidelity.md, "The receive window"). The delivery-rate estimator runs for the records (`rate_estimator`: a kernel
 #: estimates for every controller, tcpi_delivery_rate). The profile keeps CUBIC: BBR is chosen by
 #: `congestion_control = "bbr"`.
+#: TSO autosizing (`tso_autosize`, tcp_tso_autosize: a paced sender's segments leave in skbs of about
+#: 1 ms of data, two segments at least; it shapes only paced senders, so BBR here; in the profile
+#: since 2026-11-29, docs/fidelity.md, "BBR's policer mode", measures it).
 #: docs/fidelity.md measures the profile against the kernel, before and after it took RACK-TLP,
 #: CUBIC's HyStart, byte counting and the 6 MB window, CUBIC's constant alpha, and the autotuned
 #: receive window.
@@ -58,7 +61,7 @@ LINUX_PROFILE: dict[str, Any] = {
     "initial_cwnd": 10, "min_rto": "200ms", "delayed_ack": True, "delayed_ack_timeout": "40ms",
     "cubic_hystart": True, "cubic_alpha_to_one": False, "byte_counting": True, "rwnd": "6291456B",
     "rwnd_autotuning": True, "rto_restart_on_head_retransmit": True, "rate_estimator": True,
-    "handshake": True, "rtt_sample_every_ack": True, "rto_estimator": "linux",
+    "handshake": True, "rtt_sample_every_ack": True, "rto_estimator": "linux", "tso_autosize": True,
 }
 
 #: Profile values that hold only where the rest of the stack can run them, each a test of the
@@ -138,7 +141,7 @@ class Tcp(Strict):
                            "cubic only, and not with hystart), cubic_alpha_to_one false (with cubic), "
                            "byte_counting, rwnd 6291456B with rwnd_autotuning, rto_restart_on_head_retransmit, "
                            "handshake (bulk flows only), rtt_sample_every_ack, rto_estimator linux, "
-                           "rate_estimator (pacing stays off, as "
+                           "tso_autosize (it shapes paced senders: bbr, bbr3), rate_estimator (pacing stays off, as "
                            "a kernel without fq runs cubic; rack only with sack). Not yet modelled, so absent "
                            "from linux: SACK-enhanced F-RTO; quickack (the quick-ACK start, measured to add "
                            "fidelity misses beside rwnd_autotuning, docs/fidelity.md) stays off. ns3: ns-3 3.44's "
@@ -295,6 +298,13 @@ class Tcp(Strict):
                           "pacing rate (bbr's gain x bandwidth; prague's 100 % of cwnd/srtt after slow "
                           "start; for the others 200 % of cwnd/srtt in slow start, 120 % after). Unset: on "
                           "for bbr, bbr3 and prague, off for the others; bbr, bbr3 and prague refuse false")
+    tso_autosize: bool = Field(
+        False, description="a paced sender sends the segments of one Linux skb back to back and paces the bursts "
+                           "(TSO autosizing, tcp_tso_autosize: about 1 ms of data at the pacing rate, at least "
+                           "2 segments, bbr and bbr3 1 below 1.2 Mbit/s; the skb's gap is its length over the "
+                           "rate), as the kernel's frames leave a veth or a NIC with segmentation offload. Off: "
+                           "each segment paced alone. Changes nothing without pacing; simulator only (the "
+                           "emulated kernel always builds its skbs so)")
     ecn_codepoint: Literal["ect0", "ect1"] = Field(
         "ect0", description="ECN codepoint of data segments when ecn is on: ect0 (RFC 3168) or ect1, "
                             "which makes the flow L4S traffic (RFC 9331) that DualPI2 puts in its L "

@@ -177,6 +177,7 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         **({"rate_estimator": True} if t.rate_estimator else {}),
         **({"rwnd_autotuning": True} if t.rwnd_autotuning else {}),
         **({"pacing": True} if t.paced() else {}),
+        **({"tso_autosize": True} if t.tso_autosize else {}),
         **({"byte_counting": True} if t.byte_counting else {}),
         **({"quickack": True} if t.quickack else {}),
         # On unless switched off (the Rust default), so unset they normalize as before.

@@ -95,6 +95,12 @@ pub struct TcpConfig {
     /// does not ask for it is unchanged; BBR needs it (the scenario layer turns it on for BBR).
     #[serde(default)]
     pub pacing: bool,
+    /// A paced sender sends as many segments back to back as Linux puts in one skb (TSO
+    /// autosizing, `aqmlab_sim::tcp::tso`: about 1 ms of data at the pacing rate, at least 2
+    /// segments, BBR 1 below 1.2 Mbit/s) and paces the bursts. Off: each segment paced alone.
+    /// Changes nothing without pacing.
+    #[serde(default)]
+    pub tso_autosize: bool,
     /// Window growth from the bytes an ACK acknowledges (RFC 3465's appropriate byte counting,
     /// L = 2), as Linux grows behind a delayed-ACK receiver: slow start adds up to two segments
     /// per ACK, stopping at ssthresh (`tcp_slow_start`), NewReno's congestion avoidance SMSS x
@@ -359,6 +365,7 @@ mod tests {
             congestion_control: CongestionControl::Dctcp,
             ecn_codepoint,
             pacing: false,
+            tso_autosize: false,
             byte_counting: false,
             quickack: false,
             bbr_ack_aggregation: true,

@@ -276,6 +276,7 @@ mod tests {
             congestion_control: Default::default(),
             ecn_codepoint: Default::default(),
             pacing: false,
+            tso_autosize: false,
             byte_counting: false,
             quickack: false,
             bbr_ack_aggregation: true,

@@ -508,6 +508,8 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         congestion_control: stack.cc,
         ecn_codepoint: if stack.cc == CongestionControl::Prague { EcnCodepoint::Ect1 } else { Default::default() },
         pacing: matches!(stack.cc, CongestionControl::Bbr | CongestionControl::Bbr3 | CongestionControl::Prague),
+        // Linux's skb-sized bursts in the same stacks (no draw either; only the paced send them).
+        tso_autosize: stack.rack,
         byte_counting: stack.byte_counting,
         quickack: stack.quickack,
         bbr_ack_aggregation: !stack.no_bbr_aggregation,

@@ -94,6 +94,7 @@ pub mod rtt_every_ack;
 pub mod sack;
 pub mod send_times;
 pub mod tlp;
+pub mod tso;
 
 use aqmlab_core::{SackBlocks, SimRng, Time};
 use aqmlab_model::app::tcp_config::{CongestionControl, PrrVariant, RtoEstimator, SsthreshBasis, TcpConfig};
@@ -211,6 +212,8 @@ pub struct TcpSender {
     prr_ns3: bool,
     /// Sender pacing: Some when `TcpConfig::pacing` (always with BBR).
     pacer: Option<Pacer>,
+    /// The pacer sends Linux's skb-sized bursts (`TcpConfig::tso_autosize`, [`tso`]).
+    tso_autosize: bool,
     /// A send loop stopped because the pacer held the next segment back.
     pacing_blocked: bool,
     /// Segments the next send loop may send regardless of the pacer (a timeout's
@@ -322,12 +325,12 @@ impl TcpSender {
                 .with_byte_counting(cfg.byte_counting)
                 .with_cubic_alpha_to_one(cfg.cubic_alpha_to_one),
         };
-        let mut pacer = (cfg.pacing || is_bbr).then(Pacer::default);
-        match (pacer.as_mut(), &cc) {
-            (Some(p), Controller::Bbr(b)) => p.set_rate(b.pacing_rate()),
-            (Some(p), Controller::Bbr3(b)) => p.set_rate(b.pacing_rate()),
-            _ => {}
-        }
+        let pacer = (cfg.pacing || is_bbr).then(Pacer::default);
+        let initial_rate = match &cc {
+            Controller::Bbr(b) => Some(b.pacing_rate()),
+            Controller::Bbr3(b) => Some(b.pacing_rate()),
+            _ => None,
+        };
         let mut sender = TcpSender {
             mss,
             // An autotuning receiver's SYN-ACK window; the ACKs then carry its growth.
@@ -367,6 +370,7 @@ impl TcpSender {
             prr: (cfg.prr && cfg.sack).then(Prr::default),
             prr_ns3: cfg.prr_variant == PrrVariant::Ns3,
             pacer,
+            tso_autosize: cfg.tso_autosize,
             pacing_blocked: false,
             pacing_free: 0,
             rate: (is_bbr || cfg.rate_estimator).then(|| DeliveryRate::new(mss, ISS_DATA)),
@@ -393,6 +397,9 @@ impl TcpSender {
             || sender.pacer.is_some()
             || sender.prr.is_some()
             || sender.every_ack_rtt.is_some();
+        if let Some(rate) = initial_rate {
+            sender.set_pacing_rate(rate);
+        }
         sender
     }
 
@@ -1480,9 +1487,32 @@ impl TcpSender {
             Controller::Prague(p) => p.pacing_rate(self.cwnd, self.ssthresh, self.rtt.srtt()),
             _ => Pacer::linux_default_rate(self.cwnd, self.ssthresh, self.flight_size(), self.rtt.srtt()),
         };
+        self.set_pacing_rate(rate);
+    }
+
+    /// The pacer's rate (payload bytes per second) and, with `tso_autosize`, its burst limit:
+    /// the segments of one Linux skb at that rate (`tcp_tso_segs`, [`tso`]), with BBR's floor
+    /// for BBR and BBRv3 (`bbr_min_tso_segs`) and net.ipv4.tcp_min_tso_segs for the others.
+    fn set_pacing_rate(&mut self, rate: u64) {
+        let tso = self.tso_autosize.then(|| {
+            let floor = match &self.cc {
+                Controller::Bbr(_) | Controller::Bbr3(_) => tso::bbr_min_segments(rate),
+                _ => tso::MIN_TSO_SEGS,
+            };
+            tso::autosize_segments(rate, self.mss, self.min_rtt(), floor)
+        });
         if let Some(p) = self.pacer.as_mut() {
             p.set_rate(rate);
+            if let Some(segments) = tso {
+                p.set_burst_limit(segments);
+            }
         }
+    }
+
+    /// The smallest RTT the sender has measured (its delivery-rate estimator's, else RACK's);
+    /// None without either or before a sample.
+    fn min_rtt(&self) -> Option<Time> {
+        self.rate.as_ref().and_then(DeliveryRate::min_rtt).or_else(|| self.rack.as_ref().and_then(|r| r.min_rtt()))
     }
 
     /// The delivery-rate estimator's snapshot of a segment sent (with BBR or `rate_estimator`;
@@ -1634,9 +1664,7 @@ impl TcpSender {
                 r.mark_app_limited(in_flight);
             }
         }
-        if let Some(p) = self.pacer.as_mut() {
-            p.set_rate(rate);
-        }
+        self.set_pacing_rate(rate);
         self.ssthresh = ssthresh;
         let counted = if self.sack && self.in_recovery { self.pipe() } else { self.snd_nxt.max(self.snd_una) - self.snd_una };
         let mut window = cwnd + counted.saturating_sub(in_flight);

@@ -11,7 +11,11 @@
 //!   `tp->data_segs_out >= 10` before any gap is added);
 //! * a sender that wakes late (after an idle period, or an ACK that arrives after the
 //!   departure time) is credited at most half a gap (Linux: `len_ns -= min(len_ns / 2,
-//!   credit)`), so a segment after idle leaves half a gap early rather than a burst.
+//!   credit)`), so a segment after idle leaves half a gap early rather than a burst;
+//! * with a burst limit above 1 (`TcpConfig::tso_autosize`, the segments of one skb: `tso.rs`),
+//!   up to that many segments leave back to back at one instant, and the departure time
+//!   moves on by the whole burst's length over the rate, with the credit counted once, as
+//!   Linux paces an skb of several segments. A limit of 1 (the default) is the rule above.
 //!
 //! The pacing rate comes from the controller: BBR sets it (`cc::bbr`); the others, when
 //! `TcpConfig::pacing` asks for it, get Linux's `tcp_update_pacing_rate`: 200 % of cwnd / srtt
@@ -38,11 +42,26 @@ pub struct Pacer {
     next_send: Time,
     /// Data segments sent so far (first transmissions and retransmissions).
     segments: u64,
+    /// The most segments one burst (one Linux skb) may carry; 1 paces each segment alone.
+    burst_limit: u64,
+    /// The burst under way: when it left, how many segments and bytes it has so far, the
+    /// departure time it started from and the credit it was granted.
+    burst: Burst,
+}
+
+/// The segments sent back to back at one instant (one skb), paced as one.
+#[derive(Clone, Copy, Debug, Default)]
+struct Burst {
+    at: Time,
+    segments: u64,
+    bytes: u64,
+    start: Time,
+    credit: u64,
 }
 
 impl Default for Pacer {
     fn default() -> Pacer {
-        Pacer { rate: u64::MAX, next_send: Time::ZERO, segments: 0 }
+        Pacer { rate: u64::MAX, next_send: Time::ZERO, segments: 0, burst_limit: 1, burst: Burst::default() }
     }
 }
 
@@ -61,9 +80,19 @@ impl Pacer {
         self.next_send
     }
 
-    /// Whether a segment may leave at `now`.
+    /// The most segments one burst may carry (at least 1): Linux's skb size, `tso.rs`.
+    pub fn set_burst_limit(&mut self, segments: u64) {
+        self.burst_limit = segments.max(1);
+    }
+
+    /// Whether a segment may leave at `now`: its departure time has come, or it joins the
+    /// burst that left at this instant while the burst has room.
     pub fn may_send(&self, now: Time) -> bool {
-        self.next_send <= now
+        self.next_send <= now || self.joins_burst(now)
+    }
+
+    fn joins_burst(&self, now: Time) -> bool {
+        self.burst.segments > 0 && self.burst.at == now && self.burst.segments < self.burst_limit
     }
 
     /// The gap a segment of `len` bytes takes at `rate` bytes per second: len / rate, in whole
@@ -75,18 +104,34 @@ impl Pacer {
         Time((len as u128 * 1_000_000_000 / rate as u128) as u64)
     }
 
-    /// A segment of `len` payload bytes left at `now`: the next may leave one gap later.
+    /// A segment of `len` payload bytes left at `now`: the next may leave one gap later, or, when
+    /// this segment joined the burst that left at `now`, the whole burst's gap after its start.
     pub fn on_sent(&mut self, now: Time, len: u64) {
+        self.segments += 1;
+        if self.joins_burst(now) {
+            // One skb of several segments: its gap is the whole skb's (tcp_update_skb_after_send).
+            self.burst.segments += 1;
+            self.burst.bytes += len;
+            self.next_send = self.burst_departure();
+            return;
+        }
         let prior = self.next_send;
         let start = prior.max(now);
-        self.segments += 1;
         if self.segments <= UNPACED_SEGMENTS || self.rate == u64::MAX || self.rate == 0 {
+            self.burst = Burst::default();
             self.next_send = start;
             return;
         }
-        let gap = Pacer::gap(len, self.rate).0;
-        let credit = start.0 - prior.0;
-        self.next_send = Time(start.0 + gap - (gap / 2).min(credit));
+        self.burst = Burst { at: now, segments: 1, bytes: len, start, credit: start.0 - prior.0 };
+        self.next_send = self.burst_departure();
+    }
+
+    /// The departure time after the burst so far: its start plus its length over the rate,
+    /// less the late sender's credit, at most half of that (Linux: `len_ns -= min(len_ns / 2,
+    /// credit)`).
+    fn burst_departure(&self) -> Time {
+        let gap = Pacer::gap(self.burst.bytes, self.rate).0;
+        Time(self.burst.start.0 + gap - (gap / 2).min(self.burst.credit))
     }
 
     /// Linux's `tcp_update_pacing_rate` for a controller that does not set its own: `ratio` % of
@@ -122,6 +167,40 @@ mod tests {
             assert_eq!(w[1] - w[0], Time(1_168_000), "{departures:?}");
         }
         assert_eq!(Pacer::gap(1460, 1_250_000), Time(1_168_000));
+    }
+
+    #[test]
+    fn a_burst_leaves_at_one_instant_and_is_paced_as_one() {
+        let mut p = Pacer { segments: UNPACED_SEGMENTS, ..Pacer::default() };
+        p.set_rate(1_000_000); // 1 ms per 1000 bytes
+        p.set_burst_limit(3);
+        for i in 0..3 {
+            assert!(p.may_send(Time::ZERO), "segment {i} of the burst");
+            p.on_sent(Time::ZERO, 1000);
+        }
+        // Three segments' gap, and no fourth in the same burst.
+        assert_eq!(p.next_send(), Time::from_millis(3));
+        assert!(!p.may_send(Time::ZERO));
+        // A burst cut short (two segments) and the next instant starts a new one.
+        p.on_sent(Time::from_millis(3), 1000);
+        p.on_sent(Time::from_millis(3), 1000);
+        assert_eq!(p.next_send(), Time::from_millis(5));
+        assert!(!p.may_send(Time::from_millis(4)), "a later instant does not join the burst");
+    }
+
+    #[test]
+    fn a_late_burst_is_credited_once_at_most_half_its_gap() {
+        let mut p = Pacer { segments: UNPACED_SEGMENTS, ..Pacer::default() };
+        p.set_rate(1_000_000);
+        p.set_burst_limit(2);
+        p.on_sent(Time::ZERO, 1000);
+        p.on_sent(Time::ZERO, 1000);
+        assert_eq!(p.next_send(), Time::from_millis(2));
+        // 10 ms late: the two-segment skb's 2 ms gap less min(1 ms, 10 ms), as Linux credits an
+        // skb (paced segment by segment the credit would be half a segment's gap, 0.5 ms).
+        p.on_sent(Time::from_millis(12), 1000);
+        p.on_sent(Time::from_millis(12), 1000);
+        assert_eq!(p.next_send(), Time::from_millis(13));
     }
 
     #[test]

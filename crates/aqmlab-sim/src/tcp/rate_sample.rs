@@ -153,6 +153,11 @@ impl DeliveryRate {
     }
 
     /// C.delivered: bytes delivered so far.
+    /// The smallest RTT sampled so far (Linux's `tcp_min_rtt`, over the connection's life here).
+    pub fn min_rtt(&self) -> Option<Time> {
+        self.min_rtt
+    }
+
     pub fn delivered(&self) -> u64 {
         self.delivered
     }

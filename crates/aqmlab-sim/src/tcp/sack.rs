@@ -76,6 +76,7 @@ impl RangeSet {
     }
 
     /// Forgets everything below `x`.
+    #[inline]
     pub fn remove_below(&mut self, x: u64) {
         while let Some((&s, &e)) = self.map.first_key_value() {
             if s >= x {
@@ -179,6 +180,7 @@ impl SackReporter {
     }
 
     /// The left edge advanced to `rcv_nxt`: blocks it swallowed are no longer reported.
+    #[inline]
     pub fn on_advance(&mut self, rcv_nxt: u64) {
         if !self.recent.is_empty() {
             self.recent.retain(|&r| r >= rcv_nxt);

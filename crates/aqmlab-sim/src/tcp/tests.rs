@@ -34,6 +34,7 @@ pub(crate) fn cfg() -> TcpConfig {
         congestion_control: Default::default(),
         ecn_codepoint: Default::default(),
         pacing: false,
+        tso_autosize: false,
         byte_counting: false,
         quickack: false,
         bbr_ack_aggregation: true,
@@ -1029,6 +1030,49 @@ fn cubic_with_pacing_paces_at_linux_default_ratio_after_the_first_rtt_sample() {
     s.on_ack(ISS_DATA + MSS, false, ms(100), &mut out);
     // srtt 100 ms, cwnd 21 segments in slow start: 200 % x 21,000 B / 0.1 s = 420,000 B/s.
     assert_eq!(s.pacer().unwrap().rate(), 420_000);
+}
+
+/// A paced CUBIC sender after its first ACK (srtt 100 ms; ten segments acknowledged, so the
+/// window has room for eleven), with or without `tso_autosize`: what leaves at the ACK and at
+/// each of the next two pacing deadlines, and the gaps between those instants.
+fn paced_departures(tso_autosize: bool) -> (Vec<usize>, Vec<Time>, u64) {
+    let c = TcpConfig { initial_cwnd_segments: 20, congestion_control: CongestionControl::Cubic, pacing: true, tso_autosize, ..cfg() };
+    let mut s = TcpSender::new(&c);
+    let mut out = Vec::new();
+    s.send_available(ms(0), &mut out);
+    out.clear();
+    s.on_ack(ISS_DATA + 10 * MSS, false, ms(100), &mut out);
+    let rate = s.pacer().unwrap().rate();
+    let mut counts = vec![out.len()];
+    let mut gaps = Vec::new();
+    let mut at = ms(100);
+    for _ in 0..2 {
+        let next = s.pacing_deadline().expect("the pacer holds the next segment back");
+        gaps.push(next - at);
+        at = next;
+        out.clear();
+        s.on_pacing_timer(at, &mut out);
+        counts.push(out.len());
+    }
+    (counts, gaps, rate)
+}
+
+#[test]
+fn with_tso_autosize_a_paced_sender_sends_two_segment_skbs_a_gap_of_two_apart() {
+    // 200 % of 21 segments over 100 ms: 420,000 B/s, 410 bytes a millisecond, so Linux's skb
+    // holds its floor of 2 segments (tcp_tso_autosize, net.ipv4.tcp_min_tso_segs).
+    // The first burst leaves 100 ms after the departure time the unpaced start left, so it is
+    // credited half its gap; the next a whole gap.
+    let (counts, gaps, rate) = paced_departures(true);
+    assert_eq!(rate, 420_000);
+    assert_eq!(counts, vec![2, 2, 2]);
+    let skb = pacing::Pacer::gap(2 * MSS, rate);
+    assert_eq!(gaps, vec![Time(skb.0 - skb.0 / 2), skb]);
+    // Without it, the same sender paces one segment at a time, a gap of one apart.
+    let (counts, gaps, rate) = paced_departures(false);
+    assert_eq!(counts, vec![1, 1, 1]);
+    let one = pacing::Pacer::gap(MSS, rate);
+    assert_eq!(gaps, vec![Time(one.0 - one.0 / 2), one]);
 }
 
 // ---- RACK-TLP (RFC 8985) ----------------------------------------------------------------
