@@ -20,7 +20,11 @@ fn seeded_tcp_fuzz_short_run_finds_nothing() {
         // segments (2 with segments paced one at a time), 5 in 4 x 10^5.
         let longest = stack.cc == CongestionControl::Bbr && stack.frto && stack.rack;
         let longer = matches!(stack.cc, CongestionControl::Bbr | CongestionControl::Bbr3) || (stack.frto && stack.rack);
-        let segments = if longest { 400_000 } else if longer { 200_000 } else { 50_000 };
+        let segments = match (longest, longer) {
+            (true, _) => 400_000,
+            (false, true) => 200_000,
+            _ => 50_000,
+        };
         let t = fuzz::run(stack, 7, segments)
             .unwrap_or_else(|f| panic!("{name}: {} (replay: --only {name} --episode {} ; event {})", f.message, f.seed, f.event));
         assert!(t.segments >= segments, "{name}: {t:?}");
