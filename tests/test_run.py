@@ -237,9 +237,15 @@ def test_flow_samples_carry_bbrs_delivery_rate() -> None:
     bbr = rates("bbr")
     assert bbr.iloc[0] == 0  # before the first ACK
     running = bbr[bbr.index >= 2_000_000_000]
-    # Payload bytes only (the estimator counts what TCP delivers), so below the 10 Mbit/s of IP
-    # packets by the headers' share (40 of 1500 bytes), never far above it.
-    assert (running > 8.5e6).all() and (running < 10.5e6).all(), running.describe()
+    # Payload bytes only (the estimator counts what TCP delivers): the 10 Mbit/s of IP packets
+    # less the headers' share (40 of 1500 bytes), 9.73 Mbit/s. The samples sit there (median
+    # 0.99 of it) and never above it; a single sample covers about one round trip (17 segments
+    # here) and reads lower now and then while the link is busy throughout (this run has no
+    # idle gap longer than a packet): as low as 0.84 of it sampled every 10 ms, 0.86 with
+    # Linux's skb bursts off (`tso_autosize`, in the linux profile since 2026-11-29).
+    payload_bps = 10e6 * 1460 / 1500
+    assert abs(running.median() / payload_bps - 1) < 0.02, running.describe()
+    assert (running < 1.03 * payload_bps).all() and (running > 0.8 * payload_bps).all(), running.describe()
     assert (rates("cubic", "rfc") == 0).all()
 
 
