@@ -152,12 +152,12 @@ impl DeliveryRate {
         (u128::from(delivered) * 8 * 1_000_000_000 / u128::from(interval.0)) as u64
     }
 
-    /// C.delivered: bytes delivered so far.
     /// The smallest RTT sampled so far (Linux's `tcp_min_rtt`, over the connection's life here).
     pub fn min_rtt(&self) -> Option<Time> {
         self.min_rtt
     }
 
+    /// C.delivered: bytes delivered so far.
     pub fn delivered(&self) -> u64 {
         self.delivered
     }
