@@ -30,6 +30,9 @@ rate. The flows sample every 10 ms here (both engines). For each run of a fideli
 * `rate_over_est_p50`: outside held spells, each BBR sample's last delivery-rate sample over its
   bandwidth estimate (pacing rate over gain, less Linux's 1 % margin), median: how far below its
   max filter a flow's samples run;
+* `pairs`: the share of a flow's data packets that reach the bottleneck within `PAIR_NS` of its
+  previous one: back to back from the sender, as Linux's TSO autosizing sends a paced skb of two
+  segments (`tcp.tso_autosize` in the simulator; docs/fidelity.md);
 * `overflow`: the share of the period's drops that FQ-CoDel's overflow made (Linux's batch drop
   from the fattest queue, `drop_batch` packets at most: reasons `evicted`, and `overflow` for
   an arrival among them), the rest being CoDel's own (`early`).
@@ -66,6 +69,12 @@ JUMP_AFTER_S = (0.3, 0.6)
 LONG_WAIT_MS = 40.0
 #: ... and a second is crowded when at least this share of the flows waits long.
 CROWDED_SHARE = 0.2
+#: Two of a flow's packets this close at the bottleneck left its sender back to back: 50 µs is
+#: four packet times of a 1 Gbit/s access link, and a tenth of the closest pacing gap of this
+#: case's flows (2-4 Mbit/s, 3-6 ms a packet).
+PAIR_NS = 50_000
+#: A packet at the bottleneck larger than this carries data (a SYN is 52 B).
+DATA_BYTES = 100
 #: `summed_at_instants` sums an instant's samples only when at least this share of the BBR flows
 #: has one in it (the emulator's sender reads the flows one after another, not at one instant).
 INSTANT_COVERAGE = 0.9
@@ -208,6 +217,16 @@ def overflow_share(packets: pd.DataFrame, start_ns: int, end_ns: int) -> float:
     return float(d["reason"].astype(str).isin(["evicted", "overflow"]).mean()) if len(d) else float("nan")
 
 
+def paired_share(packets: pd.DataFrame, start_ns: int, end_ns: int, within_ns: int = PAIR_NS) -> float:
+    """The share of the data packets arriving at the bottleneck in [start_ns, end_ns) that arrive
+    within `within_ns` of their flow's previous data packet (the flow's first in the period has
+    none and does not count)."""
+    a = packets[(packets["event"].astype(str) == "arrive") & (packets["size"] > DATA_BYTES)]
+    a = a[(a["t_ns"] >= start_ns) & (a["t_ns"] < end_ns)].sort_values(["flow", "t_ns"], kind="stable")
+    gaps = a.groupby("flow")["t_ns"].diff().dropna()
+    return float((gaps < within_ns).mean()) if len(gaps) else float("nan")
+
+
 def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str],
         per_flow_table: bool = False) -> tuple[dict[str, Any], Any]:
     """One run's row of the table, and its result (for the figure); with `per_flow_table`, prints
@@ -231,6 +250,7 @@ def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str],
            "rate_sum_p90": _quantile(summed_at_instants(result.tables["flow_samples"], start, end,
                                                         "delivery_rate_bps", SAMPLE_MS), 0.9),
            "rate_over_est_p50": _quantile(rates_over_estimates(result.tables["flow_samples"], start, end, held), 0.5),
+           "pairs": paired_share(result.tables["packets"], start, end),
            "overflow": overflow_share(result.tables["packets"], start, end)}
     if per_flow_table:
         print(f"{row['engine']} seed {seed}, per flow:\n{per_flow(result, start, end, held).round(3).to_string()}")

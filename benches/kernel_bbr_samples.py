@@ -22,7 +22,12 @@ prints, over the measured period:
 * the estimate over the largest sample of the same flow in the previous 0.5, 1 and 2 s (how old
   the samples are that the max filter keeps);
 * how long ten rounds last (BBR's max filter window is 10 rounds, tcp_bbr.c `bbr_bw_rtts`);
-* at the end of each held spell (`lt_use_bw` 1 -> 0), the max filter over the policed rate.
+* at the end of each held spell (`lt_use_bw` 1 -> 0), the max filter over the policed rate;
+* in the start-up (the trace's first `STARTUP_S`), how many flows found a policer, and how far
+  apart the rates of each flow's consecutive long-term sampling intervals were before it did
+  (tcp_bbr.c's `bbr_lt_bw_interval_done` takes two intervals within 1/8 of each other for a
+  policer): each change of `lt_bw` ends an interval, its rate the new `lt_bw`, or, where
+  `lt_use_bw` turns on, twice the new value less the one before (Linux keeps their mean).
 """
 
 from __future__ import annotations
@@ -54,6 +59,8 @@ BBR_UNIT = 256
 LOOKBACK_S = (0.5, 1.0, 2.0)
 #: BBR's max filter window, in rounds (tcp_bbr.c `bbr_bw_rtts`).
 FILTER_ROUNDS = 10
+#: The start-up `startup_intervals` looks at, from the trace's first ACK.
+STARTUP_S = 3.0
 
 
 def struct_layout(struct: str) -> dict[str, int]:
@@ -152,6 +159,29 @@ def summarize(trace: pd.DataFrame, start_s: float, end_s: float) -> dict[str, fl
     return out
 
 
+def startup_intervals(trace: pd.DataFrame, until_s: float = STARTUP_S) -> tuple[int, pd.Series]:
+    """The flows that found a policer (`lt_use_bw` on) within `until_s` of the trace's first ACK,
+    and the relative changes |r_i - r_(i-1)| / r_(i-1) between the rates of each flow's
+    consecutive long-term sampling intervals up to its first policer found (module docstring)."""
+    d = trace.sort_values(["sock", "t_ns"], kind="stable")
+    t_s = (d["t_ns"] - d["t_ns"].min()) / 1e9
+    policed, changes = 0, []
+    for _, f in d.assign(t_s=t_s).groupby("sock", sort=False):
+        f = f[f["t_s"] < until_s]
+        rates: list[float] = []
+        prev_lt, prev_use = 0, 0
+        for lt, use in zip(f["lt_bw_v"].to_numpy(), f["lt_use_bw"].to_numpy(), strict=True):
+            if use and not prev_use:
+                rates.append(2 * lt - prev_lt if prev_lt else lt)
+                policed += 1
+                break
+            if lt and lt != prev_lt:
+                rates.append(lt)
+            prev_lt, prev_use = lt, use
+        changes += [abs(b - a) / a for a, b in zip(rates[:-1], rates[1:], strict=True)]
+    return policed, pd.Series(changes, dtype=float)
+
+
 def _q(values: pd.Series, q: float) -> float:
     v = values.replace([np.inf, -np.inf], np.nan).dropna()
     return float(v.quantile(q)) if len(v) else float("nan")
@@ -196,7 +226,12 @@ def main(argv: list[str] | None = None) -> int:
     if path is None:
         path = args.keep or Path(tempfile.mkdtemp()) / "trace.txt"
         trace_kernel_run(case, args.seed, path)
-    summary = summarize(read_trace(path), fidelity.WARMUP_S, fidelity.DURATION_S)
+    trace = read_trace(path)
+    summary = summarize(trace, fidelity.WARMUP_S, fidelity.DURATION_S)
+    policed, changes = startup_intervals(trace)
+    summary[f"policed_by_{STARTUP_S:g}s"] = float(policed)
+    summary["startup_interval_change_p50"] = _q(changes, 0.5)
+    summary["startup_interval_change_p90"] = _q(changes, 0.9)
     print(f"{args.case}, bbr, kernel, measured {fidelity.WARMUP_S}-{fidelity.DURATION_S} s after the first ACK; "
           f"trace {path}")
     for name, value in summary.items():

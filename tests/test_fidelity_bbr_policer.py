@@ -137,3 +137,17 @@ def test_per_flow_reads_the_estimate_from_the_pacing_rate_and_gain_and_leaves_ot
     assert table.loc[0, "held"] == 0.0  # one sample of gain 1 is no run of a second
     # The run's held samples, computed once and handed in, give the same table.
     pd.testing.assert_frame_equal(policer.per_flow(result, 0, 10**9, policer.held_samples(samples)), table)
+
+
+def test_a_pair_is_a_flows_data_packet_within_50_us_of_its_previous_one():
+    # flow 0: data at 0, 10 µs (a pair), 5 ms, 5.049 ms (a pair); flow 1: 0 and 3 ms; a SYN and a
+    # dequeue close behind do not count; flow 1's first arrival in the period has no gap.
+    rows = [(0, 0, "arrive", 1500), (0, 10_000, "arrive", 1500), (0, 5_000_000, "arrive", 1500),
+            (0, 5_049_000, "arrive", 1500), (0, 5_049_500, "dequeue", 1500), (1, 0, "arrive", 52),
+            (1, 1_000, "arrive", 1500), (1, 3_000_000, "arrive", 1500)]
+    packets = pd.DataFrame({"flow": [r[0] for r in rows], "t_ns": [r[1] for r in rows],
+                            "event": pd.Categorical([r[2] for r in rows]), "size": [r[3] for r in rows]})
+    assert policer.paired_share(packets, 0, 10**9) == pytest.approx(2 / 4)
+    # A gap must be shorter than the bound: flow 0's second pair, 49 µs apart, is not a pair within 49 µs.
+    assert policer.paired_share(packets, 0, 10**9, within_ns=49_000) == pytest.approx(1 / 4)
+    assert policer.paired_share(packets, 4 * MS, 10**9) == pytest.approx(1.0)

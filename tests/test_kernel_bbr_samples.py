@@ -66,6 +66,24 @@ def test_the_summary_of_a_trace_built_by_hand(tmp_path: Path):
     assert out["estimate_over_policed_at_spell_end_p50"] == pytest.approx(1 / 0.9, rel=1e-3)
 
 
+def test_the_start_up_intervals_are_read_from_lt_bw_until_a_policer_is_found(tmp_path: Path):
+    v = UNIT // 1000
+    lines = []
+    # Flow 1: intervals at 10, 12 (+20 %) and 11.5 (-4.2 %) units, then a policer at the mean of
+    # 11.5 and 11 (lt_bw 11.25): its last interval ran at 11 (-4.3 %); later changes do not count.
+    # Flow 2: intervals at 8 and 9 (+12.5 %), no policer; flow 3 finds one only after 3 s.
+    steps = {1: [(0.1, 10, 0), (0.5, 12, 0), (0.9, 11.5, 0), (1.3, 11.25, 1), (1.7, 20, 0)],
+             2: [(0.2, 8, 0), (0.6, 9, 0)], 3: [(0.3, 10, 0), (3.5, 10, 1)]}
+    for sock, changes in steps.items():
+        for t, lt, use in changes:
+            lines.append(_line(t, sock, 10, v, lt_use=use, lt_bw_v=round(lt * 1000)))
+    path = tmp_path / "trace.txt"
+    path.write_text("\n".join(lines) + "\n")
+    policed, changes = bench.startup_intervals(bench.read_trace(path), until_s=3.0)
+    assert policed == 1
+    assert sorted(changes.round(4).tolist()) == sorted([0.2, round(0.5 / 12, 4), round(0.5 / 11.5, 4), 0.125])
+
+
 def test_the_layout_reads_offsets_and_bit_positions_from_pahole():
     text = """struct bbr {
 	u32                        min_rtt_us;           /*     0     4 */
