@@ -27,7 +27,8 @@ prints, over the measured period:
   apart the rates of each flow's consecutive long-term sampling intervals were before it did
   (tcp_bbr.c's `bbr_lt_bw_interval_done` takes two intervals within 1/8 of each other for a
   policer): each change of `lt_bw` ends an interval, its rate the new `lt_bw`, or, where
-  `lt_use_bw` turns on, twice the new value less the one before (Linux keeps their mean).
+  `lt_use_bw` turns on, twice the new value less the one before (Linux keeps their mean); an
+  interval after `lt_bw` fell to 0 (the sampling restarted) is compared with nothing, as in Linux.
 """
 
 from __future__ import annotations
@@ -168,17 +169,18 @@ def startup_intervals(trace: pd.DataFrame, until_s: float = STARTUP_S) -> tuple[
     policed, changes = 0, []
     for _, f in d.assign(t_s=t_s).groupby("sock", sort=False):
         f = f[f["t_s"] < until_s]
-        rates: list[float] = []
         prev_lt, prev_use = 0, 0
         for lt, use in zip(f["lt_bw_v"].to_numpy(), f["lt_use_bw"].to_numpy(), strict=True):
             if use and not prev_use:
-                rates.append(2 * lt - prev_lt if prev_lt else lt)
+                if prev_lt:  # the interval just ended against the one before it
+                    changes.append(abs((2 * lt - prev_lt) - prev_lt) / prev_lt)
                 policed += 1
                 break
-            if lt and lt != prev_lt:
-                rates.append(lt)
+            # lt_bw falls to 0 when the sampling restarts (tcp_bbr.c `bbr_reset_lt_bw_sampling`):
+            # the next interval is compared with nothing.
+            if lt and prev_lt and lt != prev_lt:
+                changes.append(abs(lt - prev_lt) / prev_lt)
             prev_lt, prev_use = lt, use
-        changes += [abs(b - a) / a for a, b in zip(rates[:-1], rates[1:], strict=True)]
     return policed, pd.Series(changes, dtype=float)
 
 

@@ -71,9 +71,10 @@ def test_the_start_up_intervals_are_read_from_lt_bw_until_a_policer_is_found(tmp
     lines = []
     # Flow 1: intervals at 10, 12 (+20 %) and 11.5 (-4.2 %) units, then a policer at the mean of
     # 11.5 and 11 (lt_bw 11.25): its last interval ran at 11 (-4.3 %); later changes do not count.
-    # Flow 2: intervals at 8 and 9 (+12.5 %), no policer; flow 3 finds one only after 3 s.
+    # Flow 2: intervals at 8 and 9 (+12.5 %), a restart (lt_bw 0), then 5, compared with nothing;
+    # no policer. Flow 3 finds one only after 3 s.
     steps = {1: [(0.1, 10, 0), (0.5, 12, 0), (0.9, 11.5, 0), (1.3, 11.25, 1), (1.7, 20, 0)],
-             2: [(0.2, 8, 0), (0.6, 9, 0)], 3: [(0.3, 10, 0), (3.5, 10, 1)]}
+             2: [(0.2, 8, 0), (0.6, 9, 0), (1.0, 0, 0), (1.4, 5, 0)], 3: [(0.3, 10, 0), (3.5, 10, 1)]}
     for sock, changes in steps.items():
         for t, lt, use in changes:
             lines.append(_line(t, sock, 10, v, lt_use=use, lt_bw_v=round(lt * 1000)))
