@@ -49,6 +49,15 @@ def small_scenario(**over: Any) -> dict[str, Any]:
     return s
 
 
+def engine_tcp_of_testbed(overrides: list[str]) -> dict[str, Any]:
+    """What a scenario's `tcp` fields become on the Rust side: the engine config's `tcp` of
+    sqf/testbed-fifo's TCP group (one flow, 2 s) with `overrides`."""
+    from aqmlab.scenario import load
+
+    sc, _ = load("sqf/testbed-fifo", ["flows.tcp.count=1", "duration=2s", 'metrics.periods=[["0s","2s"]]', *overrides])
+    return next(g["app"]["tcp"] for g in sc.to_sim_config()["flow_groups"] if g["name"] == "tcp")
+
+
 def one_tcp_flow_in_a_bdp_fifo(name: str, tcp: dict[str, Any], **extra: Any) -> dict[str, Any]:
     """One bulk TCP flow through a 10 Mbit/s bottleneck with a 20 ms base RTT and a one-BDP
     FIFO (17 packets: 34 fit in the path), measured 5-20 s; `extra` adds top-level fields."""

@@ -6,30 +6,22 @@ HyStart)."""
 from __future__ import annotations
 
 from aqmlab.emu.run import NOT_EMULATED
-from aqmlab.scenario import load
 from aqmlab.scenario.applications import LINUX_PROFILE, NS3_PROFILE, Tcp
-
-BASE = ["flows.tcp.count=1", "duration=2s", 'metrics.periods=[["0s","2s"]]']
-
-
-def _engine_tcp(overrides: list[str]) -> dict:
-    sc, _ = load("sqf/testbed-fifo", BASE + overrides)
-    groups = sc.to_sim_config()["flow_groups"]
-    return next(g["app"]["tcp"] for g in groups if g["name"] == "tcp")
+from conftest import engine_tcp_of_testbed
 
 
 def test_hystart_is_off_by_default_and_absent_from_the_engine_config():
     assert Tcp().hystart is False
-    assert "hystart" not in _engine_tcp([])
-    assert "hystart" not in _engine_tcp(["flows.tcp.app.tcp.profile=linux"])
+    assert "hystart" not in engine_tcp_of_testbed([])
+    assert "hystart" not in engine_tcp_of_testbed(["flows.tcp.app.tcp.profile=linux"])
     assert "hystart" not in LINUX_PROFILE and "hystart" not in NS3_PROFILE
 
 
 def test_hystart_on_reaches_the_engine():
-    engine = _engine_tcp(["flows.tcp.app.tcp.congestion_control=cubic", "flows.tcp.app.tcp.hystart=true"])
+    engine = engine_tcp_of_testbed(["flows.tcp.app.tcp.congestion_control=cubic", "flows.tcp.app.tcp.hystart=true"])
     assert engine["hystart"] is True and engine["congestion_control"] == "cubic"
     # With the linux profile too: a field the scenario sets is added to the profile's.
-    engine = _engine_tcp(["flows.tcp.app.tcp.profile=linux", "flows.tcp.app.tcp.hystart=true"])
+    engine = engine_tcp_of_testbed(["flows.tcp.app.tcp.profile=linux", "flows.tcp.app.tcp.hystart=true"])
     assert engine["hystart"] is True and engine["prr"] is True
 
 

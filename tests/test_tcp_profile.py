@@ -8,19 +8,14 @@ import pytest
 
 from aqmlab.scenario import ScenarioError, load
 from aqmlab.scenario.applications import LINUX_PROFILE, NS3_PROFILE, Tcp
+from conftest import engine_tcp_of_testbed
 
 BASE = ["flows.tcp.count=1", "duration=2s", 'metrics.periods=[["0s","2s"]]']
 
 
-def _engine_tcp(overrides: list[str]) -> dict:
-    sc, _ = load("sqf/testbed-fifo", BASE + overrides)
-    groups = sc.to_sim_config()["flow_groups"]
-    return next(g["app"]["tcp"] for g in groups if g["name"] == "tcp")
-
-
 def test_rfc_profile_is_the_default_and_normalizes_exactly_as_before():
-    unset = _engine_tcp([])
-    explicit = _engine_tcp(["flows.tcp.app.tcp.profile=rfc"])
+    unset = engine_tcp_of_testbed([])
+    explicit = engine_tcp_of_testbed(["flows.tcp.app.tcp.profile=rfc"])
     assert unset == explicit
     # The new engine options are left out when off: the engine config is what it was.
     assert "prr" not in unset and "limited_transmit" not in unset
@@ -39,7 +34,7 @@ def test_linux_profile_sets_the_kernel_defaults():
     assert t.rwnd_autotuning is True and t.quickack is False
     assert t.min_rto == 200_000_000 and t.delayed_ack_timeout == 40_000_000
     assert not (t.hystart or t.frto or t.paced())
-    engine = _engine_tcp(["flows.tcp.app.tcp.profile=linux"])
+    engine = engine_tcp_of_testbed(["flows.tcp.app.tcp.profile=linux"])
     assert engine["prr"] is True and engine["limited_transmit"] is True and "prr_variant" not in engine
     assert engine["rack"] is True and engine["cubic_hystart"] is True and engine["byte_counting"] is True
     assert engine["cubic_alpha_to_one"] is False and engine["rwnd_autotuning"] is True
@@ -132,7 +127,7 @@ def test_ns3_profile_sets_ns3_344_defaults():
     assert "rack" not in engine and "hystart" not in engine and "pacing" not in engine
     assert "tso_autosize" not in engine  # ns-3 has no segmentation offload
     # sqf/testbed-fifo writes mss, initial_cwnd, min_rto and rwnd itself: those win.
-    own = _engine_tcp(["flows.tcp.app.tcp.profile=ns3"])
+    own = engine_tcp_of_testbed(["flows.tcp.app.tcp.profile=ns3"])
     assert (own["mss"], own["rwnd"], own["min_rto_ns"]) == (1460, 4_000_000, 200_000_000)
     assert own["delayed_ack_timeout_ns"] == 200_000_000 and own["prr"] is True
     # Every field the profile names differs from the rfc default or is one ns-3 states itself.
@@ -150,7 +145,7 @@ def test_the_ns3_prr_variant_follows_prr_and_reaches_the_engine_only_when_set():
     assert Tcp.model_validate({"profile": "ns3", "prr": False}).prr_variant == "linux"
     # Linux's variant (the default) normalizes as before the field existed.
     assert "prr_variant" not in _ns3_engine_tcp(["flows.tcp.app.tcp.prr_variant=linux"])
-    assert "prr_variant" not in _engine_tcp(["flows.tcp.app.tcp.prr=true", "flows.tcp.app.tcp.sack=true"])
+    assert "prr_variant" not in engine_tcp_of_testbed(["flows.tcp.app.tcp.prr=true", "flows.tcp.app.tcp.sack=true"])
 
 
 @pytest.mark.parametrize("field, value, read", [
@@ -183,8 +178,8 @@ def test_an_unknown_profile_is_refused_naming_the_allowed_values():
 
 
 def test_ssthresh_basis_reaches_the_engine_only_when_it_is_the_pipe():
-    pipe = _engine_tcp(["flows.tcp.app.tcp.sack=true", "flows.tcp.app.tcp.ssthresh_basis=pipe"])
-    flight = _engine_tcp(["flows.tcp.app.tcp.sack=true", "flows.tcp.app.tcp.ssthresh_basis=flight_size"])
+    pipe = engine_tcp_of_testbed(["flows.tcp.app.tcp.sack=true", "flows.tcp.app.tcp.ssthresh_basis=pipe"])
+    flight = engine_tcp_of_testbed(["flows.tcp.app.tcp.sack=true", "flows.tcp.app.tcp.ssthresh_basis=flight_size"])
     assert pipe["ssthresh_basis"] == "pipe"
     assert "ssthresh_basis" not in flight
     # Neither profile sets it: ns-3's CUBIC reduces from cwnd, not from the pipe.

@@ -5,31 +5,23 @@
 from __future__ import annotations
 
 from aqmlab.emu.run import NOT_EMULATED
-from aqmlab.scenario import load
 from aqmlab.scenario.applications import LINUX_PROFILE, Tcp
-
-BASE = ["flows.tcp.count=1", "duration=2s", 'metrics.periods=[["0s","2s"]]']
-
-
-def _engine_tcp(overrides: list[str]) -> dict:
-    sc, _ = load("sqf/testbed-fifo", BASE + overrides)
-    groups = sc.to_sim_config()["flow_groups"]
-    return next(g["app"]["tcp"] for g in groups if g["name"] == "tcp")
+from conftest import engine_tcp_of_testbed
 
 
 def test_rack_is_off_by_default_and_absent_from_the_engine_config():
     assert Tcp().rack is False
-    assert "rack" not in _engine_tcp([])
-    assert "rack" not in _engine_tcp(["flows.tcp.app.tcp.sack=true"])
+    assert "rack" not in engine_tcp_of_testbed([])
+    assert "rack" not in engine_tcp_of_testbed(["flows.tcp.app.tcp.sack=true"])
 
 
 def test_the_linux_profile_runs_rack_as_a_kernel_does():
     assert LINUX_PROFILE["rack"] is True
-    assert _engine_tcp(["flows.tcp.app.tcp.profile=linux"])["rack"] is True
+    assert engine_tcp_of_testbed(["flows.tcp.app.tcp.profile=linux"])["rack"] is True
 
 
 def test_rack_on_reaches_the_engine():
-    engine = _engine_tcp(["flows.tcp.app.tcp.sack=true", "flows.tcp.app.tcp.rack=true"])
+    engine = engine_tcp_of_testbed(["flows.tcp.app.tcp.sack=true", "flows.tcp.app.tcp.rack=true"])
     assert engine["rack"] is True and engine["sack"] is True
 
 

@@ -10,25 +10,20 @@ from aqmlab.emu.run import NOT_EMULATED
 from aqmlab.run import simulate
 from aqmlab.scenario import load
 from aqmlab.scenario.applications import LINUX_PROFILE, Tcp
+from conftest import engine_tcp_of_testbed
 
 FIELD = "rto_restart_on_head_retransmit"
 
 
-def _engine_tcp(overrides: list[str]) -> dict:
-    sc, _ = load("sqf/testbed-fifo", ["flows.tcp.count=1", "duration=2s", 'metrics.periods=[["0s","2s"]]', *overrides])
-    groups = sc.to_sim_config()["flow_groups"]
-    return next(g["app"]["tcp"] for g in groups if g["name"] == "tcp")
-
-
 def test_off_by_default_and_absent_from_the_engine_config():
     assert getattr(Tcp(), FIELD) is False
-    assert FIELD not in _engine_tcp([])
-    assert FIELD not in _engine_tcp(["flows.tcp.app.tcp.profile=linux", f"flows.tcp.app.tcp.{FIELD}=false"])
+    assert FIELD not in engine_tcp_of_testbed([])
+    assert FIELD not in engine_tcp_of_testbed(["flows.tcp.app.tcp.profile=linux", f"flows.tcp.app.tcp.{FIELD}=false"])
 
 
 def test_the_linux_profile_restarts_the_timer_as_a_kernel_does():
     assert LINUX_PROFILE[FIELD] is True
-    assert _engine_tcp(["flows.tcp.app.tcp.profile=linux"])[FIELD] is True
+    assert engine_tcp_of_testbed(["flows.tcp.app.tcp.profile=linux"])[FIELD] is True
 
 
 def test_listed_as_not_emulated():

@@ -7,8 +7,6 @@ with the allowed values, and effective: the RTO sits at SRTT + 200 ms as the ker
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
 
@@ -16,7 +14,7 @@ from aqmlab.emu.run import NOT_EMULATED
 from aqmlab.run import simulate
 from aqmlab.scenario import load
 from aqmlab.scenario.applications import LINUX_PROFILE, Abr, Tcp
-from conftest import fidelity_bench
+from conftest import engine_tcp_of_testbed, fidelity_bench
 
 FIELDS = ("rtt_sample_every_ack", "rto_estimator")
 #: The linux profile before these three (2026-11-28, morning).
@@ -24,26 +22,20 @@ PREVIOUS_PROFILE = ["flows.*.app.tcp.rtt_sample_every_ack=false", "flows.*.app.t
                     "flows.*.app.tcp.handshake=false"]
 
 
-def _engine_tcp(overrides: list[str]) -> dict[str, Any]:
-    sc, _ = load("sqf/testbed-fifo", ["flows.tcp.count=1", "duration=2s", 'metrics.periods=[["0s","2s"]]', *overrides])
-    groups = sc.to_sim_config()["flow_groups"]
-    return next(g["app"]["tcp"] for g in groups if g["name"] == "tcp")
-
-
 def test_off_by_default_and_absent_from_the_engine_config():
     t = Tcp()
     assert t.rtt_sample_every_ack is False and t.rto_estimator == "rfc6298"
-    engine = _engine_tcp([])
+    engine = engine_tcp_of_testbed([])
     assert not any(f in engine for f in FIELDS)
 
 
 def test_the_linux_profile_samples_every_ack_with_linux_rto_and_opens_with_a_handshake():
     assert LINUX_PROFILE["rtt_sample_every_ack"] is True and LINUX_PROFILE["rto_estimator"] == "linux"
     assert LINUX_PROFILE["handshake"] is True
-    engine = _engine_tcp(["flows.tcp.app.tcp.profile=linux"])
+    engine = engine_tcp_of_testbed(["flows.tcp.app.tcp.profile=linux"])
     assert engine["rtt_sample_every_ack"] is True and engine["rto_estimator"] == "linux"
     assert engine["handshake"] is True
-    previous = _engine_tcp(["flows.tcp.app.tcp.profile=linux", *PREVIOUS_PROFILE])
+    previous = engine_tcp_of_testbed(["flows.tcp.app.tcp.profile=linux", *PREVIOUS_PROFILE])
     assert not any(f in previous for f in (*FIELDS, "handshake"))
 
 

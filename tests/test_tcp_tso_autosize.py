@@ -12,6 +12,7 @@ import pytest
 from aqmlab.api import load, run
 from aqmlab.emu.run import NOT_EMULATED
 from aqmlab.scenario.applications import LINUX_PROFILE, Tcp
+from conftest import engine_tcp_of_testbed
 
 FIELD = "tso_autosize"
 BASE = ["flows.tcp.count=2", "duration=6s", 'metrics.periods=[["2s","6s"]]']
@@ -21,20 +22,15 @@ BASE = ["flows.tcp.count=2", "duration=6s", 'metrics.periods=[["2s","6s"]]']
 BACK_TO_BACK_NS = 200_000
 
 
-def _engine_tcp(overrides: list[str]) -> dict:
-    cfg = load("sqf/testbed-fifo", set=[*BASE, *overrides]).model.to_sim_config()
-    return next(g["app"]["tcp"] for g in cfg["flow_groups"] if g["name"] == "tcp")
-
-
 def test_off_by_default_and_absent_from_the_engine_config():
     assert getattr(Tcp(), FIELD) is False
-    assert FIELD not in _engine_tcp([])
-    assert FIELD not in _engine_tcp(["flows.tcp.app.tcp.profile=linux", f"flows.tcp.app.tcp.{FIELD}=false"])
+    assert FIELD not in engine_tcp_of_testbed([])
+    assert FIELD not in engine_tcp_of_testbed(["flows.tcp.app.tcp.profile=linux", f"flows.tcp.app.tcp.{FIELD}=false"])
 
 
 def test_the_linux_profile_sizes_skbs_as_a_kernel_does():
     assert LINUX_PROFILE[FIELD] is True
-    assert _engine_tcp(["flows.tcp.app.tcp.profile=linux"])[FIELD] is True
+    assert engine_tcp_of_testbed(["flows.tcp.app.tcp.profile=linux"])[FIELD] is True
 
 
 def test_listed_as_not_emulated():
