@@ -88,8 +88,13 @@ def bbr_samples(samples: pd.DataFrame) -> pd.DataFrame:
 
 def estimate_bps(s: pd.DataFrame) -> pd.Series:
     """Each sample's bandwidth estimate (bit/s): its pacing rate over its pacing gain, Linux's 1 %
-    pacing margin still in (divide by 1 - `PACING_MARGIN` for the max filter's own value)."""
+    pacing margin still in (`filter_bps` takes it out)."""
     return s["pacing_rate_bps"] / s["pacing_gain"]
+
+
+def filter_bps(s: pd.DataFrame) -> pd.Series:
+    """Each sample's max filter (bit/s): `estimate_bps` with Linux's 1 % pacing margin taken out."""
+    return estimate_bps(s) / (1 - PACING_MARGIN)
 
 
 def run_ids(flow: np.ndarray, inside: np.ndarray) -> np.ndarray:
@@ -192,7 +197,7 @@ def rates_over_estimates(samples: pd.DataFrame, start_ns: int, end_ns: int,
     Linux's 1 % pacing margin). `held`: the run's `held_samples`, when the caller has them."""
     s = bbr_samples(samples)
     is_held = (held_samples(samples) if held is None else held)["held"].to_numpy()
-    estimate = estimate_bps(s).to_numpy() / (1 - PACING_MARGIN)
+    estimate = filter_bps(s).to_numpy()
     rate = s["delivery_rate_bps"].to_numpy(dtype=float)
     t = s["t_ns"].to_numpy()
     keep = (t >= start_ns) & (t < end_ns) & ~is_held & (rate > 0) & (estimate > 0)
@@ -267,7 +272,7 @@ def per_flow(result: Any, start_ns: int, end_ns: int, held: pd.DataFrame | None 
     throughput (Mbit/s). `held`: the run's `held_samples`, when the caller has them already."""
     s = result.tables["flow_samples"]
     s = s[(s["pacing_gain"] > 0) & (s["t_ns"] >= start_ns) & (s["t_ns"] < end_ns)]
-    estimate = estimate_bps(s) / (1 - PACING_MARGIN) / 1e6
+    estimate = filter_bps(s) / 1e6
     out = pd.DataFrame({"bw_mbps": estimate.groupby(s["flow"]).median()})
     h = held_samples(result.tables["flow_samples"]) if held is None else held
     h = h[(h["t_ns"] >= start_ns) & (h["t_ns"] < end_ns)]

@@ -115,11 +115,17 @@ def read_trace(path: Path) -> pd.DataFrame:
     return trace[trace["pacing_gain"] > 0].reset_index(drop=True)
 
 
+def by_flow(trace: pd.DataFrame) -> pd.DataFrame:
+    """The trace in each socket's ACK order, with `t_s`: seconds from the trace's first ACK."""
+    d = trace.sort_values(["sock", "t_ns"], kind="stable").reset_index(drop=True)
+    d["t_s"] = (d["t_ns"] - d["t_ns"].min()) / 1e9
+    return d
+
+
 def summarize(trace: pd.DataFrame, start_s: float, end_s: float) -> dict[str, float]:
     """The measures of the module docstring over [start_s, end_s), in seconds from the trace's
     first ACK. Rates in Mbit/s of payload (segments of the socket's MSS)."""
-    d = trace.sort_values(["sock", "t_ns"], kind="stable").reset_index(drop=True)
-    d["t_s"] = (d["t_ns"] - d["t_ns"].min()) / 1e9
+    d = by_flow(trace)
     mbps = d["mss"] * 8  # segments per microsecond, times bits per segment: Mbit/s
     d["sample"] = (d["rate_segs"] / d["rate_interval_us"].where(d["rate_interval_us"] > 0)) * mbps
     d["estimate"] = d["bw_v"] / 2**BW_SCALE * mbps
@@ -164,10 +170,8 @@ def startup_intervals(trace: pd.DataFrame, until_s: float = STARTUP_S) -> tuple[
     """The flows that found a policer (`lt_use_bw` on) within `until_s` of the trace's first ACK,
     and the relative changes |r_i - r_(i-1)| / r_(i-1) between the rates of each flow's
     consecutive long-term sampling intervals up to its first policer found (module docstring)."""
-    d = trace.sort_values(["sock", "t_ns"], kind="stable")
-    t_s = (d["t_ns"] - d["t_ns"].min()) / 1e9
     policed, changes = 0, []
-    for _, f in d.assign(t_s=t_s).groupby("sock", sort=False):
+    for _, f in by_flow(trace).groupby("sock", sort=False):
         f = f[f["t_s"] < until_s]
         prev_lt, prev_use = 0, 0
         for lt, use in zip(f["lt_bw_v"].to_numpy(), f["lt_use_bw"].to_numpy(), strict=True):

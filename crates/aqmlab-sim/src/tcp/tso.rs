@@ -10,7 +10,8 @@
 //! below 32 (a path under about 16 ms gets more; under about 8 ms nothing is added, as
 //! 65,215 >> 17 is 0), at most sk_gso_max_size; segments = max(bytes / mss, min_tso_segs).
 //! `min_tso_segs` is the congestion control's own (`bbr_min_tso_segs`: 1 below a pacing rate of
-//! 1.2 Mbit/s, else 2) or `net.ipv4.tcp_min_tso_segs` (2) for the others.
+//! 1.2 Mbit/s, else 2) or `net.ipv4.tcp_min_tso_segs` (2) for the others. `cc/bbr.rs` keeps its
+//! own copies of these constants for `bbr_tso_segs_goal` (why: the comment there).
 
 use aqmlab_core::Time;
 

@@ -79,6 +79,10 @@ pub const PACING_MARGIN: f64 = 0.99;
 /// Linux `TCP_INIT_CWND`: the BDP before any RTT sample, and cwnd grows freely until this
 /// many segments are delivered.
 pub const TCP_INIT_CWND: u64 = 10;
+// These three and `tso_segs_goal`'s floor are `tcp::tso`'s too (tcp_tso_autosize, the pacer's
+// bursts). Taking them from there gave the same results but moved the compiler's code
+// partitioning: the rfc profile, which never runs BBR, cost 2.2 % more instructions in
+// untouched link code (benches/README.md, "Linux's skb bursts"), so each module keeps its own.
 /// Linux `bbr_min_tso_rate` (bit/s): below it the TSO goal is one segment, else two.
 const MIN_TSO_RATE_BPS: u64 = 1_200_000;
 /// Linux `sk_pacing_shift` = 10: the TSO goal is about 1 ms of data at the pacing rate.
