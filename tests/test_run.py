@@ -286,8 +286,10 @@ def test_flow_samples_carry_the_pacing_rate_and_bbrs_pacing_gain() -> None:
 def test_the_rate_estimator_records_and_changes_nothing_else(tcp) -> None:
     """`tcp.rate_estimator` (on in the linux profile) runs the delivery-rate estimator for a
     controller that does not steer by it: every table comes out as without it, but for
-    `flow_samples.delivery_rate_bps`, which it fills (within the 10 Mbit/s link; a flow whose
-    first windows ended in timeouts has no valid sample for a while, so checked from 2 s)."""
+    `flow_samples.delivery_rate_bps`, which it fills (within the 10 Mbit/s link; checked from 2 s
+    and once a flow has delivered data: a flow whose first windows ended in timeouts has no valid
+    sample for a while, and one whose SYN was lost twice none before it connects, flow 4 at
+    2.6 s in the linux run)."""
     from aqmlab.run import simulate
     from aqmlab.scenario import validate
 
@@ -301,7 +303,9 @@ def test_the_rate_estimator_records_and_changes_nothing_else(tcp) -> None:
         a, b = on[name], off[name]
         if name == "flow_samples":
             assert (b["delivery_rate_bps"] == 0).all()
-            rate = a.loc[a["t_ns"] >= 2_000_000_000, "delivery_rate_bps"]
+            late = a[a["t_ns"] >= 2_000_000_000]
+            rate = late.loc[late["delivered_bytes"] > 0, "delivery_rate_bps"]
+            assert len(rate) >= 0.9 * len(late), "most samples from 2 s on must be checked"
             assert (rate > 0).all() and rate.max() <= 10e6, rate.describe()
             a, b = a.drop(columns="delivery_rate_bps"), b.drop(columns="delivery_rate_bps")
         pd.testing.assert_frame_equal(a, b, obj=name)

@@ -80,12 +80,18 @@ def test_linux_estimator_keeps_the_rto_at_least_200_ms_above_srtt():
     assert np.median(rfc) < 190, f"RFC 6298 must sit below for the check to bite: {np.median(rfc)}"
 
 
+#: The seed of `_bbr_min_share`: seed 1's run with the previous profile starved a flow until the
+#: autotuned window grew on out-of-order segments (2026-11-29); since, its smallest share is 0.036,
+#: and of seeds 1-8 those of 4 and 6 starve one (0.0005, 0.0004; the profile now 0.088, 0.069).
+STARVING_SEED = 4
+
+
 def _bbr_min_share(overrides: list[str]) -> float:
-    """The fidelity suite's 8f-10M-50ms-fifo with bbr (benches/fidelity.py), seed 1: eight BBR
-    flows, 50 ms, a one-BDP FIFO, starts spread over 1 s; the smallest share of 10-30 s."""
+    """The fidelity suite's 8f-10M-50ms-fifo with bbr (benches/fidelity.py), `STARVING_SEED`:
+    eight BBR flows, 50 ms, a one-BDP FIFO, starts spread over 1 s; the smallest share of 10-30 s."""
     fid = fidelity_bench()
     case = next(c for c in fid.CASES if c.name == "8f-10M-50ms-fifo")
-    result = simulate(fid.scenario(case, "bbr", 1, overrides=overrides), progress=False)
+    result = simulate(fid.scenario(case, "bbr", STARVING_SEED, overrides=overrides), progress=False)
     return float(min(fid.measures(result, case)["shares"]))
 
 

@@ -164,7 +164,9 @@ class Tcp(Strict):
                                                      "64 kB at first (65160 B at a 1448 B mss), grown as the "
                                                      "application reads by receive-buffer autotuning (tcp_input.c's "
                                                      "DRS: about twice, then up to six times, what arrived in the "
-                                                     "last receiver RTT), up to rwnd; the sender keeps the latest "
+                                                     "last receiver RTT), up to rwnd; within that the offered "
+                                                     "window grows by two bytes per byte received, out of order "
+                                                     "too with sack (tcp_data_queue_ofo); the sender keeps the latest "
                                                      "ACK's window. Off: rwnd from the first segment. Simulator "
                                                      "only (the emulated kernel always autotunes)")
     ecn: bool = Field(False, description="negotiate ECN (RFC 3168)")

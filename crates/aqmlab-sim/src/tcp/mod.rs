@@ -1807,12 +1807,15 @@ impl TcpReceiver {
             return AckAction::Now; // duplicate: ACK at once so the sender learns
         }
         if seq > self.rcv_nxt {
-            self.ooo.insert(seq, end);
+            let new_bytes = self.ooo.insert(seq, end);
             if let Some(r) = self.sack.as_mut() {
                 r.on_out_of_order(seq, &self.ooo);
             }
             if let Some(w) = self.window.as_mut() {
-                w.on_out_of_order(self.rcv_nxt, &self.ooo);
+                let grew = w.on_out_of_order(new_bytes, self.rcv_nxt, &self.ooo, self.sack.is_some());
+                if let (true, Some(q)) = (grew, self.quickack.as_mut()) {
+                    q.on_window_grown(); // spent by the ACK that goes now, as in the kernel
+                }
             }
             return AckAction::Now; // out of order: immediate duplicate ACK (RFC 5681 4.2)
         }

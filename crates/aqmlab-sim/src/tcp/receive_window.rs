@@ -23,7 +23,9 @@
 //!   kernel showed (its second window was 80,896 B, one 1 KiB scaling step under 80 KiB); a
 //!   kernel measures it per packet from the driver's buffers (`tcp_measure_rcv_mss`).
 //! * The window the receiver is willing to advertise (`rcv_ssthresh`) grows by twice each
-//!   in-order segment's length, at least two MSS (`tcp_grow_window`), up to the clamp.
+//!   in-order segment's length, at least two MSS (`tcp_grow_window`), up to the clamp; with SACK
+//!   an out-of-order segment's new bytes grow it too (`tcp_data_queue_ofo`), which keeps a lossy
+//!   flow's window growing while its holes are repaired.
 //! * DRS (`tcp_rcv_space_adjust`): once a receiver RTT has passed since the last measurement,
 //!   the bytes the application read in it (`copied`; it reads at once here) are compared with the
 //!   last such count (`space`, first 10 MSS: `tcp_init_buffer_space`). When they grew, the clamp
@@ -131,11 +133,7 @@ impl ReceiveWindow {
     /// `held` is the out-of-order data still held. True when the window the receiver is willing
     /// to offer grew (where `tcp_grow_window` asks for a quick ACK, `quickack.rs`).
     pub fn on_in_order(&mut self, len: u64, rcv_nxt: u64, held: &RangeSet, now: Time) -> bool {
-        let room = self.clamp.saturating_sub(held.bytes());
-        let grew = self.willing < room;
-        if grew {
-            self.willing = (self.willing + (2 * len).max(2 * self.mss)).min(room);
-        }
+        let grew = self.grow(len, held.bytes());
         let Some((seq, since)) = self.mark else {
             // The first measurement counts from the connection's start (`tcp_init_buffer_space`
             // at the handshake's end; here, the first data).
@@ -157,9 +155,29 @@ impl ReceiveWindow {
         grew
     }
 
-    /// Out-of-order data is `held` above the receive edge `rcv_nxt`.
-    pub fn on_out_of_order(&mut self, rcv_nxt: u64, held: &RangeSet) {
+    /// A segment brought `len` new bytes above a hole at the receive edge `rcv_nxt`; `held` is
+    /// the out-of-order data held, the segment's included. With SACK the window the receiver is
+    /// willing to offer grows as for an in-order segment, in the room the data held before it
+    /// left (`tcp_data_queue_ofo` calls `tcp_grow_window` before it charges the segment to the
+    /// buffer, for SACK flows only: without SACK the window stays, "to force DUPACK and trigger
+    /// fast retransmit"); then the clamp makes room for the data held (`tcp_rcvbuf_grow`).
+    /// True when the window the receiver is willing to offer grew.
+    pub fn on_out_of_order(&mut self, len: u64, rcv_nxt: u64, held: &RangeSet, sack: bool) -> bool {
+        let grew = sack && len > 0 && self.grow(len, held.bytes().saturating_sub(len));
         self.raise_clamp((2 * self.space).saturating_add(span(held, rcv_nxt)));
+        grew
+    }
+
+    /// `tcp_grow_window`: a segment of `len` bytes raises `rcv_ssthresh` by twice its length, at
+    /// least two MSS, within the room the clamp leaves beside the `held_bytes` in the buffer.
+    /// True when it grew.
+    fn grow(&mut self, len: u64, held_bytes: u64) -> bool {
+        let room = self.clamp.saturating_sub(held_bytes);
+        let grew = self.willing < room;
+        if grew {
+            self.willing = (self.willing + (2 * len).max(2 * self.mss)).min(room);
+        }
+        grew
     }
 
     fn raise_clamp(&mut self, window: u64) {
@@ -303,12 +321,37 @@ mod tests {
     }
 
     #[test]
+    fn with_sack_an_out_of_order_segment_grows_the_window_as_an_in_order_one() {
+        let mut w = ReceiveWindow::new(6_291_456, MSS, 0);
+        w.clamp = 1_000_000;
+        let before = w.willing;
+        // Segment 5 above a hole at 0: room is the clamp less the data held before it.
+        assert!(w.on_out_of_order(MSS, 0, &held(5, 6), true));
+        assert_eq!(w.willing, before + 2 * MSS);
+        // Without SACK the window stays (the kernel keeps it to force duplicate ACKs).
+        let mut plain = ReceiveWindow::new(6_291_456, MSS, 0);
+        plain.clamp = 1_000_000;
+        assert!(!plain.on_out_of_order(MSS, 0, &held(5, 6), false));
+        assert_eq!(plain.willing, before);
+        // A segment already held brings no new bytes and grows nothing.
+        assert!(!w.on_out_of_order(0, 0, &held(5, 6), true));
+        assert_eq!(w.willing, before + 2 * MSS);
+        // Growth stops at the room the data held before the segment leaves in the 80 KiB clamp:
+        // 10 segments, 67,440 B, less than 65,160 + 2 MSS; with 11 held, no room is left.
+        let mut tight = ReceiveWindow::new(6_291_456, MSS, 0);
+        assert!(tight.on_out_of_order(MSS, 0, &held(1, 12), true));
+        assert_eq!(tight.willing, 81_920 - 10 * MSS);
+        assert!(!tight.on_out_of_order(MSS, 0, &held(1, 13), true));
+        assert_eq!(tight.willing, 81_920 - 10 * MSS);
+    }
+
+    #[test]
     fn out_of_order_data_makes_room_for_itself() {
         let mut w = ReceiveWindow::new(6_291_456, MSS, 0);
-        w.on_out_of_order(0, &held(99, 100));
+        w.on_out_of_order(MSS, 0, &held(99, 100), true);
         assert_eq!(w.clamp, 2 * 10 * MSS + 100 * MSS);
         let mut small = ReceiveWindow::new(100_000, MSS, 0);
-        small.on_out_of_order(0, &held(999, 1000));
+        small.on_out_of_order(MSS, 0, &held(999, 1000), true);
         assert_eq!(small.clamp, 100_000, "never past rwnd");
     }
 
