@@ -714,8 +714,13 @@ def test_rust_builds_the_emulators_frames_and_flow_samples_as_python_did(monkeyp
     # at 100 ms here), then grows by autotuning (receive_window.rs's rules).
     wnd = tcp.loc[tcp["cwnd_bytes"] > 0, "snd_wnd_bytes"]
     assert 30_000 < wnd.iloc[0] <= 81_920 and wnd.max() > wnd.iloc[0], wnd.describe()
-    # tcpi_pacing_rate: the kernel computes one for every controller (tcp_update_pacing_rate,
-    # 120 % of cwnd / srtt in congestion avoidance) though without fq only BBR paces by it; a
-    # controller other than BBR has no pacing gain.
-    assert (tcp.loc[tcp["t_ns"] >= 1_000_000_000, "pacing_rate_bps"] > 1e6).all()
+    # tcpi_pacing_rate: the kernel computes one for every controller (tcp_update_pacing_rate:
+    # 120 % of max(cwnd, packets in flight) / srtt in congestion avoidance, 200 % in slow start)
+    # though without fq only BBR paces by it, so every sample's rate is at least 120 % of its
+    # cwnd / srtt (read from the same TCP_INFO). No absolute floor: after losses the rate dips
+    # with cwnd (782-806 kbit/s in one CI run, 2026-11-29). A controller other than BBR has no
+    # pacing gain.
+    late = tcp[tcp["t_ns"] >= 1_000_000_000]
+    per_cwnd = late["pacing_rate_bps"] / (late["cwnd_bytes"] * 8 / (late["srtt_ns"] / 1e9))
+    assert len(late) > 10 and (per_cwnd > 1.19).all(), per_cwnd.describe()
     assert (samples["pacing_gain"] == 0).all()
