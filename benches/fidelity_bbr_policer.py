@@ -33,6 +33,11 @@ rate. The flows sample every 10 ms here (both engines). For each run of a fideli
 * `pairs`: the share of a flow's data packets that reach the bottleneck within `PAIR_NS` of its
   previous one: back to back from the sender, as Linux's TSO autosizing sends a paced skb of two
   segments (`tcp.tso_autosize` in the simulator; docs/fidelity.md);
+* `policed_3s`, `start_change_p50`: in the start-up (the run's first `STARTUP_S`), how many
+  flows found a policer, and the median relative change between the rates of each flow's
+  consecutive long-term sampling intervals before it did (`startup_intervals`, from the
+  simulator's `bbr_intervals` table; the emulator writes none: `kernel_bbr_samples.py --trace`
+  measures the kernel's the same way from a per-ACK trace);
 * `overflow`: the share of the period's drops that FQ-CoDel's overflow made (Linux's batch drop
   from the fattest queue, `drop_batch` packets at most: reasons `evicted`, and `overflow` for
   an arrival among them), the rest being CoDel's own (`early`).
@@ -75,6 +80,10 @@ CROWDED_SHARE = 0.2
 PAIR_NS = 50_000
 #: A packet at the bottleneck larger than this carries data (a SYN is 52 B).
 DATA_BYTES = 100
+#: The start-up `startup_intervals` looks at (as `kernel_bbr_samples.STARTUP_S`).
+STARTUP_S = 3.0
+#: `bbr_intervals.event` codes (docs/tables.md).
+LT_START, LT_INTERVAL, LT_POLICED, LT_RESTART, LT_EXPIRE = range(5)
 #: `summed_at_instants` sums an instant's samples only when at least this share of the BBR flows
 #: has one in it (the emulator's sender reads the flows one after another, not at one instant).
 INSTANT_COVERAGE = 0.9
@@ -222,6 +231,29 @@ def overflow_share(packets: pd.DataFrame, start_ns: int, end_ns: int) -> float:
     return float(d["reason"].astype(str).isin(["evicted", "overflow"]).mean()) if len(d) else float("nan")
 
 
+def startup_intervals(events: pd.DataFrame, until_s: float = STARTUP_S) -> tuple[int, pd.Series]:
+    """From a `bbr_intervals` table: the flows that found a policer (event 2) before `until_s`,
+    and the relative changes |r_i - r_(i-1)| / r_(i-1) between the rates of each flow's
+    consecutive intervals before `until_s` up to its first policer found, an interval after a
+    restart or an expiry compared with nothing (tcp_bbr.c compares it with nothing; the kernel's
+    counterpart: `kernel_bbr_samples.startup_intervals`)."""
+    policed, changes = 0, []
+    early = events[events["t_ns"] < until_s * 1e9].sort_values(["flow", "t_ns"], kind="stable")
+    for _, f in early.groupby("flow", sort=False):
+        previous = 0.0
+        for event, rate in zip(f["event"].to_numpy(), f["interval_bps"].to_numpy(), strict=True):
+            if event in (LT_INTERVAL, LT_POLICED) and previous > 0:
+                changes.append(abs(rate - previous) / previous)
+            if event == LT_POLICED:
+                policed += 1
+                break
+            if event == LT_INTERVAL:
+                previous = rate
+            elif event in (LT_RESTART, LT_EXPIRE):
+                previous = 0.0
+    return policed, pd.Series(changes, dtype=float)
+
+
 def paired_share(packets: pd.DataFrame, start_ns: int, end_ns: int, within_ns: int = PAIR_NS) -> float:
     """The share of the data packets arriving at the bottleneck in [start_ns, end_ns) that arrive
     within `within_ns` of their flow's previous data packet (the flow's first in the period has
@@ -257,6 +289,9 @@ def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str],
            "rate_over_est_p50": _quantile(rates_over_estimates(result.tables["flow_samples"], start, end, held), 0.5),
            "pairs": paired_share(result.tables["packets"], start, end),
            "overflow": overflow_share(result.tables["packets"], start, end)}
+    policed, changes = (startup_intervals(result.tables["bbr_intervals"]) if "bbr_intervals" in result.tables
+                        else (float("nan"), pd.Series(dtype=float)))
+    row["policed_3s"], row["start_change_p50"] = policed, _quantile(changes.to_numpy(), 0.5)
     if per_flow_table:
         print(f"{row['engine']} seed {seed}, per flow:\n{per_flow(result, start, end, held).round(3).to_string()}")
     return row, result

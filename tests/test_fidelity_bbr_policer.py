@@ -151,3 +151,20 @@ def test_a_pair_is_a_flows_data_packet_within_50_us_of_its_previous_one():
     # A gap must be shorter than the bound: flow 0's second pair, 49 µs apart, is not a pair within 49 µs.
     assert policer.paired_share(packets, 0, 10**9, within_ns=49_000) == pytest.approx(1 / 4)
     assert policer.paired_share(packets, 4 * MS, 10**9) == pytest.approx(1.0)
+
+
+def test_startup_intervals_reads_the_bbr_intervals_table():
+    """Flow 0: start, intervals at 100, 150 and 160 kbit/s, then a policer within 1/8 of 160 at 165:
+    changes 0.5, 1/15, 1/32, policed. Flow 1: an interval, a restart, a start, an interval (compared
+    with nothing after the restart), a policer at 2.5 s, and a change after 3 s that is not read.
+    Flow 2: a policer found after 3 s only."""
+    s = 1_000_000_000
+    rows = [(0, 0.1, 0, 0), (0, 0.5, 1, 100e3), (0, 0.9, 1, 150e3), (0, 1.3, 1, 160e3), (0, 1.7, 2, 165e3),
+            (1, 0.2, 0, 0), (1, 0.6, 1, 200e3), (1, 1.0, 3, 0), (1, 1.2, 0, 0), (1, 1.8, 1, 300e3),
+            (1, 2.5, 2, 310e3), (1, 3.5, 1, 50e3),
+            (2, 0.5, 0, 0), (2, 1.0, 1, 100e3), (2, 3.2, 2, 101e3)]
+    events = pd.DataFrame([{"flow": f, "t_ns": round(t * s), "event": e, "interval_bps": r, "lt_bps": r}
+                           for f, t, e, r in rows])
+    policed, changes = policer.startup_intervals(events, until_s=3.0)
+    assert policed == 2
+    assert sorted(changes.round(6)) == sorted([0.5, round(10 / 150, 6), round(5 / 160, 6), round(10 / 300, 6)])

@@ -2,9 +2,9 @@
 
 Short runs of built-in scenarios write the tables (ABR, GCC and SCReAM from `video/mix/fifo`,
 MPEG frames from `rb-rio/mixed-rb-rio`, RTP media frames and CAKE's statistics from
-`cake/diffserv4-video`, PELS from `pels/gamma-7`, probes and the RRUL tables from `aqmlab
-rrul`), and one small run per discipline that reports named statistics writes its `queue`
-columns. For every table written:
+`cake/diffserv4-video`, PELS from `pels/gamma-7`, BBR's long-term sampling from
+`sqf/testbed-fifo` with BBR downloads, probes and the RRUL tables from `aqmlab rrul`), and one
+small run per discipline that reports named statistics writes its `queue` columns. For every table written:
 
 * each column is documented under that table's section (its heading names the table in
   backticks; the first column of the section's Markdown tables names the columns);
@@ -39,6 +39,9 @@ RUNS = {
     "mpeg-frames": ("rb-rio/mixed-rb-rio", ["duration=11s", 'metrics.periods=[["1s","11s"]]']),
     "rtp-cake": ("cake/diffserv4-video", ["duration=2s", 'metrics.periods=[["1s","2s"]]']),
     "pels": ("pels/gamma-7", ["duration=3s"]),
+    "bbr-intervals": ("sqf/testbed-fifo", ["duration=10s", 'metrics.periods=[["5s","10s"]]',
+                                           "flows.tcp.app.tcp.profile=linux",
+                                           "flows.tcp.app.tcp.congestion_control=bbr"]),
 }
 
 #: A discipline table for each `kind` the page gives named statistics to (the test fails if the
@@ -170,7 +173,7 @@ def test_the_runs_write_the_tables_they_are_here_for(outputs):
     assert written >= {"packets", "queue", "flow_samples", "flows", "frames", "media", "media_frames", "periods",
                        "flow_periods", "abr_segments", "abr_sessions", "rtc_frames", "rtc_sessions", "gcc_rate",
                        "scream_rate", "probes", "rrul_probes", "rrul_throughput", "pels_frames", "pels_control",
-                       "pels_packets", "quality", "quality_flows", "summary.json"}
+                       "pels_packets", "quality", "quality_flows", "bbr_intervals", "summary.json"}
 
 
 def undocumented(doc: dict[str, list[dict[str, str]]], outputs: dict[str, dict[str, list[str]]]) -> list[str]:

@@ -513,6 +513,39 @@ impl ProbesTable {
     }
 }
 
+/// The `bbr_intervals` table: the events of BBR v1's long-term sampling (the policer detection),
+/// one row each, flow by flow (docs/tables.md gives the `event` codes).
+#[derive(Default)]
+pub struct BbrIntervalsTable {
+    flow: Vec<u32>,
+    t_ns: Vec<u64>,
+    event: Vec<u8>,
+    /// The ended interval's delivery rate, bit/s of payload.
+    interval_bps: Vec<f64>,
+    /// The long-term rate after the event, bit/s of payload.
+    lt_bps: Vec<f64>,
+}
+
+impl BbrIntervalsTable {
+    pub fn push(&mut self, flow: u32, t_ns: u64, event: u8, interval_bps: f64, lt_bps: f64) {
+        self.flow.push(flow);
+        self.t_ns.push(t_ns);
+        self.event.push(event);
+        self.interval_bps.push(interval_bps);
+        self.lt_bps.push(lt_bps);
+    }
+
+    pub fn into_table(self) -> Table {
+        vec![
+            ("flow", Column::U32(self.flow)),
+            ("t_ns", Column::U64(self.t_ns)),
+            ("event", Column::U8(self.event)),
+            ("interval_bps", Column::F64(self.interval_bps)),
+            ("lt_bps", Column::F64(self.lt_bps)),
+        ]
+    }
+}
+
 /// The `media_frames` table: the frames of every video flow, flow by flow.
 #[derive(Default)]
 pub struct MediaFramesTable {

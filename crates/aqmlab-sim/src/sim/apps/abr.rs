@@ -224,7 +224,9 @@ impl Application for Abr {
     }
 
     fn tables(&self, f: u32) -> Vec<(&'static str, Table)> {
-        self.client.tables(f, self.end.as_nanos(), &self.cfg.ladder)
+        let mut tables = self.client.tables(f, self.end.as_nanos(), &self.cfg.ladder);
+        tables.extend(self.tcp.tables(f));
+        tables
     }
 
     fn tcp_sender(&self) -> Option<&TcpSender> {

@@ -6,7 +6,7 @@ use super::{AppSetup, Application, FlowTotals};
 use crate::tcp::TcpSender;
 use aqmlab_core::{Packet, Proto};
 use aqmlab_model::app::tcp_config::TcpConfig;
-use aqmlab_model::record::FlowSample;
+use aqmlab_model::record::{FlowSample, Table};
 
 pub(super) struct Bulk {
     tcp: TcpConnection,
@@ -47,6 +47,10 @@ impl Application for Bulk {
 
     fn sample(&self) -> FlowSample {
         self.tcp.sample(0)
+    }
+
+    fn tables(&self, f: u32) -> Vec<(&'static str, Table)> {
+        self.tcp.tables(f)
     }
 
     fn tcp_sender(&self) -> Option<&TcpSender> {

@@ -180,6 +180,10 @@ impl Application for StreamOverTcp {
         self.tcp.sample(self.server.level() as u32)
     }
 
+    fn tables(&self, f: u32) -> Vec<(&'static str, Table)> {
+        self.tcp.tables(f)
+    }
+
     fn tcp_sender(&self) -> Option<&TcpSender> {
         Some(&self.tcp.tx)
     }

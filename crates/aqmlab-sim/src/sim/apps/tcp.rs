@@ -12,7 +12,7 @@ use aqmlab_core::packet::tcp_flags;
 use aqmlab_core::{Ecn, Packet, Proto, Time};
 use aqmlab_model::app::frame_classes::SegmentMarks;
 use aqmlab_model::app::tcp_config::{EcnCodepoint, TcpConfig};
-use aqmlab_model::record::FlowSample;
+use aqmlab_model::record::{BbrIntervalsTable, FlowSample, Table};
 use aqmlab_model::streams;
 use std::collections::VecDeque;
 
@@ -284,6 +284,17 @@ impl TcpConnection {
 
     /// The sender's counts, the opening's SYNs included (each SYN a packet sent, each of its
     /// expiries a timeout and the SYN that followed a retransmission, as Linux counts them).
+    /// The connection's own tables: `bbr_intervals` when its sender runs BBR v1 (one row per
+    /// event of the policer detection's long-term sampling, docs/tables.md), else none.
+    pub(super) fn tables(&self, f: u32) -> Vec<(&'static str, Table)> {
+        let Some(bbr) = self.tx.bbr() else { return Vec::new() };
+        let mut t = BbrIntervalsTable::default();
+        for e in bbr.lt_events() {
+            t.push(f, e.t_ns, e.event, e.interval_rate * 8.0, e.lt_rate * 8.0);
+        }
+        vec![("bbr_intervals", t.into_table())]
+    }
+
     pub(super) fn totals(&self) -> FlowTotals {
         let s = &self.tx.stats;
         let (syns, syn_timeouts) = match &self.handshake {

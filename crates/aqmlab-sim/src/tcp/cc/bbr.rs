@@ -47,6 +47,7 @@ mod ack_aggregation;
 mod policer;
 
 pub use ack_aggregation::AckAggregation;
+pub use policer::LtEvent;
 use policer::{LtBwSampler, LtInput, Verdict};
 
 use aqmlab_core::{SimRng, Time};
@@ -339,6 +340,10 @@ impl Bbr {
     /// The long-term sampler's rate (bytes/s): the last interval's, or the policed rate.
     pub fn lt_bw(&self) -> f64 {
         self.lt.bw()
+    }
+    /// The long-term sampler's events so far (the `bbr_intervals` table).
+    pub fn lt_events(&self) -> &[LtEvent] {
+        self.lt.events()
     }
     /// The ACK-aggregation estimator.
     pub fn ack_aggregation(&self) -> &AckAggregation {

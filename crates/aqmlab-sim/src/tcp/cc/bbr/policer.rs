@@ -41,6 +41,33 @@ pub enum Verdict {
     Expired,
 }
 
+/// What happened to the sampler, one row of the `bbr_intervals` table (docs/tables.md): the
+/// `event` column's codes.
+pub mod event {
+    /// A loss started the sampling (its first interval begins).
+    pub const START: u8 = 0;
+    /// An interval ended, its rate more than 1/8 from the one before (or the first).
+    pub const INTERVAL: u8 = 1;
+    /// An interval ended within 1/8 of the one before: a policer, paced at their mean.
+    pub const POLICED: u8 = 2;
+    /// The sampling restarted: an interval past 4 x [`super::INTERVAL_MIN_ROUNDS`] rounds, an
+    /// app-limited sample, or an undo.
+    pub const RESTART: u8 = 3;
+    /// The policed rate had been used for [`super::USE_ROUNDS`] rounds.
+    pub const EXPIRE: u8 = 4;
+}
+
+/// One event of the sampler: when, which ([`event`]), the ended interval's delivery rate
+/// (INTERVAL and POLICED; 0 otherwise) and the long-term rate after it (`lt_bw`: the
+/// interval's, the policed mean, or 0 once restarted or expired), bytes/s of payload.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LtEvent {
+    pub t_ns: u64,
+    pub event: u8,
+    pub interval_rate: f64,
+    pub lt_rate: f64,
+}
+
 /// One ACK as the sampler sees it.
 #[derive(Clone, Copy, Debug)]
 pub struct LtInput {
@@ -69,6 +96,8 @@ pub struct LtBwSampler {
     /// Milliseconds.
     last_stamp_ms: u64,
     last_lost: u64,
+    /// Every event, for the records (a few per second at most).
+    events: Vec<LtEvent>,
 }
 
 impl LtBwSampler {
@@ -82,6 +111,15 @@ impl LtBwSampler {
         self.bw
     }
 
+    /// The sampler's events so far, in time order.
+    pub fn events(&self) -> &[LtEvent] {
+        &self.events
+    }
+
+    fn log(&mut self, a: &LtInput, event: u8, interval_rate: f64) {
+        self.events.push(LtEvent { t_ns: a.now.0, event, interval_rate, lt_rate: self.bw });
+    }
+
     /// Linux `bbr_reset_lt_bw_sampling_interval`.
     fn reset_interval(&mut self, a: &LtInput) {
         self.last_stamp_ms = a.now.0 / 1_000_000;
@@ -92,6 +130,11 @@ impl LtBwSampler {
 
     /// Linux `bbr_reset_lt_bw_sampling`: forget everything (also on an undo, `bbr_undo_cwnd`).
     pub fn reset(&mut self, a: &LtInput) {
+        self.forget(a);
+        self.log(a, event::RESTART, 0.0);
+    }
+
+    fn forget(&mut self, a: &LtInput) {
         self.bw = 0.0;
         self.use_bw = false;
         self.is_sampling = false;
@@ -106,11 +149,13 @@ impl LtBwSampler {
                 self.bw = (bw + self.bw) / 2.0;
                 self.use_bw = true;
                 self.rounds = 0;
+                self.log(a, event::POLICED, bw);
                 return Verdict::Policed;
             }
         }
         self.bw = bw;
         self.reset_interval(a);
+        self.log(a, event::INTERVAL, bw);
         Verdict::Nothing
     }
 
@@ -121,7 +166,8 @@ impl LtBwSampler {
             if a.in_probe_bw && a.round_start {
                 self.rounds += 1;
                 if self.rounds >= USE_ROUNDS {
-                    self.reset(a);
+                    self.forget(a);
+                    self.log(a, event::EXPIRE, 0.0);
                     return Verdict::Expired;
                 }
             }
@@ -134,6 +180,7 @@ impl LtBwSampler {
             }
             self.reset_interval(a);
             self.is_sampling = true;
+            self.log(a, event::START, 0.0);
         }
         if a.is_app_limited {
             // A sender without data would under-estimate the policed rate.

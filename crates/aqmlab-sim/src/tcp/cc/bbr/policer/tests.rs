@@ -135,3 +135,36 @@ fn the_policed_rate_is_used_for_48_rounds_of_probe_bw() {
     assert!(!r.s.in_use());
     assert_eq!(r.s.bw(), 0.0);
 }
+
+/// The events' codes in order, for the `bbr_intervals` table.
+fn codes(s: &LtBwSampler) -> Vec<u8> {
+    s.events().iter().map(|e| e.event).collect()
+}
+
+#[test]
+fn every_event_of_the_sampling_is_logged_with_its_rates() {
+    // A first loss at 100 ms starts the sampling; the first interval ends at 400 ms (100 kB/s),
+    // the second, 1/8 + apart (113 kB/s), at 700 ms; the third, within 1/8 of it, is a policer
+    // at their mean; 48 rounds of PROBE_BW later the policed rate expires.
+    let mut r = Rounds::new();
+    r.start(10_000);
+    assert_eq!(r.interval(11_300), Verdict::Nothing);
+    assert_eq!(r.interval(11_000), Verdict::Policed);
+    for _ in 0..USE_ROUNDS {
+        r.round(10_000, 3_000);
+    }
+    use event::*;
+    assert_eq!(codes(&r.s), [START, INTERVAL, INTERVAL, POLICED, EXPIRE]);
+    let e = r.s.events();
+    assert_eq!((e[0].t_ns, e[0].interval_rate, e[0].lt_rate), (100_000_000, 0.0, 0.0));
+    assert_eq!((e[1].t_ns, e[1].interval_rate, e[1].lt_rate), (400_000_000, 100_000.0, 100_000.0));
+    assert_eq!((e[2].interval_rate, e[2].lt_rate), (113_000.0, 113_000.0));
+    assert_eq!((e[3].interval_rate, e[3].lt_rate), (110_000.0, (113_000.0 + 110_000.0) / 2.0));
+    assert_eq!((e[4].interval_rate, e[4].lt_rate), (0.0, 0.0));
+    // A restart (here an app-limited sample) is logged, and the next loss starts again.
+    let mut app = Rounds::new();
+    app.start(10_000);
+    app.round_with(10_000, 0, true, true);
+    app.round(10_000, 3_000);
+    assert_eq!(codes(&app.s), [START, INTERVAL, RESTART, START]);
+}
