@@ -282,8 +282,6 @@ impl TcpConnection {
         self.send(f, net, |tx, now, out| tx.send_available(now, out));
     }
 
-    /// The sender's counts, the opening's SYNs included (each SYN a packet sent, each of its
-    /// expiries a timeout and the SYN that followed a retransmission, as Linux counts them).
     /// The connection's own tables: `bbr_intervals` when its sender runs BBR v1 (one row per
     /// event of the policer detection's long-term sampling, docs/tables.md), else none.
     pub(super) fn tables(&self, f: u32) -> Vec<(&'static str, Table)> {
@@ -295,6 +293,8 @@ impl TcpConnection {
         vec![("bbr_intervals", t.into_table())]
     }
 
+    /// The sender's counts, the opening's SYNs included (each SYN a packet sent, each of its
+    /// expiries a timeout and the SYN that followed a retransmission, as Linux counts them).
     pub(super) fn totals(&self) -> FlowTotals {
         let s = &self.tx.stats;
         let (syns, syn_timeouts) = match &self.handshake {

@@ -96,7 +96,7 @@ pub struct LtBwSampler {
     /// Milliseconds.
     last_stamp_ms: u64,
     last_lost: u64,
-    /// Every event, for the records (a few per second at most).
+    /// Every event, for the records (an interval lasts four rounds or more; 32 bytes each).
     events: Vec<LtEvent>,
 }
 
