@@ -91,8 +91,10 @@ def _slow_sweep(tmp_path: Path) -> Path:
     """12 runs of about half a second each (here), long enough to stop part way: after the first
     two, the other ten take seconds more even on two workers, so a test process that is slow to
     notice the first two still stops the sweep before its end. (At 10 Mbit/s for 12 s the runs
-    took 25 ms each, and a CI run once saw all 12 done before its stop.)"""
-    scenario = small_scenario(duration="40s", metrics={"periods": [["2s", "40s"]]})
+    took 25 ms each, and a CI run once saw all 12 done before its stop; at 40 s of simulated time
+    they had come down to 0.2 s each by 2026-11-29, the ten after the first two done within about
+    a second, and another CI run saw all 12 done before its stop: now 120 s.)"""
+    scenario = small_scenario(duration="120s", metrics={"periods": [["2s", "120s"]]})
     scenario["topology"]["bottleneck"]["rate"] = "100Mbps"
     scenario["flows"][0]["count"] = 20
     axes = [AXES[0], {"path": "topology.bottleneck.qdisc.limit", "values": ["20p", "40p", "60p"]}]
