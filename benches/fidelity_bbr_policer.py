@@ -38,6 +38,9 @@ rate. The flows sample every 10 ms here (both engines). For each run of a fideli
   consecutive long-term sampling intervals before it did (`startup_intervals`, from the
   simulator's `bbr_intervals` table; the emulator writes none: `kernel_bbr_samples.py --trace`
   measures the kernel's the same way from a per-ACK trace);
+* `not_new`: over the period, the share of the TCP payload dequeued at the bottleneck that did
+  not add to what the receivers acknowledged (`not_new_share`: the deliveries of spurious
+  retransmissions, data the receiver already had);
 * `overflow`: the share of the period's drops that FQ-CoDel's overflow made (Linux's batch drop
   from the fattest queue, `drop_batch` packets at most: reasons `evicted`, and `overflow` for
   an arrival among them), the rest being CoDel's own (`early`).
@@ -80,6 +83,12 @@ CROWDED_SHARE = 0.2
 PAIR_NS = 50_000
 #: A packet at the bottleneck larger than this carries data (a SYN is 52 B).
 DATA_BYTES = 100
+#: A data packet's TCP/IP headers at the bottleneck (IPv4 20, TCP 20, timestamps 12): its size
+#: less this is payload, in both engines (1500 B packets of 1448 B segments).
+HEADER_BYTES = 52
+#: `not_new_share` reads each flow's acknowledged bytes this long after the period's ends (the
+#: data dequeued just before an end is acknowledged about one base RTT later).
+ACK_LAG_NS = 40_000_000
 #: The start-up `startup_intervals` looks at (as `kernel_bbr_samples.STARTUP_S`).
 STARTUP_S = 3.0
 #: `bbr_intervals.event` codes (docs/tables.md).
@@ -231,6 +240,25 @@ def overflow_share(packets: pd.DataFrame, start_ns: int, end_ns: int) -> float:
     return float(d["reason"].astype(str).isin(["evicted", "overflow"]).mean()) if len(d) else float("nan")
 
 
+def not_new_share(packets: pd.DataFrame, samples: pd.DataFrame, start_ns: int, end_ns: int) -> float:
+    """The share of the TCP payload dequeued at the bottleneck in [start_ns, end_ns) that did not
+    add to the flows' acknowledged bytes (`flow_samples.delivered_bytes` read `ACK_LAG_NS` after
+    each end, the last sample before it): payload that reached a receiver twice. Over periods of
+    seconds the holes open at either end are a small part; NaN without data packets."""
+    d = packets[(packets["event"].astype(str) == "dequeue") & (packets["size"] > DATA_BYTES)
+                & (packets["t_ns"] >= start_ns) & (packets["t_ns"] < end_ns)]
+    payload = (d["size"].astype(np.int64) - HEADER_BYTES).groupby(d["flow"]).sum()
+    if payload.sum() <= 0:
+        return float("nan")
+    s = samples.sort_values("t_ns", kind="stable")
+
+    def acked(t_ns: int) -> pd.Series:
+        return s[s["t_ns"] <= t_ns].groupby("flow")["delivered_bytes"].last().astype(np.int64)
+
+    gained = (acked(end_ns + ACK_LAG_NS) - acked(start_ns + ACK_LAG_NS)).reindex(payload.index).fillna(0)
+    return float(1 - gained.sum() / payload.sum())
+
+
 def startup_intervals(events: pd.DataFrame, until_s: float = STARTUP_S) -> tuple[int, pd.Series]:
     """From a `bbr_intervals` table: the flows that found a policer (event 2) before `until_s`,
     and the relative changes |r_i - r_(i-1)| / r_(i-1) between the rates of each flow's
@@ -288,6 +316,7 @@ def run(case: fidelity.Case, seed: int, kernel: bool, overrides: list[str],
                                                         "delivery_rate_bps", SAMPLE_MS), 0.9),
            "rate_over_est_p50": _quantile(rates_over_estimates(result.tables["flow_samples"], start, end, held), 0.5),
            "pairs": paired_share(result.tables["packets"], start, end),
+           "not_new": not_new_share(result.tables["packets"], result.tables["flow_samples"], start, end),
            "overflow": overflow_share(result.tables["packets"], start, end)}
     policed, changes = (startup_intervals(result.tables["bbr_intervals"]) if "bbr_intervals" in result.tables
                         else (float("nan"), pd.Series(dtype=float)))

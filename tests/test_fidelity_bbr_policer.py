@@ -3,6 +3,8 @@ crowded seconds, on tables built by hand."""
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 
@@ -168,3 +170,15 @@ def test_startup_intervals_reads_the_bbr_intervals_table():
     policed, changes = policer.startup_intervals(events, until_s=3.0)
     assert policed == 2
     assert sorted(changes.round(6)) == sorted([0.5, round(10 / 150, 6), round(5 / 160, 6), round(10 / 300, 6)])
+
+
+def test_not_new_share_counts_payload_the_receivers_had_already():
+    """Two flows dequeue 10 packets of 1448 B payload each in [0, 1 s); flow 0's acknowledged
+    bytes grow by all 10, flow 1's by 8 (two were duplicates): 2 of 20 not new."""
+    packets = pd.DataFrame({"t_ns": [k * 50 * MS for k in range(20)], "event": ["dequeue"] * 20,
+                            "flow": [0, 1] * 10, "size": [1500] * 20})
+    samples = pd.DataFrame({"t_ns": [0, 0, 1040 * MS, 1040 * MS], "flow": [0, 1, 0, 1],
+                            "delivered_bytes": [0, 0, 10 * 1448, 8 * 1448]})
+    assert policer.not_new_share(packets, samples, 0, 1000 * MS) == pytest.approx(0.1)
+    # No data packets: nothing to share out.
+    assert math.isnan(policer.not_new_share(packets.assign(size=52), samples, 0, 1000 * MS))
