@@ -48,6 +48,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fidelity  # noqa: E402  (the suite's cases and scenarios)
+import fidelity_bbr_policer as policer  # noqa: E402  (the start-up measure, on the table's events)
 
 #: The trace's columns, in bpftrace's printf order.
 COLUMNS = ["t_ns", "sock", "rate_segs", "rate_interval_us", "delivered", "mss", "bw_v", "lt_use_bw",
@@ -166,26 +167,33 @@ def summarize(trace: pd.DataFrame, start_s: float, end_s: float) -> dict[str, fl
     return out
 
 
+def lt_events(trace: pd.DataFrame) -> pd.DataFrame:
+    """The trace's long-term sampling events in the simulator's `bbr_intervals` shape (flow, t_ns
+    from the trace's first ACK, event, interval_bps in the trace's lt_bw units), up to each
+    socket's first policer found: each change of `lt_bw` to a new non-zero value ends an
+    interval at that rate; where `lt_use_bw` turns on, a policer, its interval's rate twice the
+    new value less the one before (Linux keeps their mean); `lt_bw` falling to 0 is a restart."""
+    rows = []
+    for sock, f in by_flow(trace).groupby("sock", sort=False):
+        prev_lt, prev_use = 0, 0
+        for t_s, lt, use in zip(f["t_s"].to_numpy(), f["lt_bw_v"].to_numpy(), f["lt_use_bw"].to_numpy(),
+                                strict=True):
+            t_ns = round(t_s * 1e9)
+            if use and not prev_use:
+                rows.append((sock, t_ns, policer.LT_POLICED, 2 * lt - prev_lt if prev_lt else lt))
+                break
+            if lt != prev_lt:
+                rows.append((sock, t_ns, policer.LT_INTERVAL if lt else policer.LT_RESTART, lt))
+            prev_lt, prev_use = lt, use
+    return pd.DataFrame(rows, columns=["flow", "t_ns", "event", "interval_bps"])
+
+
 def startup_intervals(trace: pd.DataFrame, until_s: float = STARTUP_S) -> tuple[int, pd.Series]:
     """The flows that found a policer (`lt_use_bw` on) within `until_s` of the trace's first ACK,
-    and the relative changes |r_i - r_(i-1)| / r_(i-1) between the rates of each flow's
-    consecutive long-term sampling intervals up to its first policer found (module docstring)."""
-    policed, changes = 0, []
-    for _, f in by_flow(trace).groupby("sock", sort=False):
-        f = f[f["t_s"] < until_s]
-        prev_lt, prev_use = 0, 0
-        for lt, use in zip(f["lt_bw_v"].to_numpy(), f["lt_use_bw"].to_numpy(), strict=True):
-            if use and not prev_use:
-                if prev_lt:  # the interval just ended against the one before it
-                    changes.append(abs((2 * lt - prev_lt) - prev_lt) / prev_lt)
-                policed += 1
-                break
-            # lt_bw falls to 0 when the sampling restarts (tcp_bbr.c `bbr_reset_lt_bw_sampling`):
-            # the next interval is compared with nothing.
-            if lt and prev_lt and lt != prev_lt:
-                changes.append(abs(lt - prev_lt) / prev_lt)
-            prev_lt, prev_use = lt, use
-    return policed, pd.Series(changes, dtype=float)
+    and the relative changes between the rates of each flow's consecutive long-term sampling
+    intervals up to its first policer found (module docstring): `lt_events` counted as the
+    simulator's `bbr_intervals` are (`fidelity_bbr_policer.startup_intervals`)."""
+    return policer.startup_intervals(lt_events(trace), until_s)
 
 
 def _q(values: pd.Series, q: float) -> float:
