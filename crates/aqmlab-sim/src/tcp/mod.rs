@@ -91,6 +91,7 @@ pub mod rto_linux;
 pub mod rto_restart;
 pub mod rtt;
 pub mod rtt_every_ack;
+pub mod rxt_in_flight;
 pub mod sack;
 pub mod send_times;
 pub mod tlp;
@@ -837,9 +838,9 @@ impl TcpSender {
                 self.rack_detect(now);
                 if !self.in_recovery && self.snd_una > self.recover && self.is_lost(self.snd_una) {
                     let cwnd_before = self.cwnd;
-                    self.enter_sack_recovery(now, out);
+                    let retransmitted = self.enter_sack_recovery(now, out);
                     if self.prr.is_some() {
-                        self.prr_on_recovery_start(0, cwnd_before, Ns3Ack::default());
+                        self.prr_on_recovery_start(0, cwnd_before, Ns3Ack::default(), retransmitted);
                     }
                 }
                 self.send_available(now, out);
@@ -1192,10 +1193,10 @@ impl TcpSender {
         let loss = self.dupacks as u64 >= DUP_THRESH || self.is_lost(self.snd_una);
         if loss && self.snd_una > self.recover {
             let cwnd_before = self.cwnd;
-            self.enter_sack_recovery(now, out);
+            let retransmitted = self.enter_sack_recovery(now, out);
             if let Some(d) = delivered {
                 // ns-3 sets m_isRetransDataAcked only for an ACK that arrives in recovery.
-                self.prr_on_recovery_start(d, cwnd_before, ns3_ack(d, false));
+                self.prr_on_recovery_start(d, cwnd_before, ns3_ack(d, false), retransmitted);
             }
         } else {
             self.send_limited_transmit(now, out);
@@ -1238,13 +1239,19 @@ impl TcpSender {
     /// on the same pipe (ns-3's `m_bytesInFlight` is not recomputed in between). Where ns-3's
     /// calls leave cwnd alone (no DeliveredData: only after RACK's reorder timer, which ns-3
     /// lacks), cwnd stays the ssthresh `enter_sack_recovery` set.
-    fn prr_on_recovery_start(&mut self, delivered: u64, cwnd_before: u64, ack: Ns3Ack) {
+    ///
+    /// `retransmitted`: whether `enter_sack_recovery` sent the fast retransmission (it does not
+    /// while the last recovery's is in flight); without it nothing has gone out yet, and the
+    /// forced segment is the first that NextSeg picks.
+    fn prr_on_recovery_start(&mut self, delivered: u64, cwnd_before: u64, ack: Ns3Ack, retransmitted: bool) {
         // pipe before the fast retransmission: it added one SMSS (HighRxt moved past it).
-        let pipe = self.pipe().saturating_sub(self.mss);
+        let pipe = if retransmitted { self.pipe().saturating_sub(self.mss) } else { self.pipe() };
         if self.prr_ns3 {
             let mut p = Prr::start(pipe);
             let sndcnt = p.ns3_on_ack(delivered, ack, pipe, self.ssthresh, self.mss);
-            p.on_sent(self.mss);
+            if retransmitted {
+                p.on_sent(self.mss);
+            }
             self.prr = Some(p);
             if let Some(sndcnt) = sndcnt {
                 self.cwnd = (pipe + sndcnt).max(self.mss);
@@ -1252,7 +1259,9 @@ impl TcpSender {
             return;
         }
         let mut p = Prr::start(cwnd_before);
-        p.on_sent(self.mss);
+        if retransmitted {
+            p.on_sent(self.mss);
+        }
         p.on_ack(delivered);
         let sndcnt = p.sndcnt(delivered, pipe, self.ssthresh, self.mss).max(self.mss);
         self.prr = Some(p);
@@ -1263,8 +1272,10 @@ impl TcpSender {
     /// reduction (NewReno: FlightSize / 2, RFC 5681 equation (4), at least 2 SMSS; or the pipe
     /// / 2 with `ssthresh_basis = pipe`, as ns-3 3.44's `EnterRecovery`, the pipe taken before
     /// the retransmission), retransmit the segment at HighACK + 1 and set HighRxt and RescueRxt
-    /// to its end. Step (C) follows in `send_available`.
-    fn enter_sack_recovery(&mut self, now: Time, out: &mut Vec<Segment>) {
+    /// to its end. Step (C) follows in `send_available`. Returns whether it sent that
+    /// retransmission: with RACK, not while the last recovery's retransmission of HighACK + 1 is
+    /// in flight ([`rxt_in_flight`]).
+    fn enter_sack_recovery(&mut self, now: Time, out: &mut Vec<Segment>) -> bool {
         self.stats.fast_retransmits += 1;
         self.end_hystart();
         self.recover = self.snd_max - 1;
@@ -1272,10 +1283,18 @@ impl TcpSender {
         self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.window_basis(outstanding));
         self.cwnd = self.ssthresh;
         self.in_recovery = true;
+        if rxt_in_flight::keeps_last_recovery_retransmissions(self.rack.is_some(), self.high_rxt, self.snd_una) {
+            // HighRxt stays where the last recovery left it; RACK now judges those
+            // retransmissions by their own send times, and NextSeg resends the ones it finds lost.
+            self.rescue_rxt = self.snd_una + self.mss;
+            self.rack_detect(now);
+            return false;
+        }
         let seq = self.snd_una;
         self.transmit(seq, true, now, out);
         self.high_rxt = seq + self.mss;
         self.rescue_rxt = seq + self.mss;
+        true
     }
 
     /// RFC 6675 section 5 steps (B.2) and (C): while cwnd - pipe >= 1 SMSS, send NextSeg().

@@ -1213,6 +1213,28 @@ fn rack_resends_a_lost_fast_retransmission_without_a_timeout() {
     }
 }
 
+/// Issue 27: segments 0, 15 and 20 are lost once each; 20 is new data, sent in the recovery that
+/// segment 0 starts, above its RecoveryPoint. RACK finds 20 lost and it is resent while 15's
+/// retransmission still holds SND.UNA below that point; when the recovery ends, 20's
+/// retransmission is in flight, and 20's loss starts a second recovery at once. Linux sends no
+/// segment again while its retransmission is in flight (`tcp_xmit_retransmit_queue` skips
+/// `TCPCB_SACKED_RETRANS`) until RACK finds that retransmission lost; with HighRxt set afresh
+/// for each recovery (RFC 6675), the second recovery sent 20 a third time.
+#[test]
+fn a_new_recovery_does_not_resend_a_retransmission_still_in_flight() {
+    let total = 100 * MSS;
+    let (mut s, mut r) = sack_pair_with_window_of_20(true, total);
+    let lost = [seg(0), seg(15), seg(20)];
+    let o = play(&mut s, &mut r, total, ms(25), ms(1), |seq, n| n == 0 && lost.contains(&seq), no_check);
+    assert!(o.done.is_some(), "transfer did not finish");
+    assert_eq!((s.stats.fast_retransmits, s.stats.timeouts), (2, 0), "two recoveries: {:?}", s.stats);
+    for seq in lost {
+        assert_eq!(o.transmissions[&seq], 2, "segment {}: sent, lost, resent once", (seq - ISS_DATA) / MSS);
+    }
+    let resent: std::collections::BTreeSet<u64> = o.retransmissions.iter().map(|&(_, seq)| seq).collect();
+    assert!(resent.iter().all(|seq| lost.contains(seq) || *seq == seg(99)), "only the lost (and a tail probe): {resent:?}");
+}
+
 /// Linux's restart of the RTO at each retransmission of the head
 /// (`rto_restart_on_head_retransmit`): segment 5 and its first three retransmissions are lost.
 /// RACK finds each lost retransmission about one RTT plus its reordering window after it was
