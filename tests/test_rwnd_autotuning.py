@@ -77,10 +77,14 @@ def test_a_scenarios_own_small_window_is_the_ceiling_from_the_first_ack() -> Non
 
 def test_the_model_changes_a_lossy_multi_flow_run() -> None:
     """The switch reaches the connections (a guard against a field that parses and does
-    nothing): five linux flows with the 6 MB ceiling give other records with it than without."""
-    s = small_scenario()
+    nothing): five linux flows with the 6 MB ceiling give other records with it than without.
+    Seed 2: the small scenario's own seed 7 has never filled a window since a new recovery keeps
+    the last one's retransmissions in flight (2026-11-29), so its records are the same either
+    way; seeds 1 and 2 differ."""
+    s = small_scenario(seed=2)
     s["flows"][0]["app"]["tcp"] = {**LINUX, "rwnd_autotuning": True}
     on = _run(s)
     s["flows"][0]["app"]["tcp"] = {**LINUX, "rwnd_autotuning": False}
     off = _run(s)
+    assert int(on["flows"]["retransmissions"].sum()) > 0, "the run must lose packets"
     assert not on["packets"].equals(off["packets"])
