@@ -840,7 +840,8 @@ impl TcpSender {
                     let cwnd_before = self.cwnd;
                     let retransmitted = self.enter_sack_recovery(now, out);
                     if self.prr.is_some() {
-                        self.prr_on_recovery_start(0, cwnd_before, Ns3Ack::default(), retransmitted);
+                        // No ACK: nothing newly delivered, so no safe one.
+                        self.prr_on_recovery_start(0, cwnd_before, Ns3Ack::default(), retransmitted, false);
                     }
                 }
                 self.send_available(now, out);
@@ -1124,6 +1125,8 @@ impl TcpSender {
         // RFC 6937's DeliveredData is measured from here (only with PRR).
         let before = self.prr.is_some().then(|| (self.snd_una, self.board.bytes()));
         let before_una = self.snd_una;
+        // What was marked lost before this ACK, for Linux's PRR's safe-ACK test.
+        let lost_before = (self.prr.is_some() && !self.prr_ns3).then(|| self.lost_mark_now());
         if ack > self.snd_una {
             self.take_rtt_sample(ack, now);
             let acked = ack - self.snd_una;
@@ -1166,6 +1169,8 @@ impl TcpSender {
         let delivered = before.map(|b| self.delivered_data(b));
         // How ns-3's socket would classify this ACK for its PRR (used with `prr_ns3` only).
         let (advanced, mss) = (ack > before_una, self.mss);
+        // Linux's PRR: an ACK that advanced SND.UNA and marked nothing lost (`Prr::sndcnt`).
+        let safe_ack = advanced && lost_before.is_some_and(|b| !self.marked_lost_since(b));
         let ns3_ack = move |delivered: u64, retransmission_acked: bool| Ns3Ack {
             duplicate: newly_sacked > 0,
             partial: advanced && delivered >= mss,
@@ -1176,7 +1181,7 @@ impl TcpSender {
                 // A hole below HighRxt that this ACK fills was retransmitted (RFC 6675's
                 // NextSeg retransmits lost segments in order up to HighRxt).
                 let rxt_acked = advanced && before_una < self.high_rxt;
-                self.prr_on_ack(d, ns3_ack(d, rxt_acked));
+                self.prr_on_ack(d, ns3_ack(d, rxt_acked), safe_ack);
             }
             return;
         }
@@ -1196,11 +1201,26 @@ impl TcpSender {
             let retransmitted = self.enter_sack_recovery(now, out);
             if let Some(d) = delivered {
                 // ns-3 sets m_isRetransDataAcked only for an ACK that arrives in recovery.
-                self.prr_on_recovery_start(d, cwnd_before, ns3_ack(d, false), retransmitted);
+                self.prr_on_recovery_start(d, cwnd_before, ns3_ack(d, false), retransmitted, safe_ack);
             }
         } else {
             self.send_limited_transmit(now, out);
         }
+    }
+
+    /// Where the sender's loss marks stand (for [`Self::marked_lost_since`]): the IsLost boundary
+    /// (at least SND.UNA) and the count of retransmissions RACK has found lost.
+    fn lost_mark_now(&self) -> (u64, u64) {
+        (self.lost_boundary().max(self.snd_una), self.newly_lost)
+    }
+
+    /// Whether an un-SACKed segment was marked lost since `lost_mark_now` gave `before`: the IsLost
+    /// boundary passed one, or RACK found a retransmission lost (Linux's `newly_lost` of the ACK,
+    /// `rs->losses`).
+    fn marked_lost_since(&self, (boundary_before, relost_before): (u64, u64)) -> bool {
+        let from = boundary_before.max(self.snd_una);
+        let boundary = self.lost_boundary();
+        self.newly_lost > relost_before || (boundary > from && self.board.uncovered_in(from, boundary) > 0)
     }
 
     /// RFC 6937's DeliveredData of the ACK just processed: the change in snd.una plus the
@@ -1213,7 +1233,7 @@ impl TcpSender {
     /// NextSeg loop (`send_in_sack_recovery`) then spends.
     /// With `prr_ns3`, ns-3 3.44's rules instead ([`Prr::ns3_on_ack`], `ack` its view of the
     /// ACK).
-    fn prr_on_ack(&mut self, delivered: u64, ack: Ns3Ack) {
+    fn prr_on_ack(&mut self, delivered: u64, ack: Ns3Ack, safe_ack: bool) {
         let pipe = self.pipe();
         let (ssthresh, mss) = (self.ssthresh, self.mss);
         let Some(p) = self.prr.as_mut() else { return };
@@ -1221,7 +1241,7 @@ impl TcpSender {
             p.ns3_on_ack(delivered, ack, pipe, ssthresh, mss)
         } else {
             p.on_ack(delivered);
-            Some(p.sndcnt(delivered, pipe, ssthresh, mss))
+            Some(p.sndcnt(delivered, pipe, ssthresh, mss, safe_ack))
         };
         if let Some(sndcnt) = sndcnt {
             self.cwnd = (pipe + sndcnt).max(self.mss);
@@ -1243,7 +1263,7 @@ impl TcpSender {
     /// `retransmitted`: whether `enter_sack_recovery` sent the fast retransmission (it does not
     /// while the last recovery's is in flight); without it nothing has gone out yet, and the
     /// forced segment is the first that NextSeg picks.
-    fn prr_on_recovery_start(&mut self, delivered: u64, cwnd_before: u64, ack: Ns3Ack, retransmitted: bool) {
+    fn prr_on_recovery_start(&mut self, delivered: u64, cwnd_before: u64, ack: Ns3Ack, retransmitted: bool, safe_ack: bool) {
         // pipe before the fast retransmission: it added one SMSS (HighRxt moved past it).
         let pipe = if retransmitted { self.pipe().saturating_sub(self.mss) } else { self.pipe() };
         if self.prr_ns3 {
@@ -1263,7 +1283,7 @@ impl TcpSender {
             p.on_sent(self.mss);
         }
         p.on_ack(delivered);
-        let sndcnt = p.sndcnt(delivered, pipe, self.ssthresh, self.mss).max(self.mss);
+        let sndcnt = p.sndcnt(delivered, pipe, self.ssthresh, self.mss, safe_ack).max(self.mss);
         self.prr = Some(p);
         self.cwnd = (pipe + sndcnt).max(self.mss);
     }

@@ -1,5 +1,6 @@
-//! Proportional Rate Reduction (RFC 6937) with its slow-start reduction bound (PRR-SSRB), the
-//! variant Linux runs (`tcp_cwnd_reduction` in net/ipv4/tcp_input.c). It decides how many
+//! Proportional Rate Reduction (RFC 6937) as Linux runs it (`tcp_cwnd_reduction` in
+//! net/ipv4/tcp_input.c): the slow-start reduction bound (PRR-SSRB) on safe ACKs, the
+//! conservative one (PRR-CRB) on the others ([`Prr::sndcnt`]). It decides how many
 //! bytes a sender in SACK-based fast recovery may send on each ACK, so that the window falls
 //! smoothly from RecoverFS to ssthresh over one round trip instead of RFC 6675's half-RTT
 //! of silence, and climbs back by at most DeliveredData + 1 SMSS per ACK after a burst loss
@@ -125,12 +126,18 @@ impl Prr {
     /// this ACK's DeliveredData and pipe before sending.
     /// * pipe > ssthresh: proportional reduction, CEIL(prr_delivered * ssthresh / RecoverFS) -
     ///   prr_out;
-    /// * otherwise, PRR-SSRB: MIN(ssthresh - pipe, MAX(prr_delivered - prr_out, DeliveredData)
-    ///   + SMSS).
+    /// * otherwise MIN(ssthresh - pipe, MAX(prr_delivered - prr_out, DeliveredData)), PRR-CRB,
+    ///   plus SMSS (PRR-SSRB) only on a `safe_ack`: one that advanced SND.UNA and marked no
+    ///   segment lost. That is Linux's `tcp_cwnd_reduction` (`FLAG_SND_UNA_ADVANCED &&
+    ///   !newly_lost`; before 5.x the test was an ACK of a retransmission with no lost
+    ///   retransmission, never every ACK) and RFC 6937bis's SafeACK; RFC 6937 added the segment
+    ///   on every ACK, which let a recovery whose head stayed lost slow-start its window back to
+    ///   ssthresh on SACKs alone (issue 27, docs/fidelity.md, "PRR's extra segment only on a
+    ///   safe ACK").
     ///
     /// Negative values are 0 (prr_out may run ahead of the proportional share after an RTO-free
     /// burst of NextSeg's rescue retransmission).
-    pub fn sndcnt(&self, delivered_data: u64, pipe: u64, ssthresh: u64, smss: u64) -> u64 {
+    pub fn sndcnt(&self, delivered_data: u64, pipe: u64, ssthresh: u64, smss: u64, safe_ack: bool) -> u64 {
         if pipe > ssthresh {
             // The RFC's CEIL is over segments (its examples count segments, Linux counts
             // packets): the share is rounded up to whole segments, since only whole segments
@@ -138,7 +145,8 @@ impl Prr {
             let share = (self.delivered as u128 * ssthresh as u128).div_ceil(self.recover_fs as u128) as u64;
             (share.div_ceil(smss) * smss).saturating_sub(self.out)
         } else {
-            let limit = self.delivered.saturating_sub(self.out).max(delivered_data) + smss;
+            let conservative = self.delivered.saturating_sub(self.out).max(delivered_data);
+            let limit = if safe_ack { conservative + smss } else { conservative };
             (ssthresh - pipe).min(limit)
         }
     }
@@ -171,29 +179,33 @@ mod tests {
         let mut sent = Vec::new();
         for _ in 0..10 {
             p.on_ack(MSS);
-            let n = p.sndcnt(MSS, 15 * MSS, 10 * MSS, MSS);
+            let n = p.sndcnt(MSS, 15 * MSS, 10 * MSS, MSS, false);
             p.on_sent(n);
             sent.push(n / MSS);
         }
         assert_eq!(sent, [1, 0, 1, 0, 1, 0, 1, 0, 1, 0]);
     }
 
-    /// RFC 6937 section 3.1, 15 lost of 20: pipe 4 < ssthresh 10, so PRR-SSRB sends
-    /// DeliveredData + 1 SMSS = 2 segments per ACK ("2R 2R 2R").
+    /// RFC 6937 section 3.1, 15 lost of 20: pipe 4 < ssthresh 10, so on safe ACKs PRR-SSRB sends
+    /// DeliveredData + 1 SMSS = 2 segments per ACK ("2R 2R 2R"); on the others PRR-CRB sends
+    /// what was delivered.
     #[test]
-    fn slow_start_bound_sends_delivered_plus_one() {
-        let mut p = Prr::start(20 * MSS);
-        let mut pipe = 4 * MSS;
-        for _ in 0..3 {
-            p.on_ack(MSS);
-            let n = p.sndcnt(MSS, pipe, 10 * MSS, MSS);
-            assert_eq!(n, 2 * MSS);
-            p.on_sent(n);
-            pipe += n - MSS;
+    fn slow_start_bound_sends_delivered_plus_one_on_a_safe_ack_only() {
+        for (safe, per_ack) in [(true, 2 * MSS), (false, MSS)] {
+            let mut p = Prr::start(20 * MSS);
+            let mut pipe = 4 * MSS;
+            for _ in 0..3 {
+                p.on_ack(MSS);
+                let n = p.sndcnt(MSS, pipe, 10 * MSS, MSS, safe);
+                assert_eq!(n, per_ack, "safe ACK: {safe}");
+                p.on_sent(n);
+                pipe += n - MSS;
+            }
         }
         // Near ssthresh the bound is ssthresh - pipe.
+        let mut p = Prr::start(20 * MSS);
         p.on_ack(MSS);
-        assert_eq!(p.sndcnt(MSS, 9 * MSS, 10 * MSS, MSS), MSS);
+        assert_eq!(p.sndcnt(MSS, 9 * MSS, 10 * MSS, MSS, true), MSS);
     }
 
     use crate::tcp::tests::cfg;
@@ -276,14 +288,16 @@ mod tests {
     }
 
     /// RFC 6937 section 3.1, segments 0-14 lost: ACKs 15 and 16 send N N (Limited Transmit),
-    /// ACK 17 starts recovery, and PRR-SSRB sends 2R on each of ACKs 17-19 with pipe 4, 5, 6
-    /// before sending (the RFC's PRR-SSRB row). RFC 6675 alone sends 7R at once.
+    /// ACK 17 starts recovery, and pipe is 4 before sending. The RFC's PRR-SSRB row sends 2R on
+    /// each of ACKs 17-19; Linux (and RFC 6937bis) adds SSRB's segment only on a safe ACK, one
+    /// that advances snd.una with no new loss, and these only SACK (segment 0 stays lost), so
+    /// PRR-CRB sends 1R on each, what each delivered. RFC 6675 alone sends 7R at once.
     #[test]
-    fn rfc_6937_burst_loss_example() {
+    fn rfc_6937_burst_loss_example_with_linux_safe_ack() {
         let (_, _, rows) = first_round_trip(true, 0..15);
-        assert_eq!(sent(&rows), ["N", "N", "RR", "RR", "RR"]);
-        // pipe after sending: 4 + 2, 5 + 2, 6 + 2.
-        assert_eq!(rows.iter().skip(2).map(|x| x.1).collect::<Vec<_>>(), [6, 7, 8]);
+        assert_eq!(sent(&rows), ["N", "N", "R", "R", "R"]);
+        // pipe after sending: 4 + 1 each time, one segment out for each one delivered.
+        assert_eq!(rows.iter().skip(2).map(|x| x.1).collect::<Vec<_>>(), [5, 5, 5]);
         let (_, _, plain) = first_round_trip(false, 0..15);
         assert_eq!(sent(&plain)[2].len(), 7, "{plain:?}");
     }
@@ -382,7 +396,7 @@ mod ns3_tests {
             ns3.on_sent(n);
             ns3_sent += n;
             rfc.on_ack(SEG);
-            let r = rfc.sndcnt(SEG, rfs, ss, SEG);
+            let r = rfc.sndcnt(SEG, rfs, ss, SEG, false);
             rfc.on_sent(r);
             rfc_sent += r;
         }
@@ -398,7 +412,7 @@ mod ns3_tests {
     /// Below ssthresh: PRR-CRB, with SSRB's extra segment only on an ACK of a retransmission;
     /// and when prr_out is ahead of prr_delivered ns-3's unsigned maximum yields the negative
     /// difference (its issue #1282), so nothing is sent although the ACK delivered data, where
-    /// Linux's PRR-SSRB sends DeliveredData + 1 SMSS.
+    /// Linux's PRR-SSRB sends DeliveredData + 1 SMSS (on a safe ACK).
     #[test]
     fn ns3_below_ssthresh_bound() {
         let (ss, pipe) = (10 * SEG, 4 * SEG);
@@ -416,7 +430,7 @@ mod ns3_tests {
         let mut linux = Prr::start(20 * SEG);
         linux.on_sent(4 * SEG);
         linux.on_ack(SEG);
-        assert_eq!(linux.sndcnt(SEG, pipe, ss, SEG), 2 * SEG);
+        assert_eq!(linux.sndcnt(SEG, pipe, ss, SEG, true), 2 * SEG);
     }
 
     /// An ACK that neither SACKs new data nor advances snd.una makes no `DoRecovery` call, and

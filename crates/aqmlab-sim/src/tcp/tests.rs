@@ -1235,6 +1235,34 @@ fn a_new_recovery_does_not_resend_a_retransmission_still_in_flight() {
     assert!(resent.iter().all(|seq| lost.contains(seq) || *seq == seg(99)), "only the lost (and a tail probe): {resent:?}");
 }
 
+/// Issue 27: Linux's PRR adds SSRB's extra segment only on a safe ACK, one that advances
+/// snd.una with no new loss (`Prr::sndcnt`). Segments 0-14 of a window of 20 are lost, and
+/// segment 0's first two retransmissions too: while snd.una stays at segment 0 the ACKs only
+/// SACK, and PRR-CRB sends one segment for each one delivered, so the data in flight stays
+/// where the losses left it; with SSRB's segment on every ACK (RFC 6937) it grew by a segment
+/// per ACK towards ssthresh while the head stayed lost.
+#[test]
+fn while_the_head_stays_lost_prr_sends_only_what_is_delivered() {
+    let c = TcpConfig { prr: true, ..rack_cfg() };
+    let mut s = TcpSender::new(&c);
+    s.cwnd = 20 * MSS;
+    s.ssthresh = 20 * MSS;
+    let mut r = TcpReceiver::new(&c);
+    let total = 200 * MSS;
+    s.write_until(ISS_DATA + total);
+    let mut pipes = Vec::new();
+    let lost = |seq: u64, n: u32| (seq < seg(15) && n == 0) || (seq == seg(0) && n < 3);
+    let o = play(&mut s, &mut r, total, ms(25), ms(1), lost, |s, _, _| {
+        if s.in_recovery() && s.snd_una == seg(0) {
+            pipes.push(s.pipe() / MSS);
+        }
+    });
+    assert!(o.done.is_some(), "transfer did not finish");
+    assert!(pipes.len() >= 5, "the head stays lost for several ACKs: {pipes:?}");
+    let first = pipes[0];
+    assert!(pipes.iter().all(|&p| p <= first + 1), "pipe {first} at first, then {pipes:?}");
+}
+
 /// Linux's restart of the RTO at each retransmission of the head
 /// (`rto_restart_on_head_retransmit`): segment 5 and its first three retransmissions are lost.
 /// RACK finds each lost retransmission about one RTT plus its reordering window after it was
