@@ -1209,14 +1209,15 @@ impl TcpSender {
     }
 
     /// Where the sender's loss marks stand (for [`Self::marked_lost_since`]): the IsLost boundary
-    /// (at least SND.UNA) and the count of retransmissions RACK has found lost.
+    /// (at least SND.UNA) and `newly_lost`, which grows by the bytes of each retransmission RACK
+    /// finds lost (with SACK nothing else adds to it).
     fn lost_mark_now(&self) -> (u64, u64) {
         (self.lost_boundary().max(self.snd_una), self.newly_lost)
     }
 
-    /// Whether an un-SACKed segment was marked lost since `lost_mark_now` gave `before`: the IsLost
-    /// boundary passed one, or RACK found a retransmission lost (Linux's `newly_lost` of the ACK,
-    /// `rs->losses`).
+    /// Whether an un-SACKed segment was marked lost since [`Self::lost_mark_now`] gave the pair:
+    /// the IsLost boundary passed one, or RACK found a retransmission lost (Linux's `newly_lost`
+    /// of the ACK, `rs->losses`).
     fn marked_lost_since(&self, (boundary_before, relost_before): (u64, u64)) -> bool {
         let from = boundary_before.max(self.snd_una);
         let boundary = self.lost_boundary();
