@@ -3,8 +3,8 @@
 //! conservative one (PRR-CRB) on the others ([`Prr::sndcnt`]). It decides how many
 //! bytes a sender in SACK-based fast recovery may send on each ACK, so that the window falls
 //! smoothly from RecoverFS to ssthresh over one round trip instead of RFC 6675's half-RTT
-//! of silence, and climbs back by at most DeliveredData + 1 SMSS per ACK after a burst loss
-//! has pushed pipe below ssthresh.
+//! of silence, and climbs back by at most DeliveredData + 1 SMSS per safe ACK after a burst
+//! loss has pushed pipe below ssthresh.
 //!
 //! The sender ([`super::TcpSender`]) keeps the per-recovery counters here, counts every segment
 //! it sends in recovery ([`Prr::on_sent`]), and on each ACK sets cwnd = pipe + sndcnt before
@@ -129,7 +129,7 @@ impl Prr {
     /// * otherwise MIN(ssthresh - pipe, MAX(prr_delivered - prr_out, DeliveredData)), PRR-CRB,
     ///   plus SMSS (PRR-SSRB) only on a `safe_ack`: one that advanced SND.UNA and marked no
     ///   segment lost. That is Linux's `tcp_cwnd_reduction` (`FLAG_SND_UNA_ADVANCED &&
-    ///   !newly_lost`; before 5.x the test was an ACK of a retransmission with no lost
+    ///   !newly_lost`; older kernels asked for an ACK of a retransmission and no lost
     ///   retransmission, never every ACK) and RFC 6937bis's SafeACK; RFC 6937 added the segment
     ///   on every ACK, which let a recovery whose head stayed lost slow-start its window back to
     ///   ssthresh on SACKs alone (issue 27, docs/fidelity.md, "PRR's extra segment only on a
