@@ -187,7 +187,9 @@ pub struct TcpSender {
     sack: bool,
     /// The scoreboard: SACKed bytes above `snd_una` (always empty without SACK).
     board: RangeSet,
-    /// RFC 6675's HighRxt + 1: the end of the highest segment retransmitted in this recovery.
+    /// RFC 6675's HighRxt + 1: the end of the highest segment retransmitted in this recovery
+    /// (with RACK, or in the last one while its retransmissions are unacknowledged:
+    /// [`rxt_in_flight`]; outside recovery it may stay above SND.UNA and is not read).
     high_rxt: u64,
     /// RFC 6675's RescueRxt + 1.
     rescue_rxt: u64,
@@ -521,7 +523,9 @@ impl TcpSender {
 
     /// RFC 6675 section 4 SetPipe(): of the un-SACKed bytes between HighACK and HighData,
     /// one for each byte not deemed lost (IsLost) and one more for each byte at or below
-    /// HighRxt (retransmitted in this recovery). Outside recovery HighRxt is below `snd_una`.
+    /// HighRxt (retransmitted in this recovery). Outside recovery HighRxt is not counted: it
+    /// lies below SND.UNA, or with RACK may still mark the last recovery's retransmissions
+    /// ([`rxt_in_flight`]), which only a recovery reads.
     pub fn pipe(&self) -> u64 {
         let una = self.snd_una;
         let lost_below = self.lost_boundary().max(una);
