@@ -72,8 +72,10 @@ def _error_lines(stderr: str) -> list[str]:
          ["flows.0.app.tcp", "prr_variant: ns3 is a variant of PRR: needs prr = true", "without prr: linux"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"prr": True, "prr_variant": "bsd"}}),
          ["flows.0.app.tcp.prr_variant", "'linux' or 'ns3'"]),
+        (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"ssthresh_basis": "half"}}),
+         ["flows.0.app.tcp.ssthresh_basis", "'flight_size', 'pipe' or 'cwnd'"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"ssthresh_basis": "cwnd"}}),
-         ["flows.0.app.tcp.ssthresh_basis", "'flight_size' or 'pipe'"]),
+         ["flows.0.app.tcp", "ssthresh_basis: cwnd needs sack = true", "without sack: flight_size"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "bbr", "hystart": True}}),
          ["flows.0.app.tcp", "hystart: bbr has its own startup", "allowed with bbr: false"]),
         (lambda s: s["flows"][0].update(app={"kind": "bulk", "tcp": {"congestion_control": "bbr3", "pacing": False}}),
@@ -89,7 +91,7 @@ def _error_lines(stderr: str) -> list[str]:
          "pie-negative-target", "pie-zero-t_update", "pie-estimator", "congestion-control", "bbr-without-pacing",
          "dctcp-without-ecn", "ect1-without-ecn", "tcp-profile", "rack-without-sack", "pipe-basis-without-sack",
          "alpha-without-cubic", "prr-variant-without-prr", "unknown-prr-variant", "unknown-ssthresh-basis",
-         "hystart-with-bbr",
+         "cwnd-basis-without-sack", "hystart-with-bbr",
          "bbr3-without-pacing", "hystart-with-bbr3", "bbr3-with-ecn"],
 )
 def test_bad_scenario_is_one_clear_line_exit_2_no_output(tmp_path, write_scenario, mutate, expect):

@@ -177,10 +177,11 @@ def test_an_unknown_profile_is_refused_naming_the_allowed_values():
     assert "profile" in text and "'rfc', 'linux' or 'ns3'" in text, text
 
 
-def test_ssthresh_basis_reaches_the_engine_only_when_it_is_the_pipe():
+def test_ssthresh_basis_reaches_the_engine_only_when_it_is_not_flight_size():
     pipe = engine_tcp_of_testbed(["flows.tcp.app.tcp.sack=true", "flows.tcp.app.tcp.ssthresh_basis=pipe"])
+    cwnd = engine_tcp_of_testbed(["flows.tcp.app.tcp.sack=true", "flows.tcp.app.tcp.ssthresh_basis=cwnd"])
     flight = engine_tcp_of_testbed(["flows.tcp.app.tcp.sack=true", "flows.tcp.app.tcp.ssthresh_basis=flight_size"])
-    assert pipe["ssthresh_basis"] == "pipe"
+    assert pipe["ssthresh_basis"] == "pipe" and cwnd["ssthresh_basis"] == "cwnd"
     assert "ssthresh_basis" not in flight
     # Neither profile sets it: ns-3's CUBIC reduces from cwnd, not from the pipe.
     assert "ssthresh_basis" not in NS3_PROFILE and "ssthresh_basis" not in LINUX_PROFILE

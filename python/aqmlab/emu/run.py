@@ -64,7 +64,7 @@ NOT_EMULATED = [
     "flows.*.app.tcp: initial_cwnd, initial_rto, min_rto, max_rto, clock_granularity, delayed_ack, "
     "delayed_ack_timeout, rwnd, frto, prr, prr_variant, limited_transmit, pacing, rack, hystart, cubic_hystart, "
     "cubic_alpha_to_one, rate_estimator, rwnd_autotuning, rto_restart_on_head_retransmit, rtt_sample_every_ack, "
-    "rto_estimator, tso_autosize, "
+    "rto_estimator, tso_autosize, send_buffer when unset (the kernel keeps tcp_wmem's 4 MiB), "
     "byte_counting, quickack, bbr_ack_aggregation, bbr_policer_detection, ssthresh_basis, handshake (the kernel's "
     "own TCP settings apply; it always opens with a handshake; the kernel paces bbr by itself and the others "
     "only under fq; it runs RACK-TLP whenever sack is on, net.ipv4.tcp_recovery and tcp_early_retrans at "
@@ -314,7 +314,12 @@ def namespace_sysctls(sc: Scenario) -> dict[str, str]:
     tcp = [g.app.tcp for g in sc.flows if isinstance(g.app, (Bulk, Abr))]
     if not tcp:
         return {}
-    return {"net.ipv4.tcp_sack": str(int(tcp[0].sack)), "net.ipv4.tcp_ecn": str(int(tcp[0].ecn))}
+    sysctls = {"net.ipv4.tcp_sack": str(int(tcp[0].sack)), "net.ipv4.tcp_ecn": str(int(tcp[0].ecn))}
+    if tcp[0].send_buffer is not None:
+        # The buffer's ceiling (a socket starts at the second value and grows to the third).
+        limit = tcp[0].send_buffer
+        sysctls["net.ipv4.tcp_wmem"] = f"4096 {min(16384, limit)} {limit}"
+    return sysctls
 
 
 # ---- processes ------------------------------------------------------------------------------

@@ -53,6 +53,9 @@ KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic", "bbr": "bbr"}
 #: TSO autosizing (`tso_autosize`, tcp_tso_autosize: a paced sender's segments leave in skbs of about
 #: 1 ms of data, two segments at least; it shapes only paced senders, so BBR here; in the profile
 #: since 2026-11-29, docs/fidelity.md, "BBR's policer mode", measures it).
+#: The send buffer (`send_buffer`: net.ipv4.tcp_wmem's third value as kernels ship it, 4194304;
+#: it holds a bulk sender under about 2,000 segments in flight, the one-flow deep-buffer cell's
+#: slow start; in the profile since 2026-11-29, docs/fidelity.md, "The send buffer", measures it).
 #: docs/fidelity.md measures the profile against the kernel, before and after it took RACK-TLP,
 #: CUBIC's HyStart, byte counting and the 6 MB window, CUBIC's constant alpha, and the autotuned
 #: receive window.
@@ -62,6 +65,7 @@ LINUX_PROFILE: dict[str, Any] = {
     "cubic_hystart": True, "cubic_alpha_to_one": False, "byte_counting": True, "rwnd": "6291456B",
     "rwnd_autotuning": True, "rto_restart_on_head_retransmit": True, "rate_estimator": True,
     "handshake": True, "rtt_sample_every_ack": True, "rto_estimator": "linux", "tso_autosize": True,
+    "send_buffer": "4194304B",
 }
 
 #: Profile values that hold only where the rest of the stack can run them, each a test of the
@@ -139,7 +143,8 @@ class Tcp(Strict):
                            "defaults as far as modelled: cubic, sack, rack, prr, limited_transmit, initial_cwnd "
                            "10, min_rto 200ms, delayed_ack with a 40ms delayed_ack_timeout, cubic_hystart (with "
                            "cubic only, and not with hystart), cubic_alpha_to_one false (with cubic), "
-                           "byte_counting, rwnd 6291456B with rwnd_autotuning, rto_restart_on_head_retransmit, "
+                           "byte_counting, rwnd 6291456B with rwnd_autotuning, send_buffer 4194304B, "
+                           "rto_restart_on_head_retransmit, "
                            "handshake (bulk flows only), rtt_sample_every_ack, rto_estimator linux, "
                            "tso_autosize (it shapes paced senders only: bbr, bbr3, prague), rate_estimator "
                            "(pacing stays off, as a kernel without fq runs cubic; rack only with sack). Not yet "
@@ -169,6 +174,12 @@ class Tcp(Strict):
                                                      "too with sack (tcp_data_queue_ofo); the sender keeps the latest "
                                                      "ACK's window. Off: rwnd from the first segment. Simulator "
                                                      "only (the emulated kernel always autotunes)")
+    send_buffer: Size | None = Field(
+        None, description="the sender's socket buffer in bytes of Linux socket memory (net.ipv4.tcp_wmem's third "
+                          "value): the application writes 256 KiB whenever at most two thirds of it is queued "
+                          "(sent and unacknowledged plus unsent; 1.037 bytes of memory per byte of payload), so "
+                          "a window above about 2,000 segments of 1448 B in 4 MiB is not filled. Unset: "
+                          "unlimited. Emulated as net.ipv4.tcp_wmem's third value")
     ecn: bool = Field(False, description="negotiate ECN (RFC 3168)")
     sack: bool = Field(False, description="selective acknowledgments (RFC 2018, RFC 6675 recovery)")
     frto: bool = Field(False, description="F-RTO spurious-timeout detection (RFC 5682)")
@@ -279,12 +290,15 @@ class Tcp(Strict):
                                                "a lost SYN or SYN-ACK (RFC 5681 section 3.1); bulk flows only; off: "
                                                "data from the flow's start; the emulator's kernel always opens with "
                                                "one")
-    ssthresh_basis: Literal["flight_size", "pipe"] = Field(
+    ssthresh_basis: Literal["flight_size", "pipe", "cwnd"] = Field(
         "flight_size", description="what SACK-based fast retransmit reduces from (RFC 6675 section 5 step "
-                                   "(4.2)): flight_size (the RFC's FlightSize) or pipe (the RFC's pipe: SACKed and "
+                                   "(4.2)): flight_size (the RFC's FlightSize), pipe (the RFC's pipe: SACKed and "
                                    "lost segments not counted, as ns-3 3.44's EnterRecovery hands its controller "
-                                   "BytesInFlight(); its NewReno halves it, its CUBIC uses cwnd); pipe needs sack; "
-                                   "simulator only")
+                                   "BytesInFlight(); its NewReno halves it, its CUBIC uses cwnd) or cwnd (the "
+                                   "window, as Linux's reno halves it, tcp_reno_ssthresh: above FlightSize when a "
+                                   "send buffer or receiver window held the sender back); newreno's rule (cubic "
+                                   "with sack reduces from at most cwnd whatever the basis); pipe and cwnd need "
+                                   "sack; simulator only")
     congestion_control: Literal["newreno", "cubic", "dctcp", "bbr", "bbr3", "prague"] = Field(
         "newreno", description="window rules: newreno (RFC 5681), cubic (RFC 9438), dctcp (RFC 8257, "
                                "needs ecn = true; simulator only), bbr (BBR v1 as Linux's tcp_bbr.c, "
@@ -331,7 +345,7 @@ class Tcp(Strict):
     @model_validator(mode="after")
     def _sane(self) -> Tcp:
         """mss positive; min_rto <= max_rto; dctcp, prague and ect1 need ecn; prague needs ect1; bbr, bbr3
-        and prague need pacing; bbr3 refuses ecn; rack and ssthresh_basis = pipe need sack; hystart not with
+        and prague need pacing; bbr3 refuses ecn; rack and ssthresh_basis = pipe or cwnd need sack; hystart not with
         bbr or bbr3; prr_variant ns3 needs prr; cubic_hystart and cubic_alpha_to_one with cubic alone; quickack
         needs delayed_ack; bbr_ack_aggregation and bbr_policer_detection with bbr alone; prague_ecn_fallback and a
         prague_rtt_scaling other than rate only with prague."""
@@ -372,6 +386,9 @@ class Tcp(Strict):
                              "without prr: linux")
         if self.ssthresh_basis == "pipe" and not self.sack:
             raise ValueError("ssthresh_basis: pipe needs sack = true (the pipe is RFC 6675's SACK estimate); "
+                             "allowed without sack: flight_size")
+        if self.ssthresh_basis == "cwnd" and not self.sack:
+            raise ValueError("ssthresh_basis: cwnd needs sack = true (it sets SACK recovery's reduction); "
                              "allowed without sack: flight_size")
         if self.hystart and self.congestion_control in ("bbr", "bbr3"):
             raise ValueError(f"hystart: {self.congestion_control} has its own startup and no slow start for "

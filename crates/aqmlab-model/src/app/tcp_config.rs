@@ -26,6 +26,11 @@ pub struct TcpConfig {
     /// the sender keeps the window of the latest ACK. Off: `rwnd` from the first segment.
     #[serde(default)]
     pub rwnd_autotuning: bool,
+    /// The sender's socket buffer in bytes of Linux socket memory (net.ipv4.tcp_wmem's third
+    /// value): an application writes again only when at most two thirds of it is queued, so
+    /// data in flight stays under about that (`aqmlab_sim::tcp::send_buffer`). 0: unlimited.
+    #[serde(default)]
+    pub send_buffer: u64,
     /// Send ECN-capable packets and react to ECN-Echo (RFC 3168).
     pub ecn: bool,
     /// Selective acknowledgments (RFC 2018) and SACK-based loss recovery (RFC 6675).
@@ -296,6 +301,10 @@ pub enum SsthreshBasis {
     /// The pipe (RFC 6675 section 4's SetPipe at that moment: SACKed and lost segments not
     /// counted), as ns-3 3.44's NewReno halves it.
     Pipe,
+    /// The congestion window, as Linux's reno halves it (`tcp_reno_ssthresh`); above FlightSize
+    /// when the window grew past what was sent (a send buffer or receiver window holding the
+    /// sender back: Linux lets slow start grow cwnd to twice the most ever in flight).
+    Cwnd,
 }
 
 /// Whose Proportional Rate Reduction a SACK sender runs in fast recovery.
@@ -361,6 +370,7 @@ mod tests {
             cubic_hystart: false,
             rate_estimator: false,
             rwnd_autotuning: false,
+            send_buffer: 0,
             cubic_alpha_to_one: true,
             congestion_control: CongestionControl::Dctcp,
             ecn_codepoint,

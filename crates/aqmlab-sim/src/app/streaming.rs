@@ -272,6 +272,7 @@ mod tests {
             cubic_hystart: false,
             rate_estimator: false,
             rwnd_autotuning: false,
+            send_buffer: 0,
             cubic_alpha_to_one: true,
             congestion_control: Default::default(),
             ecn_codepoint: Default::default(),

@@ -61,6 +61,10 @@
 //!   after CSS_ROUNDS rounds of it; any loss, timeout or ECN-Echo ends it. Off, every rule
 //!   above is unchanged.
 //!
+//! * optional send buffer (`TcpConfig::send_buffer`, [`send_buffer`]): the application writes
+//!   again only when at most two thirds of the buffer is queued, so a window larger than the
+//!   buffer is not filled. Off (0), the application always has data, every rule above unchanged.
+//!
 //! * optional sender pacing (`TcpConfig::pacing`, [`pacing`]): the send loops stop while the
 //!   pacing timer holds the next segment back ([`TcpSender::pacing_deadline`],
 //!   [`TcpSender::on_pacing_timer`]). Off, every rule above is unchanged.
@@ -93,6 +97,7 @@ pub mod rtt;
 pub mod rtt_every_ack;
 pub mod rxt_in_flight;
 pub mod sack;
+pub mod send_buffer;
 pub mod send_times;
 pub mod tlp;
 pub mod tso;
@@ -114,6 +119,7 @@ use receive_window::ReceiveWindow;
 use rtt::RttEstimator;
 use rtt_every_ack::EveryAckRtt;
 use sack::{RangeSet, SackReporter, DUP_THRESH};
+use send_buffer::SendBuffer;
 use std::collections::BTreeSet;
 use tlp::{ProbeOutcome, Tlp};
 
@@ -181,8 +187,13 @@ pub struct TcpSender {
     /// The RTT sample the last ACK gave (`take_latest_rtt_sample`).
     latest_rtt_sample: Option<Time>,
     rto_deadline: Option<Time>,
-    /// No new data beyond this sequence once the application has stopped.
+    /// No new data beyond this sequence: where the application stopped or has written to
+    /// ([`Self::write_until`]), or the end of what a send buffer holds (`send_buffer`), the lower.
     data_end: Option<u64>,
+    /// The application's own end of data (`stop`, `write_until`); None while it writes without end.
+    app_end: Option<u64>,
+    /// The socket's send buffer (`TcpConfig::send_buffer`, [`send_buffer`]), when limited.
+    send_buffer: Option<SendBuffer>,
     /// SACK-based loss recovery (RFC 6675) instead of NewReno's fast recovery.
     sack: bool,
     /// The scoreboard: SACKed bytes above `snd_una` (always empty without SACK).
@@ -257,8 +268,8 @@ pub struct TcpSender {
     /// any (the rfc profile), the send loop tests this flag once per segment instead of each
     /// (benches/README.md, issue 21).
     send_hooks: bool,
-    /// SACK recovery reduces from the pipe instead of FlightSize (`TcpConfig::ssthresh_basis`).
-    ssthresh_from_pipe: bool,
+    /// What SACK recovery reduces from (`TcpConfig::ssthresh_basis`; FlightSize without SACK).
+    ssthresh_basis: SsthreshBasis,
     pub stats: SenderStats,
 }
 
@@ -312,6 +323,12 @@ impl TcpSender {
         let mss = cfg.mss as u64;
         let is_bbr = matches!(cfg.congestion_control, CongestionControl::Bbr | CongestionControl::Bbr3);
         let iw = cfg.initial_cwnd_segments.max(1) as u64;
+        // The application's first writes, before anything is sent.
+        let send_buffer = (cfg.send_buffer > 0).then(|| {
+            let mut b = SendBuffer::new(cfg.send_buffer, ISS_DATA);
+            b.refill(ISS_DATA, mss);
+            b
+        });
         let cc = match cfg.congestion_control {
             CongestionControl::Bbr => {
                 let parts = BbrParts { ack_aggregation: cfg.bbr_ack_aggregation, policer_detection: cfg.bbr_policer_detection };
@@ -359,7 +376,9 @@ impl TcpSender {
             timing: None,
             latest_rtt_sample: None,
             rto_deadline: None,
-            data_end: None,
+            data_end: send_buffer.as_ref().map(SendBuffer::written),
+            app_end: None,
+            send_buffer,
             sack: cfg.sack,
             board: RangeSet::default(),
             high_rxt: ISS_DATA,
@@ -389,7 +408,7 @@ impl TcpSender {
             hystart: (cfg.hystart && !is_bbr).then(|| HyStart::new(mss, cfg.pacing, ISS_DATA)),
             cubic_hystart: cfg.cubic_hystart.then(|| CubicHyStart::new(mss, cfg.pacing, ISS_DATA, Time::ZERO)),
             send_hooks: false,
-            ssthresh_from_pipe: cfg.sack && cfg.ssthresh_basis == SsthreshBasis::Pipe,
+            ssthresh_basis: if cfg.sack { cfg.ssthresh_basis } else { SsthreshBasis::FlightSize },
             stats: SenderStats::default(),
         };
         sender.send_hooks = sender.hystart.is_some()
@@ -553,13 +572,16 @@ impl TcpSender {
 
     /// The application stops producing data: nothing new is sent after what is queued.
     pub fn stop(&mut self) {
-        self.data_end = Some(self.snd_max);
+        self.app_end = Some(self.snd_max);
+        self.data_end = self.app_end;
     }
 
     /// An application that writes data as it produces it (app-limited): new data may be sent
     /// up to sequence `end` (exclusive, in whole segments above `ISS_DATA`).
     pub fn write_until(&mut self, end: u64) {
-        self.data_end = Some(end);
+        self.app_end = Some(end);
+        self.data_end = self.app_end;
+        self.refill_send_buffer();
     }
 
     /// Sends as much as the windows allow. Inlined, as the steps below, into the per-ACK path
@@ -737,6 +759,11 @@ impl TcpSender {
             if self.pacer.is_some() {
                 self.update_pacing_rate();
             }
+        }
+        // After the ACK's own transmissions, as a writer woken by the room it freed writes
+        // (`tcp_check_space` runs at the end of `tcp_ack`).
+        if self.send_buffer.is_some() {
+            self.refill_send_buffer();
         }
         if self.frto_after_ack(frto, now, out) {
             if self.rack.is_some() {
@@ -1296,7 +1323,8 @@ impl TcpSender {
     /// RFC 6675 section 5 step (4): RecoveryPoint = HighData, ssthresh = cwnd = the controller's
     /// reduction (NewReno: FlightSize / 2, RFC 5681 equation (4), at least 2 SMSS; or the pipe
     /// / 2 with `ssthresh_basis = pipe`, as ns-3 3.44's `EnterRecovery`, the pipe taken before
-    /// the retransmission), retransmit the segment at HighACK + 1 and set HighRxt and RescueRxt
+    /// the retransmission; or cwnd / 2 with `ssthresh_basis = cwnd`, as Linux's
+    /// `tcp_reno_ssthresh`), retransmit the segment at HighACK + 1 and set HighRxt and RescueRxt
     /// to its end. Step (C) follows in `send_available`. Returns whether it sent that
     /// retransmission: with RACK, not while the last recovery's retransmission of HighACK + 1 is
     /// in flight ([`rxt_in_flight`]).
@@ -1304,7 +1332,11 @@ impl TcpSender {
         self.stats.fast_retransmits += 1;
         self.end_hystart();
         self.recover = self.snd_max - 1;
-        let outstanding = if self.ssthresh_from_pipe { self.pipe() } else { self.flight_size() };
+        let outstanding = match self.ssthresh_basis {
+            SsthreshBasis::FlightSize => self.flight_size(),
+            SsthreshBasis::Pipe => self.pipe(),
+            SsthreshBasis::Cwnd => self.cwnd,
+        };
         self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.window_basis(outstanding));
         self.cwnd = self.ssthresh;
         self.in_recovery = true;

@@ -30,6 +30,7 @@ pub(crate) fn cfg() -> TcpConfig {
         cubic_hystart: false,
         rate_estimator: false,
         rwnd_autotuning: false,
+        send_buffer: 0,
         cubic_alpha_to_one: true,
         congestion_control: Default::default(),
         ecn_codepoint: Default::default(),
@@ -437,6 +438,33 @@ fn sack_recovery_halves_flightsize_or_with_ssthresh_basis_pipe_the_pipe() {
     assert_eq!(ssthresh_at_fast_retransmit(SsthreshBasis::FlightSize), 5 * MSS);
     // The pipe before the retransmission: 10 outstanding, less 3 SACKed and segment 1 lost.
     assert_eq!(ssthresh_at_fast_retransmit(SsthreshBasis::Pipe), 3 * MSS);
+}
+
+/// With `ssthresh_basis = cwnd`, Linux's reno halves the window, not what was sent: an
+/// application that has written 11 segments (0-10) holds FlightSize at 10 while cwnd is 40.
+#[test]
+fn sack_recovery_with_ssthresh_basis_cwnd_halves_the_window_however_little_was_sent() {
+    let reduce = |basis: SsthreshBasis| {
+        let c = TcpConfig { ssthresh_basis: basis, ..sack_cfg() };
+        let mut s = TcpSender::new(&c);
+        s.write_until(seg(11));
+        s.cwnd = 40 * MSS;
+        s.ssthresh = 10 * MSS;
+        let mut out = Vec::new();
+        s.send_available(ms(0), &mut out);
+        s.on_ack_sack(seg(1), false, &[], ms(100), &mut out);
+        for (k, t) in [(3, 101), (4, 102)] {
+            s.on_ack_sack(seg(1), false, &[(seg(2), seg(k))], ms(t), &mut out);
+        }
+        let cwnd_before = s.cwnd;
+        s.on_ack_sack(seg(1), false, &[(seg(2), seg(5))], ms(103), &mut out);
+        assert!(s.in_recovery());
+        (s.ssthresh, cwnd_before)
+    };
+    let (halved, cwnd_before) = reduce(SsthreshBasis::Cwnd);
+    assert!(cwnd_before >= 40 * MSS);
+    assert_eq!(halved, cwnd_before / 2);
+    assert_eq!(reduce(SsthreshBasis::FlightSize).0, 5 * MSS);
 }
 
 #[test]
