@@ -39,9 +39,17 @@ def test_emulated_as_the_namespaces_tcp_wmem():
     assert any(f"{FIELD} when unset" in line for line in NOT_EMULATED)
 
 
-def test_bad_values_are_refused_naming_the_field():
-    with pytest.raises(Exception, match=FIELD):
-        load("sqf/testbed-fifo", [f"flows.tcp.app.tcp.{FIELD}=lots"])
+def test_zero_is_unlimited_and_gives_the_profile_before_back():
+    assert FIELD not in engine_tcp_of_testbed(["flows.tcp.app.tcp.profile=linux", f"flows.tcp.app.tcp.{FIELD}=0B"])
+    sc, _ = load("sqf/testbed-fifo", [f"flows.tcp.app.tcp.{FIELD}=0B"])
+    assert "net.ipv4.tcp_wmem" not in namespace_sysctls(sc)
+
+
+@pytest.mark.parametrize("value, says", [("lots", "size"), ("100B", "allowed: at least 4096 B, or 0 B")])
+def test_bad_values_are_refused_naming_the_field(value, says):
+    with pytest.raises(Exception, match=FIELD) as e:
+        load("sqf/testbed-fifo", [f"flows.tcp.app.tcp.{FIELD}={value}"])
+    assert says in str(e.value)
 
 
 def _goodput_mbps(send_buffer: str | None) -> float:

@@ -199,7 +199,11 @@ impl Network {
 
     /// A packet link `l` drops besides an arrival its discipline refuses (pushed out of the
     /// buffer after it was accepted, dropped at the head by an AQM, or refused by an exclusive
-    /// link's arithmetic): its side state goes and the drop is recorded.
+    /// link's arithmetic): its side state goes and the drop is recorded. Never inlined: when the
+    /// compiler's partitioning of the crate let it inline this into `send_exclusive`, the per-packet
+    /// path paid for the drop path's registers, about 30 instructions a packet (benches/README.md,
+    /// "The send buffer and the window a sender uses").
+    #[inline(never)]
     fn forget_dropped(&mut self, l: LinkId, p: &Packet, reason: aqmlab_core::DropReason) {
         self.take_sack_blocks(p);
         self.labels.remove(&p.uid);

@@ -64,7 +64,8 @@ NOT_EMULATED = [
     "flows.*.app.tcp: initial_cwnd, initial_rto, min_rto, max_rto, clock_granularity, delayed_ack, "
     "delayed_ack_timeout, rwnd, frto, prr, prr_variant, limited_transmit, pacing, rack, hystart, cubic_hystart, "
     "cubic_alpha_to_one, rate_estimator, rwnd_autotuning, rto_restart_on_head_retransmit, rtt_sample_every_ack, "
-    "rto_estimator, tso_autosize, send_buffer when unset (the kernel keeps tcp_wmem's 4 MiB), "
+    "rto_estimator, tso_autosize, send_buffer when unset or 0 B (the kernel keeps tcp_wmem's 4 MiB), "
+    "cwnd_limited_growth, "
     "byte_counting, quickack, bbr_ack_aggregation, bbr_policer_detection, ssthresh_basis, handshake (the kernel's "
     "own TCP settings apply; it always opens with a handshake; the kernel paces bbr by itself and the others "
     "only under fq; it runs RACK-TLP whenever sack is on, net.ipv4.tcp_recovery and tcp_early_retrans at "
@@ -72,8 +73,8 @@ NOT_EMULATED = [
     "HyStart, not HyStart++; it always grows the window by acknowledged segments; its receiver always runs "
     "the quick-ACK start; its bbr always runs the ACK-aggregation allowance and the policer detection; it "
     "always estimates the delivery rate, autotunes its receive buffer, restarts the RTO when it "
-    "retransmits the head, takes an RTT sample from every ACK, sets the RTO by its own estimator and sizes its "
-    "skbs by TSO autosizing)",
+    "retransmits the head, takes an RTT sample from every ACK, sets the RTO by its own estimator, sizes its "
+    "skbs by TSO autosizing and grows a window only while it limits sending)",
     "topology.access_qdisc (no access-link queues)",
     "flows.*.class_weights (classes come from DSCP marks)",
     "marking (classes come from DSCP marks; no sender marks by frame type)",
@@ -315,7 +316,7 @@ def namespace_sysctls(sc: Scenario) -> dict[str, str]:
     if not tcp:
         return {}
     sysctls = {"net.ipv4.tcp_sack": str(int(tcp[0].sack)), "net.ipv4.tcp_ecn": str(int(tcp[0].ecn))}
-    if tcp[0].send_buffer is not None:
+    if tcp[0].send_buffer:
         # The buffer's ceiling (a socket starts at the second value and grows to the third).
         limit = tcp[0].send_buffer
         sysctls["net.ipv4.tcp_wmem"] = f"4096 {min(16384, limit)} {limit}"

@@ -56,6 +56,9 @@ KERNEL_CONGESTION_CONTROL = {"newreno": "reno", "cubic": "cubic", "bbr": "bbr"}
 #: The send buffer (`send_buffer`: net.ipv4.tcp_wmem's third value as kernels ship it, 4194304;
 #: it holds a bulk sender under about 2,000 segments in flight, the one-flow deep-buffer cell's
 #: slow start; in the profile since 2026-11-29, docs/fidelity.md, "The send buffer", measures it).
+#: The window's growth only while it limits sending (`cwnd_limited_growth`, tcp_is_cwnd_limited:
+#: an application-limited sender keeps the window it uses; in the profile since 2026-11-29; it
+#: changes no fidelity cell, where every flow is bulk, and the head-to-head stream's table).
 #: docs/fidelity.md measures the profile against the kernel, before and after it took RACK-TLP,
 #: CUBIC's HyStart, byte counting and the 6 MB window, CUBIC's constant alpha, and the autotuned
 #: receive window.
@@ -65,7 +68,7 @@ LINUX_PROFILE: dict[str, Any] = {
     "cubic_hystart": True, "cubic_alpha_to_one": False, "byte_counting": True, "rwnd": "6291456B",
     "rwnd_autotuning": True, "rto_restart_on_head_retransmit": True, "rate_estimator": True,
     "handshake": True, "rtt_sample_every_ack": True, "rto_estimator": "linux", "tso_autosize": True,
-    "send_buffer": "4194304B",
+    "send_buffer": "4194304B", "cwnd_limited_growth": True,
 }
 
 #: Profile values that hold only where the rest of the stack can run them, each a test of the
@@ -144,7 +147,7 @@ class Tcp(Strict):
                            "10, min_rto 200ms, delayed_ack with a 40ms delayed_ack_timeout, cubic_hystart (with "
                            "cubic only, and not with hystart), cubic_alpha_to_one false (with cubic), "
                            "byte_counting, rwnd 6291456B with rwnd_autotuning, send_buffer 4194304B, "
-                           "rto_restart_on_head_retransmit, "
+                           "cwnd_limited_growth, rto_restart_on_head_retransmit, "
                            "handshake (bulk flows only), rtt_sample_every_ack, rto_estimator linux, "
                            "tso_autosize (it shapes paced senders only: bbr, bbr3, prague), rate_estimator "
                            "(pacing stays off, as a kernel without fq runs cubic; rack only with sack). Not yet "
@@ -178,8 +181,16 @@ class Tcp(Strict):
         None, description="the sender's socket buffer in bytes of Linux socket memory (net.ipv4.tcp_wmem's third "
                           "value): the application writes 256 KiB whenever at most two thirds of it is queued "
                           "(sent and unacknowledged plus unsent; 1.037 bytes of memory per byte of payload), so "
-                          "a window above about 2,000 segments of 1448 B in 4 MiB is not filled. Unset: "
-                          "unlimited. Emulated as net.ipv4.tcp_wmem's third value")
+                          "a window above about 2,000 segments of 1448 B in 4 MiB is not filled. At least 4096 B "
+                          "(tcp_wmem's floor); unset or 0 B: unlimited (a kernel has no such setting). Emulated "
+                          "as net.ipv4.tcp_wmem's third value")
+    cwnd_limited_growth: bool = Field(
+        False, description="the window grows only while it limits sending, as Linux's tcp_is_cwnd_limited gates "
+                           "reno's and cubic's growth: in slow start up to twice the most outstanding, in "
+                           "congestion avoidance only in a window that cwnd filled, so a sender held back by its "
+                           "application, send_buffer or the receiver's window keeps the window it uses (bbr, "
+                           "bbr3 set theirs). Off: every ACK grows it, up to the receiver's window. Simulator "
+                           "only (the emulated kernel always grows so)")
     ecn: bool = Field(False, description="negotiate ECN (RFC 3168)")
     sack: bool = Field(False, description="selective acknowledgments (RFC 2018, RFC 6675 recovery)")
     frto: bool = Field(False, description="F-RTO spurious-timeout detection (RFC 5682)")
@@ -387,6 +398,9 @@ class Tcp(Strict):
         if self.ssthresh_basis == "pipe" and not self.sack:
             raise ValueError("ssthresh_basis: pipe needs sack = true (the pipe is RFC 6675's SACK estimate); "
                              "allowed without sack: flight_size")
+        if self.send_buffer is not None and 0 < self.send_buffer < 4096:
+            raise ValueError(f"send_buffer: {self.send_buffer} B is below Linux's smallest send buffer; allowed: "
+                             "at least 4096 B, or 0 B (unlimited)")
         if self.ssthresh_basis == "cwnd" and not self.sack:
             raise ValueError("ssthresh_basis: cwnd needs sack = true (it sets SACK recovery's reduction); "
                              "allowed without sack: flight_size")

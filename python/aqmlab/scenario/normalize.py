@@ -176,7 +176,8 @@ def _tcp(t: Tcp) -> dict[str, Any]:
         **({"cubic_alpha_to_one": False} if t.cubic_alpha_to_one is False else {}),
         **({"rate_estimator": True} if t.rate_estimator else {}),
         **({"rwnd_autotuning": True} if t.rwnd_autotuning else {}),
-        **({"send_buffer": t.send_buffer} if t.send_buffer is not None else {}),
+        **({"send_buffer": t.send_buffer} if t.send_buffer else {}),  # 0 and unset: unlimited
+        **({"cwnd_limited_growth": True} if t.cwnd_limited_growth else {}),
         **({"pacing": True} if t.paced() else {}),
         **({"tso_autosize": True} if t.tso_autosize else {}),
         **({"byte_counting": True} if t.byte_counting else {}),

@@ -31,6 +31,12 @@ pub struct TcpConfig {
     /// data in flight stays under about that (`aqmlab_sim::tcp::send_buffer`). 0: unlimited.
     #[serde(default)]
     pub send_buffer: u64,
+    /// The window grows only while it limits sending, as Linux's `tcp_is_cwnd_limited` gates
+    /// reno's and CUBIC's growth (`aqmlab_sim::tcp::cwnd_limited`): in slow start up to twice
+    /// the most outstanding, in congestion avoidance only in a window that cwnd limited. Off:
+    /// every ACK grows it (up to the receiver's window).
+    #[serde(default)]
+    pub cwnd_limited_growth: bool,
     /// Send ECN-capable packets and react to ECN-Echo (RFC 3168).
     pub ecn: bool,
     /// Selective acknowledgments (RFC 2018) and SACK-based loss recovery (RFC 6675).
@@ -371,6 +377,7 @@ mod tests {
             rate_estimator: false,
             rwnd_autotuning: false,
             send_buffer: 0,
+            cwnd_limited_growth: false,
             cubic_alpha_to_one: true,
             congestion_control: CongestionControl::Dctcp,
             ecn_codepoint,

@@ -503,6 +503,8 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         // Linux's send buffer, small enough to hold the window back at times (two thirds of 256 KiB
         // is 116 segments of 1,448 B; no draw either).
         send_buffer: if stack.rack { 256 * 1024 } else { 0 },
+        // And its window growth only while the window limits sending (no draw either).
+        cwnd_limited_growth: stack.rack,
         // And its restart of the RTO at each retransmission of the head (no draw either).
         rto_restart_on_head_retransmit: stack.rack,
         // And its RTT samples from every ACK with its RTO estimator (no draw either).

@@ -65,6 +65,9 @@
 //!   again only when at most two thirds of the buffer is queued, so a window larger than the
 //!   buffer is not filled. Off (0), the application always has data, every rule above unchanged.
 //!
+//! * optional growth only while the window limits sending (`TcpConfig::cwnd_limited_growth`,
+//!   [`cwnd_limited`], Linux's `tcp_is_cwnd_limited`). Off, every ACK grows the window.
+//!
 //! * optional sender pacing (`TcpConfig::pacing`, [`pacing`]): the send loops stop while the
 //!   pacing timer holds the next segment back ([`TcpSender::pacing_deadline`],
 //!   [`TcpSender::on_pacing_timer`]). Off, every rule above is unchanged.
@@ -80,6 +83,7 @@
 
 pub mod cc;
 pub mod cubic_hystart;
+pub mod cwnd_limited;
 pub mod ecn_feedback;
 pub mod fuzz;
 pub mod handshake;
@@ -108,6 +112,7 @@ use cc::bbr::{AckInput, Bbr, BbrParts, CaState};
 use cc::bbr3::{Bbr3, V3Sample};
 use cc::Controller;
 use cubic_hystart::CubicHyStart;
+use cwnd_limited::CwndUsage;
 use ecn_feedback::DctcpEcho;
 use hystart::HyStart;
 use pacing::Pacer;
@@ -194,6 +199,9 @@ pub struct TcpSender {
     app_end: Option<u64>,
     /// The socket's send buffer (`TcpConfig::send_buffer`, [`send_buffer`]), when limited.
     send_buffer: Option<SendBuffer>,
+    /// How much of the window is used, when it grows only while it limits sending
+    /// (`TcpConfig::cwnd_limited_growth`, [`cwnd_limited`]).
+    cwnd_usage: Option<CwndUsage>,
     /// SACK-based loss recovery (RFC 6675) instead of NewReno's fast recovery.
     sack: bool,
     /// The scoreboard: SACKed bytes above `snd_una` (always empty without SACK).
@@ -379,6 +387,7 @@ impl TcpSender {
             data_end: send_buffer.as_ref().map(SendBuffer::written),
             app_end: None,
             send_buffer,
+            cwnd_usage: cfg.cwnd_limited_growth.then(CwndUsage::default),
             sack: cfg.sack,
             board: RangeSet::default(),
             high_rxt: ISS_DATA,
@@ -587,9 +596,13 @@ impl TcpSender {
     /// Sends as much as the windows allow. Inlined, as the steps below, into the per-ACK path
     /// (`on_ack_sack`): out of line, their calls cost about 1 % of the 600-flow run's
     /// instructions (benches/README.md, issue 21).
-    #[inline]
+    #[inline(always)]
     pub fn send_available(&mut self, now: Time, out: &mut Vec<Segment>) {
+        let sent_before = self.stats.segments_sent;
         self.send_window(now, out);
+        if self.cwnd_usage.is_some() {
+            self.note_cwnd_usage(self.stats.segments_sent > sent_before);
+        }
         if self.rack.is_some() {
             self.arm_rack_timer(now);
         }
@@ -1067,6 +1080,9 @@ impl TcpSender {
                 // growth of this ACK, which is then congestion avoidance's.
                 self.ssthresh = self.cwnd;
             }
+        }
+        if self.cwnd_usage.as_ref().is_some_and(|u| !u.allows_growth(self.cwnd, self.ssthresh)) {
+            return; // a window the sender does not use does not grow (Linux's tcp_is_cwnd_limited)
         }
         let slow_start = self.cwnd < self.ssthresh;
         if let Some(h) = self.hystart.as_mut().filter(|h| slow_start && h.active()) {

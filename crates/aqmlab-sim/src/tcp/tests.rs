@@ -31,6 +31,7 @@ pub(crate) fn cfg() -> TcpConfig {
         rate_estimator: false,
         rwnd_autotuning: false,
         send_buffer: 0,
+        cwnd_limited_growth: false,
         cubic_alpha_to_one: true,
         congestion_control: Default::default(),
         ecn_codepoint: Default::default(),
