@@ -95,6 +95,9 @@ pub struct Stack {
     /// SACK recovery halves the pipe instead of FlightSize (`TcpConfig::ssthresh_basis` =
     /// `pipe`, ns-3 3.44's rule; SACK only).
     pub ssthresh_pipe: bool,
+    /// SACK recovery halves cwnd instead of FlightSize (`TcpConfig::ssthresh_basis` = `cwnd`,
+    /// Linux's rule; SACK only; not with `ssthresh_pipe`).
+    pub ssthresh_cwnd: bool,
     /// PRR as ns-3 3.44 runs it (`TcpConfig::prr_variant` = `ns3`; with `prr` only).
     pub prr_ns3: bool,
     /// CUBIC's Reno-friendly estimate keeps alpha_cubic (`TcpConfig::cubic_alpha_to_one` false;
@@ -127,6 +130,7 @@ impl Stack {
         no_bbr_policer,
         prague_ecn_fallback,
         ssthresh_pipe,
+        ssthresh_cwnd,
         prr_ns3,
         cubic_constant_alpha
     );
@@ -151,6 +155,7 @@ impl Stack {
             prague_ecn_fallback: false,
             prague_rtt_scaling: PragueRttScaling::Rate,
             ssthresh_pipe: false,
+            ssthresh_cwnd: false,
             prr_ns3: false,
             cubic_constant_alpha: false,
         }
@@ -184,6 +189,7 @@ impl Stack {
             (self.no_bbr_policer, "-lt"),
             (self.prague_ecn_fallback, "+ecnfb"),
             (self.ssthresh_pipe, "+pipe"),
+            (self.ssthresh_cwnd, "+cwnd-basis"),
             (self.prr_ns3, "+prr-ns3"),
             (self.cubic_constant_alpha, "+alpha"),
             (self.frto, "+frto"),
@@ -355,6 +361,15 @@ pub fn stacks() -> Vec<Stack> {
         ns3_prr(Cubic).limited_transmit(true).cubic_constant_alpha(true),
         alpha.sack(true).prr(true).limited_transmit(true).rack(true).frto(true).byte_counting(true).cubic_hystart(true),
     ]);
+    // ssthresh from cwnd (Linux's reno and CUBIC), appended as DCTCP: NewReno with SACK alone
+    // and with the kernel's stack (whose send buffer lets cwnd outgrow what is in flight),
+    // CUBIC with the kernel's stack.
+    let cwnd_basis = |cc: CongestionControl| Stack::new(cc).sack(true).ssthresh_cwnd(true);
+    v.extend([
+        cwnd_basis(NewReno),
+        cwnd_basis(NewReno).prr(true).limited_transmit(true).rack(true).frto(true).byte_counting(true),
+        cwnd_basis(Cubic).prr(true).limited_transmit(true).rack(true).frto(true).byte_counting(true).cubic_hystart(true),
+    ]);
     v
 }
 
@@ -521,7 +536,13 @@ fn draw_config(rng: &mut SimRng, stack: Stack) -> TcpConfig {
         bbr_policer_detection: !stack.no_bbr_policer,
         prague_ecn_fallback: stack.prague_ecn_fallback,
         prague_rtt_scaling: stack.prague_rtt_scaling,
-        ssthresh_basis: if stack.ssthresh_pipe { SsthreshBasis::Pipe } else { SsthreshBasis::FlightSize },
+        ssthresh_basis: if stack.ssthresh_pipe {
+            SsthreshBasis::Pipe
+        } else if stack.ssthresh_cwnd {
+            SsthreshBasis::Cwnd
+        } else {
+            SsthreshBasis::FlightSize
+        },
         prr_variant: if stack.prr_ns3 { PrrVariant::Ns3 } else { PrrVariant::Linux },
         // the fuzzer drives the sender and receiver from their first segment
         handshake: false,

@@ -278,6 +278,10 @@ pub struct TcpSender {
     send_hooks: bool,
     /// What SACK recovery reduces from (`TcpConfig::ssthresh_basis`; FlightSize without SACK).
     ssthresh_basis: SsthreshBasis,
+    /// cwnd before the ACK being processed grew it, with `ssthresh_basis = cwnd`: Linux enters
+    /// recovery before that ACK's growth (`tcp_fastretrans_alert` runs before
+    /// `tcp_cong_control`), so the window it reduces is the one before.
+    cwnd_before_ack: u64,
     pub stats: SenderStats,
 }
 
@@ -418,6 +422,7 @@ impl TcpSender {
             cubic_hystart: cfg.cubic_hystart.then(|| CubicHyStart::new(mss, cfg.pacing, ISS_DATA, Time::ZERO)),
             send_hooks: false,
             ssthresh_basis: if cfg.sack { cfg.ssthresh_basis } else { SsthreshBasis::FlightSize },
+            cwnd_before_ack: 0,
             stats: SenderStats::default(),
         };
         sender.send_hooks = sender.hystart.is_some()
@@ -734,6 +739,9 @@ impl TcpSender {
         }
         let frto = self.frto_before_ack(ack);
         let (una_before, cwnd_before, flight_before) = (self.snd_una, self.cwnd, self.flight_size());
+        if self.ssthresh_basis == SsthreshBasis::Cwnd {
+            self.cwnd_before_ack = cwnd_before;
+        }
         let tlp_outcome = if self.rack.is_some() {
             self.pto_restart |= ack > self.snd_una;
             self.tlp.on_ack(ack, ack == self.snd_una && sack.is_empty())
@@ -882,6 +890,7 @@ impl TcpSender {
                 self.rack_detect(now);
                 if !self.in_recovery && self.snd_una > self.recover && self.is_lost(self.snd_una) {
                     let cwnd_before = self.cwnd;
+                    self.cwnd_before_ack = self.cwnd; // no ACK: the window as it stands
                     let retransmitted = self.enter_sack_recovery(now, out);
                     if self.prr.is_some() {
                         // No ACK: nothing newly delivered, so no safe one.
@@ -1351,7 +1360,7 @@ impl TcpSender {
         let outstanding = match self.ssthresh_basis {
             SsthreshBasis::FlightSize => self.flight_size(),
             SsthreshBasis::Pipe => self.pipe(),
-            SsthreshBasis::Cwnd => self.cwnd,
+            SsthreshBasis::Cwnd => self.cwnd_before_ack.min(self.cwnd),
         };
         self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.window_basis(outstanding));
         self.cwnd = self.ssthresh;
