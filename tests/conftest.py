@@ -73,6 +73,25 @@ def one_tcp_flow_in_a_bdp_fifo(name: str, tcp: dict[str, Any], **extra: Any) -> 
 
 
 
+def flow_samples_of_one_flow_on_a_long_path(tcp: dict[str, Any]) -> Any:
+    """The `flow_samples` of one bulk TCP flow (`tcp` its fields) through a 10 Mbit/s
+    bottleneck with a 200 ms base RTT (250 kB in the path) and a 2 BDP FIFO, 20 s: a path whose
+    window a send buffer of 64 KiB holds back (tests/test_tcp_send_buffer.py,
+    tests/test_tcp_cwnd_limited_growth.py)."""
+    from aqmlab.run import simulate
+    from aqmlab.scenario import validate
+
+    s = {
+        "name": "long-path", "seed": 1, "duration": "20s",
+        "topology": {"bottleneck": {"rate": "10Mbps", "delay": "98ms", "qdisc": {"kind": "droptail", "limit": "340p"}},
+                     "reverse": {"rate": "10Mbps", "delay": "98ms", "qdisc": {"kind": "droptail", "limit": "1000p"}}},
+        "flows": [{"name": "tcp", "count": 1, "access_rate": "1Gbps", "sender_delay": "1ms", "receiver_delay": "1ms",
+                   "app": {"kind": "bulk", "tcp": tcp}}],
+        "metrics": {"periods": [["5s", "20s"]]},
+    }
+    return simulate(validate(s), progress=False).tables["flow_samples"]
+
+
 def a_run_that_repeats_and_fills_the_link(s: dict[str, Any], rate_bps: float = 10e6) -> Any:
     """Simulates scenario data `s` twice: the bottleneck's invariants hold, every table comes out
     equal, and what the bottleneck sends over 2-6 s is above 90 % of `rate_bps`. Returns the

@@ -6,10 +6,8 @@ uses. The rule's bookkeeping is tested in Rust (crates/aqmlab-sim/src/tcp/cwnd_l
 from __future__ import annotations
 
 from aqmlab.emu.run import NOT_EMULATED
-from aqmlab.run import simulate
-from aqmlab.scenario import validate
 from aqmlab.scenario.applications import LINUX_PROFILE, Tcp
-from conftest import engine_tcp_of_testbed
+from conftest import engine_tcp_of_testbed, flow_samples_of_one_flow_on_a_long_path
 
 FIELD = "cwnd_limited_growth"
 MSS = 1460
@@ -35,16 +33,7 @@ def _largest_window(growth_rule: bool) -> float:
     """One linux-profile cubic flow held back by a 64 KiB send buffer (44 segments at most in
     flight) on a 10 Mbit/s path with a 200 ms base RTT: its largest cwnd, in segments."""
     tcp = {"profile": "linux", "mss": f"{MSS}B", "send_buffer": "64KiB", FIELD: growth_rule}
-    s = {
-        "name": "cwnd-limited", "seed": 1, "duration": "20s",
-        "topology": {"bottleneck": {"rate": "10Mbps", "delay": "98ms", "qdisc": {"kind": "droptail", "limit": "340p"}},
-                     "reverse": {"rate": "10Mbps", "delay": "98ms", "qdisc": {"kind": "droptail", "limit": "1000p"}}},
-        "flows": [{"name": "tcp", "count": 1, "access_rate": "1Gbps", "sender_delay": "1ms", "receiver_delay": "1ms",
-                   "app": {"kind": "bulk", "tcp": tcp}}],
-        "metrics": {"periods": [["5s", "20s"]]},
-    }
-    fs = simulate(validate(s), progress=False).tables["flow_samples"]
-    return float(fs["cwnd_bytes"].max()) / MSS
+    return float(flow_samples_of_one_flow_on_a_long_path(tcp)["cwnd_bytes"].max()) / MSS
 
 
 def test_a_window_the_sender_does_not_use_does_not_grow():

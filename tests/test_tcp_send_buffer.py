@@ -9,10 +9,9 @@ from __future__ import annotations
 import pytest
 
 from aqmlab.emu.run import NOT_EMULATED, namespace_sysctls
-from aqmlab.run import simulate
-from aqmlab.scenario import load, validate
+from aqmlab.scenario import load
 from aqmlab.scenario.applications import LINUX_PROFILE, Tcp
-from conftest import engine_tcp_of_testbed
+from conftest import engine_tcp_of_testbed, flow_samples_of_one_flow_on_a_long_path
 
 FIELD = "send_buffer"
 MSS = 1460
@@ -56,15 +55,7 @@ def _goodput_mbps(send_buffer: str | None) -> float:
     """One linux-profile cubic flow, 10 Mbit/s, 200 ms base RTT (250 kB in the path), a 2 BDP
     FIFO: its goodput over 5-20 s."""
     tcp = {"profile": "linux", "mss": f"{MSS}B", **({FIELD: send_buffer} if send_buffer else {})}
-    s = {
-        "name": "send-buffer", "seed": 1, "duration": "20s",
-        "topology": {"bottleneck": {"rate": "10Mbps", "delay": "98ms", "qdisc": {"kind": "droptail", "limit": "340p"}},
-                     "reverse": {"rate": "10Mbps", "delay": "98ms", "qdisc": {"kind": "droptail", "limit": "1000p"}}},
-        "flows": [{"name": "tcp", "count": 1, "access_rate": "1Gbps", "sender_delay": "1ms", "receiver_delay": "1ms",
-                   "app": {"kind": "bulk", "tcp": tcp}}],
-        "metrics": {"periods": [["5s", "20s"]]},
-    }
-    fs = simulate(validate(s), progress=False).tables["flow_samples"]
+    fs = flow_samples_of_one_flow_on_a_long_path(tcp)
     delivered = fs.loc[fs["t_ns"] >= 5e9, "delivered_bytes"]
     return float(delivered.iloc[-1] - delivered.iloc[0]) * 8 / 15 / 1e6
 
