@@ -307,9 +307,9 @@ class Tcp(Strict):
                                    "lost segments not counted, as ns-3 3.44's EnterRecovery hands its controller "
                                    "BytesInFlight(); its NewReno halves it, its CUBIC uses cwnd) or cwnd (the "
                                    "window, as Linux's reno halves it, tcp_reno_ssthresh: above FlightSize when a "
-                                   "send buffer or receiver window held the sender back); newreno's rule (cubic "
-                                   "with sack reduces from at most cwnd whatever the basis); pipe and cwnd need "
-                                   "sack; simulator only")
+                                   "send buffer or receiver window held the sender back; for cubic, tcp_cubic.c's "
+                                   "rule: with sack cubic reduces from at most cwnd, so the other bases count only "
+                                   "where less is outstanding); pipe and cwnd need sack; simulator only")
     congestion_control: Literal["newreno", "cubic", "dctcp", "bbr", "bbr3", "prague"] = Field(
         "newreno", description="window rules: newreno (RFC 5681), cubic (RFC 9438), dctcp (RFC 8257, "
                                "needs ecn = true; simulator only), bbr (BBR v1 as Linux's tcp_bbr.c, "
@@ -395,15 +395,12 @@ class Tcp(Strict):
         if self.prr_variant != "linux" and not self.prr:
             raise ValueError(f"prr_variant: {self.prr_variant} is a variant of PRR: needs prr = true; allowed "
                              "without prr: linux")
-        if self.ssthresh_basis == "pipe" and not self.sack:
-            raise ValueError("ssthresh_basis: pipe needs sack = true (the pipe is RFC 6675's SACK estimate); "
-                             "allowed without sack: flight_size")
+        if self.ssthresh_basis != "flight_size" and not self.sack:
+            raise ValueError(f"ssthresh_basis: {self.ssthresh_basis} needs sack = true (it sets RFC 6675 SACK "
+                             "recovery's reduction); allowed without sack: flight_size")
         if self.send_buffer is not None and 0 < self.send_buffer < 4096:
             raise ValueError(f"send_buffer: {self.send_buffer} B is below Linux's smallest send buffer; allowed: "
                              "at least 4096 B, or 0 B (unlimited)")
-        if self.ssthresh_basis == "cwnd" and not self.sack:
-            raise ValueError("ssthresh_basis: cwnd needs sack = true (it sets SACK recovery's reduction); "
-                             "allowed without sack: flight_size")
         if self.hystart and self.congestion_control in ("bbr", "bbr3"):
             raise ValueError(f"hystart: {self.congestion_control} has its own startup and no slow start for "
                              f"HyStart++ to change; allowed with {self.congestion_control}: false")

@@ -278,10 +278,6 @@ pub struct TcpSender {
     send_hooks: bool,
     /// What SACK recovery reduces from (`TcpConfig::ssthresh_basis`; FlightSize without SACK).
     ssthresh_basis: SsthreshBasis,
-    /// cwnd before the ACK being processed grew it, with `ssthresh_basis = cwnd`: Linux enters
-    /// recovery before that ACK's growth (`tcp_fastretrans_alert` runs before
-    /// `tcp_cong_control`), so the window it reduces is the one before.
-    cwnd_before_ack: u64,
     pub stats: SenderStats,
 }
 
@@ -422,7 +418,6 @@ impl TcpSender {
             cubic_hystart: cfg.cubic_hystart.then(|| CubicHyStart::new(mss, cfg.pacing, ISS_DATA, Time::ZERO)),
             send_hooks: false,
             ssthresh_basis: if cfg.sack { cfg.ssthresh_basis } else { SsthreshBasis::FlightSize },
-            cwnd_before_ack: 0,
             stats: SenderStats::default(),
         };
         sender.send_hooks = sender.hystart.is_some()
@@ -739,9 +734,6 @@ impl TcpSender {
         }
         let frto = self.frto_before_ack(ack);
         let (una_before, cwnd_before, flight_before) = (self.snd_una, self.cwnd, self.flight_size());
-        if self.ssthresh_basis == SsthreshBasis::Cwnd {
-            self.cwnd_before_ack = cwnd_before;
-        }
         let tlp_outcome = if self.rack.is_some() {
             self.pto_restart |= ack > self.snd_una;
             self.tlp.on_ack(ack, ack == self.snd_una && sack.is_empty())
@@ -753,7 +745,7 @@ impl TcpSender {
             r.begin_ack();
         }
         if self.sack {
-            self.on_sack_ack(ack, sack, now, out);
+            self.on_sack_ack(ack, sack, cwnd_before, now, out);
         } else if ack > self.snd_una {
             self.on_new_ack(ack, now, out);
         } else if ack == self.snd_una && self.snd_una < self.snd_max {
@@ -890,8 +882,7 @@ impl TcpSender {
                 self.rack_detect(now);
                 if !self.in_recovery && self.snd_una > self.recover && self.is_lost(self.snd_una) {
                     let cwnd_before = self.cwnd;
-                    self.cwnd_before_ack = self.cwnd; // no ACK: the window as it stands
-                    let retransmitted = self.enter_sack_recovery(now, out);
+                    let retransmitted = self.enter_sack_recovery(cwnd_before, now, out);
                     if self.prr.is_some() {
                         // No ACK: nothing newly delivered, so no safe one.
                         self.prr_on_recovery_start(0, cwnd_before, Ns3Ack::default(), retransmitted, false);
@@ -1177,7 +1168,8 @@ impl TcpSender {
     }
 
     /// An ACK at a SACK sender (RFC 6675 section 5). `ack <= snd_max`.
-    fn on_sack_ack(&mut self, ack: u64, blocks: &[(u64, u64)], now: Time, out: &mut Vec<Segment>) {
+    /// `cwnd_at_ack`: the window before this ACK grew it, for a recovery it starts.
+    fn on_sack_ack(&mut self, ack: u64, blocks: &[(u64, u64)], cwnd_at_ack: u64, now: Time, out: &mut Vec<Segment>) {
         // RFC 6937's DeliveredData is measured from here (only with PRR).
         let before = self.prr.is_some().then(|| (self.snd_una, self.board.bytes()));
         let before_una = self.snd_una;
@@ -1254,7 +1246,7 @@ impl TcpSender {
         let loss = self.dupacks as u64 >= DUP_THRESH || self.is_lost(self.snd_una);
         if loss && self.snd_una > self.recover {
             let cwnd_before = self.cwnd;
-            let retransmitted = self.enter_sack_recovery(now, out);
+            let retransmitted = self.enter_sack_recovery(cwnd_at_ack, now, out);
             if let Some(d) = delivered {
                 // ns-3 sets m_isRetransDataAcked only for an ACK that arrives in recovery.
                 self.prr_on_recovery_start(d, cwnd_before, ns3_ack(d, false), retransmitted, safe_ack);
@@ -1349,18 +1341,20 @@ impl TcpSender {
     /// reduction (NewReno: FlightSize / 2, RFC 5681 equation (4), at least 2 SMSS; or the pipe
     /// / 2 with `ssthresh_basis = pipe`, as ns-3 3.44's `EnterRecovery`, the pipe taken before
     /// the retransmission; or cwnd / 2 with `ssthresh_basis = cwnd`, as Linux's
-    /// `tcp_reno_ssthresh`), retransmit the segment at HighACK + 1 and set HighRxt and RescueRxt
-    /// to its end. Step (C) follows in `send_available`. Returns whether it sent that
-    /// retransmission: with RACK, not while the last recovery's retransmission of HighACK + 1 is
-    /// in flight ([`rxt_in_flight`]).
-    fn enter_sack_recovery(&mut self, now: Time, out: &mut Vec<Segment>) -> bool {
+    /// `tcp_reno_ssthresh`, of `window_before`: the window before the ACK that starts the
+    /// recovery grew it, as Linux enters recovery before that ACK's growth, `tcp_fastretrans_alert`
+    /// running before `tcp_cong_control`), retransmit the segment at HighACK + 1 and set HighRxt
+    /// and RescueRxt to its end. Step (C) follows in `send_available`. Returns whether it sent
+    /// that retransmission: with RACK, not while the last recovery's retransmission of HighACK + 1
+    /// is in flight ([`rxt_in_flight`]).
+    fn enter_sack_recovery(&mut self, window_before: u64, now: Time, out: &mut Vec<Segment>) -> bool {
         self.stats.fast_retransmits += 1;
         self.end_hystart();
         self.recover = self.snd_max - 1;
         let outstanding = match self.ssthresh_basis {
             SsthreshBasis::FlightSize => self.flight_size(),
             SsthreshBasis::Pipe => self.pipe(),
-            SsthreshBasis::Cwnd => self.cwnd_before_ack.min(self.cwnd),
+            SsthreshBasis::Cwnd => window_before.min(self.cwnd),
         };
         self.ssthresh = self.cc.on_congestion_event(self.cwnd, self.window_basis(outstanding));
         self.cwnd = self.ssthresh;
